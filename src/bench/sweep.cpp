@@ -1,0 +1,262 @@
+#include "bench/sweep.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/size.hpp"
+
+namespace commscale {
+
+struct CollectiveSweep::Case {
+  Collective collective;
+  DataType type;
+  ReduceOp op;
+  int root;
+  CollectiveLayout layout;
+};
+
+namespace {
+
+std::uint64_t largest_size(const BenchOptions& o, int group_size) {
+  std::uint64_t largest = 0;
+  for (Collective c : o.collectives) {
+    for (DataType t : o.types) {
+      for (Bytes size : o.sizes) largest = std::max(largest, collective_layout(c, size, t, group_size, 0).size.count());
+    }
+  }
+  return largest;
+}
+
+double combine(const std::vector<double>& values, RankCombine how) {
+  switch (how) {
+    case RankCombine::kRank0: return values.front();
+    case RankCombine::kMean: return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+    case RankCombine::kMin: return *std::min_element(values.begin(), values.end());
+    case RankCombine::kMax: return *std::max_element(values.begin(), values.end());
+  }
+  return values.front();
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> split_groups(const Split& split, int world_size) {
+  if (split.kind == SplitKind::kNone) {
+    std::vector<int> all(static_cast<std::size_t>(world_size));
+    std::iota(all.begin(), all.end(), 0);
+    return {all};
+  }
+  const int size = split.group_size;
+  if (size < 1 || world_size % size != 0) {
+    throw InputError("--split", fmt::format("groups of {} ranks do not divide the {} ranks of the job", size, world_size),
+                     "a group size that divides the number of ranks");
+  }
+  const int count = world_size / size;
+  std::vector<std::vector<int>> groups(static_cast<std::size_t>(count));
+  for (int r = 0; r < world_size; ++r) {
+    const int group = split.kind == SplitKind::kConsecutive ? r / size : r % count;
+    groups[static_cast<std::size_t>(group)].push_back(r);
+  }
+  return groups;
+}
+
+CollectiveSweep::CollectiveSweep(const BenchOptions& options, Backend& backend, Communicator& world_comm,
+                                 const MpiComm& world)
+    : options_(options), backend_(backend), world_(world) {
+  try {
+    groups_ = split_groups(options.split, world.size());
+  } catch (const InputError& e) {
+    fail_on_all_ranks(world, e);
+  }
+  const int group_size = static_cast<int>(groups_.front().size());
+  for (int root : options.roots) {
+    if (root >= group_size) {
+      fail_on_all_ranks(world, InputError("-r/--root", fmt::format("rank {} is not in a group of {}", root, group_size),
+                                          fmt::format("a root below {}", group_size)));
+    }
+  }
+  int color = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (std::find(groups_[g].begin(), groups_[g].end(), world.rank()) != groups_[g].end()) color = static_cast<int>(g);
+  }
+  group_ = groups_.size() == 1 ? world_comm.split(0, world.rank()) : world_comm.split(color, world.rank());
+  group_->queue().set_timeout(options.timeout);
+
+  const Bytes largest(largest_size(options, group_size));
+  send_ = backend_.allocate(largest, "send buffer");
+  recv_ = backend_.allocate(largest, "receive buffer");
+}
+
+BenchSetup CollectiveSweep::setup(const RunContext& context) const {
+  BenchSetup s;
+  s.context = context;
+  s.options = options_;
+  s.group_size = group_->size();
+  s.groups = static_cast<int>(groups_.size());
+  s.group_ranks = groups_;
+  s.timing = group_->queue().timing_method();
+  if (options_.graph_launches > 0) {
+    s.timing += fmt::format(", around {} replays of a CUDA graph of {} iterations (sample = replay time / {})",
+                            options_.graph_launches, options_.iters, options_.iters);
+  } else if (options_.blocking != Blocking::kNone) {
+    s.timing += options_.blocking == Blocking::kWait ? ", each iteration completed before the next"
+                                                     : ", each iteration completed and followed by a barrier";
+  }
+  return s;
+}
+
+CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration) const {
+  const CollectiveLayout& l = c.layout;
+  const std::uint64_t element = size_of(c.type);
+  // Like nccl-tests, each iteration moves to a new offset in the buffers so small sizes are not
+  // served from the previous iteration's cache lines; the checked run uses offset 0.
+  const std::uint64_t steps = l.size.count() > 0 ? std::max<std::uint64_t>(1, send_->size().count() / l.size.count()) : 1;
+  const std::uint64_t shift = l.size.count() * (static_cast<std::uint64_t>(iteration) % steps);
+  CollectiveCall call{c.collective, send_->data() + shift, recv_->data() + shift, l.count, c.type, c.op, c.root};
+  if (in_place) {
+    call.send = call.recv + l.send_inplace_offset * element;
+    call.recv = call.recv + l.recv_inplace_offset * element;
+  }
+  return call;
+}
+
+std::vector<double> CollectiveSweep::time_iterations(const Case& c, bool in_place) {
+  Queue& queue = group_->queue();
+  const std::string what = fmt::format("{} of {} (warmup)", name(c.collective), format_size(c.layout.size));
+  for (int i = 0; i < options_.warmup; ++i) group_->start(call(c, in_place, i));
+  queue.wait(what);
+  world_.barrier();
+
+  const int iters = options_.iters;
+  std::vector<double> samples;
+  if (options_.graph_launches > 0) {
+    queue.begin_capture();
+    for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
+    const std::unique_ptr<Graph> graph = queue.end_capture();
+    graph->launch();  // the first replay uploads the graph: keep it out of the samples
+    queue.wait(what);
+    queue.reserve_marks(2 * options_.graph_launches);
+    for (int g = 0; g < options_.graph_launches; ++g) {
+      queue.mark(2 * g);
+      graph->launch();
+      queue.mark(2 * g + 1);
+    }
+    queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
+    for (int g = 0; g < options_.graph_launches; ++g) samples.push_back(to_us(queue.elapsed(2 * g, 2 * g + 1)) / iters);
+    return samples;
+  }
+
+  // Back to back, iterations share boundary marks; blocking iterations get a pair each so the wait
+  // (and barrier) between them stays out of the sample.
+  const bool blocking = options_.blocking != Blocking::kNone;
+  queue.reserve_marks(blocking ? 2 * iters : iters + 1);
+  if (!blocking) queue.mark(0);
+  for (int i = 0; i < iters; ++i) {
+    if (blocking) queue.mark(2 * i);
+    group_->start(call(c, in_place, i));
+    queue.mark(blocking ? 2 * i + 1 : i + 1);
+    if (blocking) {
+      queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
+      if (options_.blocking == Blocking::kWaitAndBarrier) world_.barrier();
+    }
+  }
+  queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
+  for (int i = 0; i < iters; ++i) {
+    samples.push_back(blocking ? to_us(queue.elapsed(2 * i, 2 * i + 1)) : to_us(queue.elapsed(i, i + 1)));
+  }
+  return samples;
+}
+
+std::vector<double> CollectiveSweep::combine_across_ranks(const std::vector<double>& mine) const {
+  const std::vector<double> all = world_.gather(mine, 0);
+  if (world_.rank() != 0) return {};
+  std::vector<double> combined(mine.size());
+  std::vector<double> column(static_cast<std::size_t>(world_.size()));
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    for (std::size_t r = 0; r < column.size(); ++r) column[r] = all[r * mine.size() + i];
+    combined[i] = combine(column, options_.combine);
+  }
+  return combined;
+}
+
+std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
+  const CollectiveLayout& l = c.layout;
+  const std::uint64_t element = size_of(c.type);
+  const CollectiveCall checked = call(c, in_place, 0);
+  const std::uint64_t send_offset = in_place ? l.send_inplace_offset : 0;
+  Buffer& send_buffer = in_place ? *recv_ : *send_;
+  std::uint64_t wrong = 0;
+  for (int rep = 1; rep <= options_.check_iters; ++rep) {
+    const PatternSpec spec{c.collective, c.op,  c.type, group_->size(), group_->rank(), c.root, rep, l.count,
+                           pattern_tolerance(c.type, group_->size())};
+    backend_.poison(*recv_, 0, Bytes(std::max(l.send_count, l.recv_count) * element));
+    backend_.fill_pattern(send_buffer, send_offset, l.send_count, spec);
+    if (options_.corrupt_rank == world_.rank() && l.send_count > 0) {
+      backend_.store_element(send_buffer, send_offset, c.type, pattern_corruption(c.op));
+    }
+    group_->start(checked);
+    group_->queue().wait(fmt::format("checked {} of {}", name(c.collective), format_size(l.size)));
+    wrong += backend_.count_wrong(*recv_, static_cast<std::uint64_t>(checked.recv - recv_->data()) / element,
+                                  l.recv_count, spec);
+  }
+  return world_.sum(wrong);
+}
+
+PlacementResult CollectiveSweep::measure(const Case& c, bool in_place) {
+  PlacementResult result;
+  result.samples_us = combine_across_ranks(time_iterations(c, in_place));
+  result.time_us = summarize(result.samples_us);
+  const Bandwidths bw = collective_bandwidths(c.layout, microseconds(result.time_us.mean));
+  result.algbw = bw.algbw;
+  result.busbw = bw.busbw;
+  result.checked = options_.check_iters > 0;
+  if (result.checked) result.wrong = count_wrong(c, in_place);
+  return result;
+}
+
+BenchRow CollectiveSweep::measure_row(const Case& c) {
+  BenchRow row;
+  row.collective = c.collective;
+  row.type = c.type;
+  if (takes_reduce_op(c.collective)) row.op = c.op;
+  if (takes_root(c.collective)) row.root = c.root;
+  row.size = c.layout.size;
+  row.count = c.layout.count;
+  row.out_of_place = measure(c, false);
+  row.in_place = measure(c, true);
+  return row;
+}
+
+BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
+  BenchSummary summary;
+  double busbw_total = 0.0;
+  int placements = 0;
+  const int group_size = group_->size();
+  std::vector<int> all_roots(static_cast<std::size_t>(group_size));
+  std::iota(all_roots.begin(), all_roots.end(), 0);
+  for (Collective collective : options_.collectives) {
+    const std::vector<ReduceOp> ops = takes_reduce_op(collective) ? options_.ops : std::vector{ReduceOp::kSum};
+    const std::vector<int>& roots = !takes_root(collective) ? std::vector{0} : options_.all_roots ? all_roots : options_.roots;
+    for (DataType type : options_.types) {
+      for (ReduceOp op : ops) {
+        for (int root : roots) {
+          for (Bytes size : options_.sizes) {
+            const Case c{collective, type, op, root, collective_layout(collective, size, type, group_size, group_->rank())};
+            const BenchRow row = measure_row(c);
+            summary.wrong += row.out_of_place.wrong + row.in_place.wrong;
+            busbw_total += row.out_of_place.busbw.value() + row.in_place.busbw.value();
+            placements += 2;
+            if (reporter != nullptr) reporter->row(row);
+          }
+        }
+      }
+    }
+  }
+  // Only rank 0 holds the combined samples; it decides for everyone.
+  summary.avg_busbw_GBps = world_.broadcast(placements > 0 ? busbw_total / placements : 0.0, 0);
+  summary.busbw_ok = !options_.min_busbw_GBps || summary.avg_busbw_GBps >= *options_.min_busbw_GBps;
+  return summary;
+}
+
+}  // namespace commscale

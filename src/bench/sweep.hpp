@@ -1,0 +1,52 @@
+#pragma once
+
+// The collective sweep behind `commscale bench`, written once for both backends. For every
+// collective, type, operator, root and size it warms up, times `iters` back-to-back iterations out of
+// place and in place (one sample per iteration), and then runs checked iterations on fresh data,
+// counting every wrong element. Timing and checking method: src/bench/BUSBW.md.
+
+#include <memory>
+
+#include "bench/options.hpp"
+#include "bench/result.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/mpi.hpp"
+
+namespace commscale {
+
+// The concurrent groups a --split asks for, as lists of world ranks. Throws InputError when the
+// group size does not divide the number of ranks.
+[[nodiscard]] std::vector<std::vector<int>> split_groups(const Split& split, int world_size);
+
+class CollectiveSweep {
+ public:
+  // `world` is the control plane; the collectives run on a communicator of this rank's group, split
+  // from `world_comm` (the backend's communicator over all ranks).
+  CollectiveSweep(const BenchOptions& options, Backend& backend, Communicator& world_comm, const MpiComm& world);
+
+  // How the groups and samples are set up, for the reporters.
+  [[nodiscard]] BenchSetup setup(const RunContext& context) const;
+
+  // Runs the sweep. Rank 0 passes its reporter; the others pass nullptr. Every rank gets the summary.
+  BenchSummary run(BenchReporter* reporter);
+
+ private:
+  struct Case;
+  struct Buffers;
+  [[nodiscard]] BenchRow measure_row(const Case& c);
+  [[nodiscard]] PlacementResult measure(const Case& c, bool in_place);
+  [[nodiscard]] std::vector<double> time_iterations(const Case& c, bool in_place);
+  [[nodiscard]] std::uint64_t count_wrong(const Case& c, bool in_place);
+  [[nodiscard]] CollectiveCall call(const Case& c, bool in_place, int iteration) const;
+  [[nodiscard]] std::vector<double> combine_across_ranks(const std::vector<double>& mine) const;
+
+  const BenchOptions& options_;
+  Backend& backend_;
+  const MpiComm& world_;
+  std::vector<std::vector<int>> groups_;
+  std::unique_ptr<Communicator> group_;
+  std::unique_ptr<Buffer> send_;
+  std::unique_ptr<Buffer> recv_;
+};
+
+}  // namespace commscale

@@ -1,0 +1,39 @@
+#pragma once
+
+// What the subcommands share: how they register with the command line, how a command that runs on
+// every MPI rank is started and how its failures end the job.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/mpi.hpp"
+#include "runtime/session.hpp"
+
+namespace commscale {
+
+// Set by the subcommand that the command line selected; returns the process exit code.
+using CommandAction = std::function<int()>;
+
+void add_bench_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+
+// Adds --backend and --devices (every command that runs on the ranks takes them).
+void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);
+void finish_runtime_options(RuntimeOptions* options, const std::string& backend_text);
+
+// Starts MPI, runs `body` on this rank and maps its failures to exit codes: the rank that failed
+// prints one message naming its host and rank, then aborts the whole job so no rank waits forever.
+[[nodiscard]] int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body);
+
+// The process's command line, quoted where needed, for result files.
+[[nodiscard]] std::string join_command_line(int argc, char** argv);
+
+// True unless a launcher says this process is not rank 0 (used before MPI is started).
+[[nodiscard]] bool launched_as_rank_zero();
+
+// Splits "a,b,c" into items; an empty item is an error naming `where`.
+[[nodiscard]] std::vector<std::string> split_list(const std::string& text, const std::string& where);
+
+}  // namespace commscale

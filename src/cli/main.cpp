@@ -1,0 +1,48 @@
+// commscale: communication benchmarks, training-step measurement and prediction for LLM clusters.
+//
+// The command line is parsed and checked before MPI starts, so a usage error is reported once (by
+// the process a launcher calls rank 0) with exit code 2. Subcommands that run on every rank start
+// MPI themselves (cli/command.hpp).
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+namespace {
+
+int usage_error(const std::string& message) {
+  if (commscale::launched_as_rank_zero()) std::cerr << "commscale: " << message << "\n";
+  return static_cast<int>(commscale::ExitCode::kUsage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace commscale;
+  CLI::App app{"commscale: collective benchmarks and training-step measurement for LLM clusters", "commscale"};
+  app.set_version_flag("--version", fmt::format("commscale {} ({})", version(), git_sha()));
+  app.require_subcommand(1);
+  CommandAction action;
+  const std::string command_line = join_command_line(argc, argv);
+  add_bench_command(app, &action, command_line);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return launched_as_rank_zero() ? app.exit(e) : 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    return launched_as_rank_zero() ? app.exit(e) : 0;
+  } catch (const CLI::CallForVersion& e) {
+    return launched_as_rank_zero() ? app.exit(e) : 0;
+  } catch (const CLI::ParseError& e) {
+    return usage_error(fmt::format("{} (see commscale --help)", e.what()));
+  } catch (const InputError& e) {
+    return usage_error(e.what());
+  }
+  return action();
+}

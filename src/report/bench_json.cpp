@@ -1,0 +1,98 @@
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.hpp"
+#include "report/bench_reporters.hpp"
+
+namespace commscale {
+namespace {
+
+nlohmann::json placement_json(const PlacementResult& p) {
+  const Summary& t = p.time_us;
+  return {{"time_us",
+           {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p99", t.p99}, {"max", t.max}, {"stddev", t.stddev}}},
+          {"cv", t.cv},
+          {"algbw_GBps", p.algbw.value()},
+          {"busbw_GBps", p.busbw.value()},
+          {"wrong", p.checked ? nlohmann::json(p.wrong) : nlohmann::json(nullptr)},
+          {"samples_us", p.samples_us}};
+}
+
+std::string_view split_name(SplitKind kind) {
+  switch (kind) {
+    case SplitKind::kNone: return "none";
+    case SplitKind::kConsecutive: return "consecutive";
+    case SplitKind::kStrided: return "strided";
+  }
+  return "";
+}
+
+// Rewrites the whole file after every row, so an interrupted sweep leaves a valid file with
+// "complete": false and every row measured so far.
+class JsonBenchReporter final : public BenchReporter {
+ public:
+  explicit JsonBenchReporter(std::string path) : path_(std::move(path)) {}
+
+  void begin(const BenchSetup& setup) override {
+    doc_ = {{"schema_version", kBenchSchemaVersion},
+            {"kind", "commscale-bench"},
+            {"complete", false},
+            {"context", setup.context},
+            {"config", setup},
+            {"results", nlohmann::json::array()}};
+    flush();
+  }
+
+  void row(const BenchRow& row) override {
+    doc_["results"].push_back(row);
+    flush();
+  }
+
+  void end(const BenchSummary& s) override {
+    doc_["complete"] = true;
+    doc_["summary"] = {
+        {"avg_busbw_GBps", s.avg_busbw_GBps}, {"wrong", s.wrong}, {"busbw_ok", s.busbw_ok}, {"passed", s.passed()}};
+    flush();
+  }
+
+ private:
+  void flush() { write_file_atomically(path_, doc_.dump(1) + "\n"); }
+
+  std::string path_;
+  nlohmann::json doc_;
+};
+
+}  // namespace
+
+void to_json(nlohmann::json& out, const BenchRow& row) {
+  out = {{"collective", name(row.collective)},
+         {"type", name(row.type)},
+         {"redop", row.op ? nlohmann::json(name(*row.op)) : nlohmann::json(nullptr)},
+         {"root", row.root ? nlohmann::json(*row.root) : nlohmann::json(nullptr)},
+         {"size_bytes", row.size.count()},
+         {"count", row.count},
+         {"out_of_place", placement_json(row.out_of_place)},
+         {"in_place", placement_json(row.in_place)}};
+}
+
+void to_json(nlohmann::json& out, const BenchSetup& setup) {
+  const BenchOptions& o = setup.options;
+  out = {{"iters", o.iters},
+         {"warmup_iters", o.warmup},
+         {"check_iters", o.check_iters},
+         {"blocking", static_cast<int>(o.blocking)},
+         {"graph_launches", o.graph_launches},
+         {"average", static_cast<int>(o.combine)},
+         {"split", {{"kind", split_name(o.split.kind)}, {"group_size", o.split.group_size}}},
+         {"group_size", setup.group_size},
+         {"groups", setup.groups},
+         {"group_ranks", setup.group_ranks},
+         {"timeout_s", o.timeout.value()},
+         {"min_busbw_GBps", o.min_busbw_GBps ? nlohmann::json(*o.min_busbw_GBps) : nlohmann::json(nullptr)},
+         {"timing", setup.timing}};
+}
+
+std::unique_ptr<BenchReporter> make_json_bench_reporter(std::string path) {
+  return std::make_unique<JsonBenchReporter>(std::move(path));
+}
+
+}  // namespace commscale

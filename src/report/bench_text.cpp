@@ -1,0 +1,135 @@
+// The text table, laid out as nccl-tests lays it out (same columns, same `#` headers, same footer),
+// with median, p99 and coefficient of variation appended on the right so scripts that read
+// nccl-tests columns by position keep working.
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "core/size.hpp"
+#include "report/bench_reporters.hpp"
+
+namespace commscale {
+namespace {
+
+// A number in at most `width` characters with as many decimals (up to 2) as fit, as nccl-tests prints times.
+std::string fit(double value, int width) {
+  for (int decimals = 2; decimals > 0; --decimals) {
+    std::string text = fmt::format("{:.{}f}", value, decimals);
+    if (static_cast<int>(text.size()) <= width) return text;
+  }
+  return fmt::format("{:.0f}", value);
+}
+
+std::string_view combine_name(RankCombine c) {
+  switch (c) {
+    case RankCombine::kRank0: return "rank 0's";
+    case RankCombine::kMean: return "the mean over ranks of";
+    case RankCombine::kMin: return "the minimum over ranks of";
+    case RankCombine::kMax: return "the maximum over ranks of";
+  }
+  return "";
+}
+
+class TextBenchReporter final : public BenchReporter {
+ public:
+  explicit TextBenchReporter(std::ostream& out) : out_(out) {}
+
+  void begin(const BenchSetup& setup) override {
+    const RunContext& c = setup.context;
+    const BenchOptions& o = setup.options;
+    fmt::print(out_, "# commscale {} ({}) bench: {} ranks on {} host{}, backend {} ({})\n", c.commscale_version,
+               c.git_sha, c.ranks.size(), c.hosts.size(), c.hosts.size() == 1 ? "" : "s", c.backend, c.comm_library);
+    if (!c.backend_note.empty()) fmt::print(out_, "# {}\n", c.backend_note);
+    fmt::print(out_, "# iters: {} warmup: {} check: {} blocking: {} graph: {} group size: {} groups: {}\n", o.iters,
+               o.warmup, o.check_iters, static_cast<int>(o.blocking), o.graph_launches, setup.group_size,
+               setup.groups);
+    fmt::print(out_, "# timing: {}; time is the mean of {} per-iteration samples\n", setup.timing,
+               combine_name(o.combine));
+    fmt::print(out_, "#\n# Using devices\n");
+    for (const RankPlacement& p : c.ranks) {
+      const int group = group_of(setup, p.rank);
+      if (p.device >= 0) {
+        fmt::print(out_, "#  Rank {:2} Group {:2} Pid {:6} on {:>10} device {:2} [{}] {}\n", p.rank, group, p.pid,
+                   p.host, p.device, p.pci_bus_id, p.gpu_name);
+      } else {
+        fmt::print(out_, "#  Rank {:2} Group {:2} Pid {:6} on {:>10} host memory\n", p.rank, group, p.pid, p.host);
+      }
+    }
+    fmt::print(out_, "#\n");
+    out_.flush();
+  }
+
+  void row(const BenchRow& r) override {
+    if (!current_ || *current_ != r.collective) {
+      current_ = r.collective;
+      print_column_header(r.collective);
+    }
+    fmt::print(out_, "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.size.count(), r.count, name(r.type),
+               r.op ? name(*r.op) : "none", r.root.value_or(-1));
+    for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
+      fmt::print(out_, "  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", fit(p->time_us.mean, 7), p->algbw.value(),
+                 p->busbw.value(), p->checked ? fmt::to_string(p->wrong) : "N/A");
+    }
+    for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
+      fmt::print(out_, "  {:>7}  {:>7}  {:>5.1f}", fit(p->time_us.median, 7), fit(p->time_us.p99, 7),
+                 p->time_us.cv * 100.0);
+    }
+    fmt::print(out_, "\n");
+    out_.flush();
+  }
+
+  void end(const BenchSummary& s) override {
+    fmt::print(out_, "# {:<20} : {} {}\n", "Out of bounds values", s.wrong, s.wrong == 0 ? "OK" : "FAILED");
+    fmt::print(out_, "# {:<20} : {:g} {}\n", "Avg bus bandwidth", s.avg_busbw_GBps, s.busbw_ok ? "OK" : "FAILED");
+    fmt::print(out_, "#\n");
+    out_.flush();
+  }
+
+ private:
+  static int group_of(const BenchSetup& setup, int rank) {
+    for (std::size_t g = 0; g < setup.group_ranks.size(); ++g) {
+      const auto& ranks = setup.group_ranks[g];
+      if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) return static_cast<int>(g);
+    }
+    return 0;
+  }
+
+  void print_column_header(Collective c) {
+    fmt::print(out_, "# Collective: {}\n", name(c));
+    fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^33}  {:^33}  {:^24}  {:^24}\n", "", "", "", "", "",
+               "out-of-place", "in-place", "out-of-place stats", "in-place stats");
+    fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root");
+    for (int i = 0; i < 2; ++i) fmt::print(out_, "  {:>7}  {:>6}  {:>6}  {:>6}", "time", "algbw", "busbw", "#wrong");
+    for (int i = 0; i < 2; ++i) fmt::print(out_, "  {:>7}  {:>7}  {:>5}", "median", "p99", "cv");
+    fmt::print(out_, "\n# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "");
+    for (int i = 0; i < 2; ++i) fmt::print(out_, "  {:>7}  {:>6}  {:>6}  {:>6}", "(us)", "(GB/s)", "(GB/s)", "");
+    for (int i = 0; i < 2; ++i) fmt::print(out_, "  {:>7}  {:>7}  {:>5}", "(us)", "(us)", "(%)");
+    fmt::print(out_, "\n");
+  }
+
+  std::ostream& out_;
+  std::optional<Collective> current_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchReporter> make_text_bench_reporter(std::ostream& out) {
+  return std::make_unique<TextBenchReporter>(out);
+}
+
+void BenchReporterList::begin(const BenchSetup& setup) {
+  for (auto& r : reporters_) r->begin(setup);
+}
+void BenchReporterList::row(const BenchRow& row) {
+  for (auto& r : reporters_) r->row(row);
+}
+void BenchReporterList::end(const BenchSummary& summary) {
+  for (auto& r : reporters_) r->end(summary);
+}
+
+}  // namespace commscale

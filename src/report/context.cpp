@@ -1,0 +1,82 @@
+#include "report/context.hpp"
+
+#include <array>
+#include <ctime>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace commscale {
+
+std::map<std::string, std::string> relevant_environment(const char* const* environ_entries) {
+  static constexpr std::array<std::string_view, 5> kPrefixes = {"NCCL_", "UCX_", "OMPI_", "SLURM_", "COMMSCALE_"};
+  std::map<std::string, std::string> found;
+  for (const char* const* entry = environ_entries; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = text.substr(0, eq);
+    for (std::string_view prefix : kPrefixes) {
+      if (key.starts_with(prefix)) {
+        found.emplace(std::string(key), std::string(text.substr(eq + 1)));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> text{};
+  const std::size_t n = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(text.data(), n);
+}
+
+void to_json(nlohmann::json& out, const RankPlacement& p) {
+  out = {{"rank", p.rank}, {"local_rank", p.local_rank}, {"pid", p.pid}, {"host", p.host}};
+  if (p.device >= 0) {
+    out["device"] = p.device;
+    out["gpu"] = {{"name", p.gpu_name},
+                  {"pci_bus_id", p.pci_bus_id},
+                  {"uuid", p.gpu_uuid},
+                  {"memory_GiB", p.gpu_memory_GiB},
+                  {"compute_capability", p.compute_capability}};
+  }
+}
+
+void from_json(const nlohmann::json& in, RankPlacement& p) {
+  p.rank = in.at("rank");
+  p.local_rank = in.at("local_rank");
+  p.pid = in.at("pid");
+  p.host = in.at("host");
+  if (!in.contains("gpu")) return;
+  const nlohmann::json& gpu = in.at("gpu");
+  p.device = in.at("device");
+  p.gpu_name = gpu.at("name");
+  p.pci_bus_id = gpu.at("pci_bus_id");
+  p.gpu_uuid = gpu.at("uuid");
+  p.gpu_memory_GiB = gpu.at("memory_GiB");
+  p.compute_capability = gpu.at("compute_capability");
+}
+
+void to_json(nlohmann::json& out, const RunContext& c) {
+  out = {{"commscale_version", c.commscale_version},
+         {"git_sha", c.git_sha},
+         {"command_line", c.command_line},
+         {"start_time_utc", c.start_time_utc},
+         {"backend", c.backend},
+         {"backend_note", c.backend_note},
+         {"comm_library", c.comm_library},
+         {"mpi_library", c.mpi_library},
+         {"cuda_runtime", c.cuda_runtime},
+         {"cuda_driver", c.cuda_driver},
+         {"gpu_driver", c.gpu_driver},
+         {"hosts", c.hosts},
+         {"ranks", c.ranks},
+         {"environment", c.environment}};
+}
+
+}  // namespace commscale

@@ -1,0 +1,154 @@
+// The GPU backend: device memory, fill/check kernels, NCCL communicators bootstrapped over MPI.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/size.hpp"
+#include "kernels/pattern.cuh"
+#include "runtime/cuda/handles.hpp"
+#include "runtime/cuda/nccl_communicator.hpp"
+#include "runtime/gpu.hpp"
+
+namespace commscale {
+namespace {
+
+std::string version_text(int code) { return fmt::format("{}.{}", code / 1000, (code % 1000) / 10); }
+
+std::string uuid_text(const cudaUUID_t& uuid) {
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
+    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
+  }
+  return text;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const MpiComm& world, int device) : world_(world), device_(select(device)) {
+    CUDA_CHECK(cudaMalloc(&wrong_counter_, sizeof(unsigned long long)));
+  }
+  ~CudaBackend() override { CUDA_CHECK_NOTHROW(cudaFree(wrong_counter_)); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  [[nodiscard]] std::string kind() const override { return "gpu"; }
+
+  [[nodiscard]] std::unique_ptr<Buffer> allocate(Bytes size, const std::string& what) override {
+    void* data = nullptr;
+    const cudaError_t rc = cudaMalloc(&data, std::max<std::uint64_t>(size.count(), 1));
+    if (rc == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // clear the sticky-free allocation error
+      std::size_t free_bytes = 0;
+      std::size_t total_bytes = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      throw RuntimeFailure(fmt::format("cannot allocate {} of GPU memory for the {} on device {} ({}): {} of {} free",
+                                       format_size(size), what, device_, process_identity(),
+                                       format_size(Bytes(free_bytes)), format_size(Bytes(total_bytes))));
+    }
+    CUDA_CHECK(rc);
+    return std::make_unique<DeviceBuffer>(static_cast<std::byte*>(data), size);
+  }
+
+  void fill_pattern(Buffer& buffer, std::uint64_t offset, std::uint64_t count, const PatternSpec& spec) override {
+    kernels::launch_fill_pattern(buffer.data() + offset * size_of(spec.type), count, spec, stream_.get());
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  void poison(Buffer& buffer, std::uint64_t offset_bytes, Bytes size) override {
+    CUDA_CHECK(cudaMemsetAsync(buffer.data() + offset_bytes, kPoisonByte, size.count(), stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  [[nodiscard]] std::uint64_t count_wrong(const Buffer& buffer, std::uint64_t offset, std::uint64_t count,
+                                          const PatternSpec& spec) override {
+    CUDA_CHECK(cudaMemsetAsync(wrong_counter_, 0, sizeof(unsigned long long), stream_.get()));
+    kernels::launch_count_wrong(buffer.data() + offset * size_of(spec.type), count, spec, wrong_counter_,
+                                stream_.get());
+    CUDA_CHECK(cudaGetLastError());
+    unsigned long long wrong = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&wrong, wrong_counter_, sizeof(wrong), cudaMemcpyDeviceToHost, stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return wrong;
+  }
+
+  void store_element(Buffer& buffer, std::uint64_t offset, DataType type, double value) override {
+    std::array<std::byte, 8> element{};
+    store_element_host(element.data(), type, 0, value);
+    CUDA_CHECK(cudaMemcpy(buffer.data() + offset * size_of(type), element.data(), size_of(type),
+                          cudaMemcpyHostToDevice));
+  }
+
+  [[nodiscard]] std::unique_ptr<Communicator> world() override {
+    ncclUniqueId id{};
+    if (world_.rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+    MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world_.get()));
+    ncclComm_t comm = nullptr;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    NCCL_CHECK(ncclCommInitRankConfig(&comm, world_.size(), id, world_.rank(), &config));
+    return std::make_unique<NcclCommunicator>(comm);
+  }
+
+  void describe(RankPlacement& placement, RunContext& context) const override {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    std::array<char, 32> bus{};
+    CUDA_CHECK(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device_));
+    placement.device = device_;
+    placement.gpu_name = prop.name;
+    placement.pci_bus_id = bus.data();
+    placement.gpu_uuid = uuid_text(prop.uuid);
+    placement.gpu_memory_GiB = Bytes(prop.totalGlobalMem).gib();
+    placement.compute_capability = prop.major * 10 + prop.minor;
+
+    int runtime = 0;
+    int driver = 0;
+    int nccl = 0;
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    NCCL_CHECK(ncclGetVersion(&nccl));
+    context.backend = kind();
+    context.comm_library = fmt::format("NCCL {}.{}.{}", nccl / 10000, (nccl % 10000) / 100, nccl % 100);
+    context.cuda_runtime = version_text(runtime);
+    context.cuda_driver = version_text(driver);
+    context.gpu_driver = nvml_driver_version();
+  }
+
+ private:
+  // Makes `device` current before any member allocates on it.
+  static int select(int device) {
+    CUDA_CHECK(cudaSetDevice(device));
+    return device;
+  }
+
+  const MpiComm& world_;
+  int device_;
+  CudaStream stream_;
+  unsigned long long* wrong_counter_ = nullptr;
+};
+
+}  // namespace
+
+int visible_gpu_count(std::string* why) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = fmt::format("no GPU visible: cudaGetDeviceCount returned {} ({})", cudaGetErrorName(rc),
+                       cudaGetErrorString(rc));
+    return 0;
+  }
+  if (count == 0) *why = "no GPU visible: cudaGetDeviceCount found 0 devices";
+  return count;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const MpiComm& world, int device) {
+  return std::make_unique<CudaBackend>(world, device);
+}
+
+}  // namespace commscale

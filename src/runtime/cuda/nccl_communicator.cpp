@@ -1,0 +1,77 @@
+#include "runtime/cuda/nccl_communicator.hpp"
+
+#include <fmt/format.h>
+
+#include "runtime/cuda/nccl_compat.hpp"
+
+namespace commscale {
+
+std::string nccl_error_text(ncclResult_t result) {
+  const char* detail = ncclGetLastError(nullptr);
+  if (detail == nullptr || *detail == '\0') return ncclGetErrorString(result);
+  return fmt::format("{} ({})", ncclGetErrorString(result), detail);
+}
+
+ncclDataType_t nccl_type(DataType type) noexcept {
+  switch (type) {
+    case DataType::kInt8: return ncclInt8;
+    case DataType::kInt32: return ncclInt32;
+    case DataType::kFloat16: return ncclFloat16;
+    case DataType::kBFloat16: return ncclBfloat16;
+    case DataType::kFloat32: return ncclFloat32;
+    case DataType::kFloat64: return ncclFloat64;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) noexcept {
+  switch (op) {
+    case ReduceOp::kSum: return ncclSum;
+    case ReduceOp::kProd: return ncclProd;
+    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kMin: return ncclMin;
+    case ReduceOp::kAvg: return ncclAvg;
+  }
+  return ncclSum;
+}
+
+NcclCommunicator::NcclCommunicator(ncclComm_t comm) : comm_(comm) {
+  NCCL_CHECK(ncclCommUserRank(comm, &rank_));
+  NCCL_CHECK(ncclCommCount(comm, &size_));
+  NCCL_CHECK(ncclGetVersion(&library_version_));
+  queue_.watch(&comm_);
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  ncclComm_t child = nullptr;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  NCCL_CHECK(ncclCommSplit(comm_.get(), color, key, &child, &config));
+  return std::make_unique<NcclCommunicator>(child);
+}
+
+void NcclCommunicator::start(const CollectiveCall& c) {
+  const ncclDataType_t type = nccl_type(c.type);
+  const ncclRedOp_t op = nccl_op(c.op);
+  const cudaStream_t stream = queue_.stream();
+  ncclComm_t comm = comm_.get();
+  switch (c.collective) {
+    case Collective::kAllReduce: NCCL_CHECK(ncclAllReduce(c.send, c.recv, c.count, type, op, comm, stream)); break;
+    case Collective::kAllGather: NCCL_CHECK(ncclAllGather(c.send, c.recv, c.count, type, comm, stream)); break;
+    case Collective::kReduceScatter:
+      NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.count, type, op, comm, stream));
+      break;
+    case Collective::kBroadcast: NCCL_CHECK(ncclBroadcast(c.send, c.recv, c.count, type, c.root, comm, stream)); break;
+    case Collective::kReduce: NCCL_CHECK(ncclReduce(c.send, c.recv, c.count, type, op, c.root, comm, stream)); break;
+    case Collective::kAllToAll:
+      NCCL_CHECK(nccl_alltoall(c.send, c.recv, c.count, type, size_of(c.type), comm, stream, library_version_));
+      break;
+    case Collective::kSendRecv:
+      NCCL_CHECK(ncclGroupStart());
+      NCCL_CHECK(ncclSend(c.send, c.count, type, (rank_ + 1) % size_, comm, stream));
+      NCCL_CHECK(ncclRecv(c.recv, c.count, type, (rank_ + size_ - 1) % size_, comm, stream));
+      NCCL_CHECK(ncclGroupEnd());
+      break;
+  }
+}
+
+}  // namespace commscale

@@ -1,0 +1,33 @@
+#pragma once
+
+// The GPU backend's data path: an NCCL communicator and the stream its collectives run on.
+
+#include <memory>
+
+#include "runtime/backend.hpp"
+#include "runtime/cuda/cuda_queue.hpp"
+
+namespace commscale {
+
+class NcclCommunicator final : public Communicator {
+ public:
+  explicit NcclCommunicator(ncclComm_t comm);
+
+  [[nodiscard]] int rank() const noexcept override { return rank_; }
+  [[nodiscard]] int size() const noexcept override { return size_; }
+  [[nodiscard]] Queue& queue() noexcept override { return queue_; }
+  void start(const CollectiveCall& call) override;
+  [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  NcclComm comm_;
+  CudaQueue queue_;
+  int rank_ = 0;
+  int size_ = 1;
+  int library_version_ = 0;
+};
+
+[[nodiscard]] ncclDataType_t nccl_type(DataType type) noexcept;
+[[nodiscard]] ncclRedOp_t nccl_op(ReduceOp op) noexcept;
+
+}  // namespace commscale

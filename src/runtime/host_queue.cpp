@@ -1,0 +1,50 @@
+#include "runtime/host_queue.hpp"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/mpi.hpp"
+
+namespace commscale {
+
+void HostQueue::push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then) {
+  pending_.push_back(Pending{std::move(what), std::move(requests), std::move(then)});
+}
+
+void HostQueue::complete_all(const std::string& context) {
+  const auto start = Clock::now();
+  const auto limit = std::chrono::duration<double>(timeout_.value());
+  for (Pending& p : pending_) {
+    for (int polls = 0;; ++polls) {
+      int done = 0;
+      MPI_CHECK(MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &done, MPI_STATUSES_IGNORE));
+      if (done) break;
+      if (timeout_.value() > 0 && Clock::now() - start > limit) {
+        throw TimeoutError(fmt::format("{} did not complete within {} s on {} ({})", p.what, timeout_.value(),
+                                       process_identity(), context));
+      }
+      if (polls > 1000) std::this_thread::yield();  // long waits: let the MPI progress threads run
+    }
+    if (p.then) p.then();
+  }
+  pending_.clear();
+}
+
+void HostQueue::mark(int index) {
+  complete_all("waiting for a timing mark");
+  marks_.at(static_cast<std::size_t>(index)) = Clock::now();
+}
+
+Seconds HostQueue::elapsed(int from, int to) {
+  const auto d = marks_.at(static_cast<std::size_t>(to)) - marks_.at(static_cast<std::size_t>(from));
+  return Seconds(std::chrono::duration<double>(d).count());
+}
+
+void HostQueue::wait(const std::string& what) { complete_all(what); }
+
+std::string HostQueue::timing_method() const {
+  return "host steady clock around each MPI collective, which runs to completion before the next starts";
+}
+
+}  // namespace commscale

@@ -1,0 +1,35 @@
+#pragma once
+
+// The CPU backend's data path: MPI non-blocking collectives on host memory, with the semantics of
+// the NCCL calls they stand in for (in place where NCCL is in place, averages divided afterwards).
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.hpp"
+#include "runtime/host_queue.hpp"
+#include "runtime/mpi.hpp"
+#include "runtime/mpi_types.hpp"
+
+namespace commscale {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(MpiComm comm, std::shared_ptr<const MpiTypes> types);
+
+  [[nodiscard]] int rank() const noexcept override { return comm_.rank(); }
+  [[nodiscard]] int size() const noexcept override { return comm_.size(); }
+  [[nodiscard]] Queue& queue() noexcept override { return queue_; }
+  void start(const CollectiveCall& call) override;
+  [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  // Runs after the requests complete: the division of an average over `count` elements at `data`.
+  std::function<void()> average_step(const CollectiveCall& call, std::byte* data, std::uint64_t count) const;
+
+  MpiComm comm_;
+  std::shared_ptr<const MpiTypes> types_;
+  HostQueue queue_;
+};
+
+}  // namespace commscale

@@ -1,0 +1,20 @@
+// The GPU entry points of a build without CUDA: there is never a GPU to use, and we say why.
+#if !defined(COMMSCALE_HAVE_CUDA)
+
+#include "core/error.hpp"
+#include "runtime/gpu.hpp"
+
+namespace commscale {
+
+int visible_gpu_count(std::string* why) {
+  *why = "this commscale was built without the GPU backend (no CUDA toolkit or NCCL at build time)";
+  return 0;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const MpiComm&, int) {
+  throw RuntimeFailure("this commscale was built without the GPU backend");
+}
+
+}  // namespace commscale
+
+#endif
