@@ -188,8 +188,8 @@ std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
   Buffer& send_buffer = in_place ? *recv_ : *send_;
   std::uint64_t wrong = 0;
   for (int rep = 1; rep <= options_.check_iters; ++rep) {
-    const PatternSpec spec{c.collective, c.op,  c.type, group_->size(), group_->rank(), c.root, rep, l.count,
-                           pattern_tolerance(c.type, group_->size())};
+    PatternSpec spec{c.collective, c.op, c.type, group_->size(), group_->rank(), c.root, rep, l.count};
+    spec.rel_tolerance = pattern_tolerance(spec);
     backend_.poison(*recv_, 0, Bytes(std::max(l.send_count, l.recv_count) * element));
     backend_.fill_pattern(send_buffer, send_offset, l.send_count, spec);
     if (options_.corrupt_rank == world_.rank() && l.send_count > 0) {

@@ -5,13 +5,23 @@
 namespace commscale {
 namespace {
 
-double unit_roundoff(DataType type) noexcept {
+// Explicit significand bits: integers up to 2^(bits + 1) are exact.
+int significand_bits(DataType type) noexcept {
   switch (type) {
-    case DataType::kFloat16: return std::ldexp(1.0, -10);
-    case DataType::kBFloat16: return std::ldexp(1.0, -7);
-    case DataType::kFloat32: return std::ldexp(1.0, -23);
-    case DataType::kFloat64: return std::ldexp(1.0, -52);
-    default: return 0.0;
+    case DataType::kFloat16: return 10;
+    case DataType::kBFloat16: return 7;
+    case DataType::kFloat32: return 23;
+    case DataType::kFloat64: return 52;
+    default: return 0;
+  }
+}
+
+// The largest magnitude a reduction of the pattern's inputs (1..8, or 1..2 for products) can reach.
+double largest_result(ReduceOp op, int nranks) noexcept {
+  switch (op) {
+    case ReduceOp::kSum: return 8.0 * nranks;
+    case ReduceOp::kProd: return std::ldexp(1.0, nranks);
+    default: return 8.0;
   }
 }
 
@@ -44,7 +54,12 @@ void store_element_host(void* data, DataType type, std::uint64_t i, double value
   }
 }
 
-double pattern_tolerance(DataType type, int nranks) noexcept { return (nranks + 1) * unit_roundoff(type); }
+double pattern_tolerance(const PatternSpec& s) noexcept {
+  if (!is_floating(s.type) || !takes_reduce_op(s.collective)) return 0.0;
+  const int bits = significand_bits(s.type);
+  const bool exact = s.op != ReduceOp::kAvg && largest_result(s.op, s.nranks) <= std::ldexp(1.0, bits + 1);
+  return exact ? 0.0 : (s.nranks + 1) * std::ldexp(1.0, -bits);
+}
 
 void fill_pattern_host(void* data, std::uint64_t count, const PatternSpec& s) {
   for (std::uint64_t i = 0; i < count; ++i) store_element_host(data, s.type, i, pattern_input(s, s.rank, i));
