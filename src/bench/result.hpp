@@ -14,13 +14,15 @@
 
 namespace commscale {
 
+// Times are combined across ranks by BenchOptions::combine. See src/bench/BUSBW.md for the method.
 struct PlacementResult {
-  std::vector<double> samples_us;  // one per timed iteration, combined across ranks by BenchOptions::combine
-  Summary time_us;                 // of samples_us; time_us.mean is the "time" column, as in nccl-tests
-  GBps algbw;                      // from the mean time
+  double time_us = 0.0;  // the "time" column: a back-to-back loop timed as a whole, per iteration (nccl-tests' time)
+  std::vector<double> samples_us;  // one per iteration, from a second loop with a mark between iterations
+  Summary sample_stats;            // of samples_us
+  GBps algbw;                      // from time_us
   GBps busbw;
   std::uint64_t wrong = 0;  // wrong elements over all ranks and check iterations
-  bool checked = false;
+  bool checked = false;     // false with -c 0, and where the library does not define the in-place form
 };
 
 struct BenchRow {

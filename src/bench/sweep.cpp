@@ -121,15 +121,17 @@ CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration
   return call;
 }
 
+// This rank's times for one placement: the loop time per iteration first, then one sample per
+// iteration (or per graph replay).
 std::vector<double> CollectiveSweep::time_iterations(const Case& c, bool in_place) {
   Queue& queue = group_->queue();
-  const std::string what = fmt::format("{} of {} (warmup)", name(c.collective), format_size(c.layout.size));
+  const std::string what = fmt::format("{} of {}", name(c.collective), format_size(c.layout.size));
   for (int i = 0; i < options_.warmup; ++i) group_->start(call(c, in_place, i));
-  queue.wait(what);
+  queue.wait(what + " (warmup)");
   world_.barrier();
 
   const int iters = options_.iters;
-  std::vector<double> samples;
+  std::vector<double> times(1, 0.0);
   if (options_.graph_launches > 0) {
     queue.begin_capture();
     for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
@@ -142,30 +144,42 @@ std::vector<double> CollectiveSweep::time_iterations(const Case& c, bool in_plac
       graph->launch();
       queue.mark(2 * g + 1);
     }
-    queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
-    for (int g = 0; g < options_.graph_launches; ++g) samples.push_back(to_us(queue.elapsed(2 * g, 2 * g + 1)) / iters);
-    return samples;
-  }
-
-  // Back to back, iterations share boundary marks; blocking iterations get a pair each so the wait
-  // (and barrier) between them stays out of the sample.
-  const bool blocking = options_.blocking != Blocking::kNone;
-  queue.reserve_marks(blocking ? 2 * iters : iters + 1);
-  if (!blocking) queue.mark(0);
-  for (int i = 0; i < iters; ++i) {
-    if (blocking) queue.mark(2 * i);
-    group_->start(call(c, in_place, i));
-    queue.mark(blocking ? 2 * i + 1 : i + 1);
-    if (blocking) {
-      queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
+    queue.wait(what);
+    for (int g = 0; g < options_.graph_launches; ++g) times.push_back(to_us(queue.elapsed(2 * g, 2 * g + 1)) / iters);
+  } else if (options_.blocking != Blocking::kNone) {
+    // A pair of marks around each iteration keeps the wait (and barrier) between them out of the sample.
+    queue.reserve_marks(2 * iters);
+    for (int i = 0; i < iters; ++i) {
+      queue.mark(2 * i);
+      group_->start(call(c, in_place, i));
+      queue.mark(2 * i + 1);
+      queue.wait(what);
       if (options_.blocking == Blocking::kWaitAndBarrier) world_.barrier();
     }
+    for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(2 * i, 2 * i + 1)));
+  } else {
+    // Back to back, the loop is timed as a whole first, as nccl-tests times it: a mark between
+    // iterations costs the host time to record it, which shows when launches, not the GPU, set the
+    // pace (small sizes). A second loop with a mark between iterations gives the per-iteration samples.
+    queue.reserve_marks(iters + 1);
+    queue.mark(0);
+    for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
+    queue.mark(1);
+    queue.wait(what);
+    times[0] = to_us(queue.elapsed(0, 1)) / iters;
+    world_.barrier();
+    queue.mark(0);
+    for (int i = 0; i < iters; ++i) {
+      group_->start(call(c, in_place, i));
+      queue.mark(i + 1);
+    }
+    queue.wait(what);
+    for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(i, i + 1)));
   }
-  queue.wait(fmt::format("{} of {}", name(c.collective), format_size(c.layout.size)));
-  for (int i = 0; i < iters; ++i) {
-    samples.push_back(blocking ? to_us(queue.elapsed(2 * i, 2 * i + 1)) : to_us(queue.elapsed(i, i + 1)));
+  if (times[0] == 0.0) {  // blocking and graph modes: the loop time is the mean sample
+    times[0] = std::accumulate(times.begin() + 1, times.end(), 0.0) / static_cast<double>(times.size() - 1);
   }
-  return samples;
+  return times;
 }
 
 std::vector<double> CollectiveSweep::combine_across_ranks(const std::vector<double>& mine) const {
@@ -205,12 +219,16 @@ std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
 
 PlacementResult CollectiveSweep::measure(const Case& c, bool in_place) {
   PlacementResult result;
-  result.samples_us = combine_across_ranks(time_iterations(c, in_place));
-  result.time_us = summarize(result.samples_us);
-  const Bandwidths bw = collective_bandwidths(c.layout, microseconds(result.time_us.mean));
-  result.algbw = bw.algbw;
-  result.busbw = bw.busbw;
-  result.checked = options_.check_iters > 0;
+  const std::vector<double> times = combine_across_ranks(time_iterations(c, in_place));
+  if (!times.empty()) {  // rank 0
+    result.time_us = times.front();
+    result.samples_us.assign(times.begin() + 1, times.end());
+    result.sample_stats = summarize(result.samples_us);
+    const Bandwidths bw = collective_bandwidths(c.layout, microseconds(result.time_us));
+    result.algbw = bw.algbw;
+    result.busbw = bw.busbw;
+  }
+  result.checked = options_.check_iters > 0 && (!in_place || group_->in_place_defined(c.collective));
   if (result.checked) result.wrong = count_wrong(c, in_place);
   return result;
 }

@@ -32,8 +32,8 @@ class CsvBenchReporter final : public BenchReporter {
 }  // namespace
 
 std::string bench_csv_header() {
-  return "collective,type,redop,root,size_bytes,count,ranks,placement,time_us_mean,time_us_median,time_us_min,"
-         "time_us_max,time_us_p99,cv,algbw_GBps,busbw_GBps,wrong";
+  return "collective,type,redop,root,size_bytes,count,ranks,placement,time_us,sample_median_us,sample_min_us,"
+         "sample_max_us,sample_p99_us,sample_cv,algbw_GBps,busbw_GBps,wrong";
 }
 
 std::vector<std::string> bench_csv_lines(const BenchRow& row, int ranks) {
@@ -41,11 +41,11 @@ std::vector<std::string> bench_csv_lines(const BenchRow& row, int ranks) {
   const std::pair<std::string_view, const PlacementResult*> placements[] = {{"out_of_place", &row.out_of_place},
                                                                             {"in_place", &row.in_place}};
   for (const auto& [placement, p] : placements) {
-    const Summary& t = p->time_us;
+    const Summary& t = p->sample_stats;
     lines.push_back(fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.5f},{:.4f},{:.4f},{}",
                                 name(row.collective), name(row.type), row.op ? name(*row.op) : "",
                                 row.root ? fmt::to_string(*row.root) : "", row.size.count(), row.count, ranks,
-                                placement, t.mean, t.median, t.min, t.max, t.p99, t.cv, p->algbw.value(),
+                                placement, p->time_us, t.median, t.min, t.max, t.p99, t.cv, p->algbw.value(),
                                 p->busbw.value(), p->checked ? fmt::to_string(p->wrong) : ""));
   }
   return lines;

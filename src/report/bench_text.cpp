@@ -27,10 +27,10 @@ std::string fit(double value, int width) {
 
 std::string_view combine_name(RankCombine c) {
   switch (c) {
-    case RankCombine::kRank0: return "rank 0's";
-    case RankCombine::kMean: return "the mean over ranks of";
-    case RankCombine::kMin: return "the minimum over ranks of";
-    case RankCombine::kMax: return "the maximum over ranks of";
+    case RankCombine::kRank0: return "rank 0's of";
+    case RankCombine::kMean: return "the mean of";
+    case RankCombine::kMin: return "the minimum of";
+    case RankCombine::kMax: return "the maximum of";
   }
   return "";
 }
@@ -48,8 +48,7 @@ class TextBenchReporter final : public BenchReporter {
     fmt::print(out_, "# iters: {} warmup: {} check: {} blocking: {} graph: {} group size: {} groups: {}\n", o.iters,
                o.warmup, o.check_iters, static_cast<int>(o.blocking), o.graph_launches, setup.group_size,
                setup.groups);
-    fmt::print(out_, "# timing: {}; time is the mean of {} per-iteration samples\n", setup.timing,
-               combine_name(o.combine));
+    fmt::print(out_, "# timing: {}; ranks' times combined by taking {} them\n", setup.timing, combine_name(o.combine));
     fmt::print(out_, "#\n# Using devices\n");
     for (const RankPlacement& p : c.ranks) {
       const int group = group_of(setup, p.rank);
@@ -72,12 +71,12 @@ class TextBenchReporter final : public BenchReporter {
     fmt::print(out_, "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.size.count(), r.count, name(r.type),
                r.op ? name(*r.op) : "none", r.root.value_or(-1));
     for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
-      fmt::print(out_, "  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", fit(p->time_us.mean, 7), p->algbw.value(),
+      fmt::print(out_, "  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", fit(p->time_us, 7), p->algbw.value(),
                  p->busbw.value(), p->checked ? fmt::to_string(p->wrong) : "N/A");
     }
     for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
-      fmt::print(out_, "  {:>7}  {:>7}  {:>5.1f}", fit(p->time_us.median, 7), fit(p->time_us.p99, 7),
-                 p->time_us.cv * 100.0);
+      fmt::print(out_, "  {:>7}  {:>7}  {:>5.1f}", fit(p->sample_stats.median, 7), fit(p->sample_stats.p99, 7),
+                 p->sample_stats.cv * 100.0);
     }
     fmt::print(out_, "\n");
     out_.flush();

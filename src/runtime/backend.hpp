@@ -81,6 +81,9 @@ class Communicator {
   [[nodiscard]] virtual Queue& queue() noexcept = 0;
   // Enqueues the collective on queue(); returns without waiting for it.
   virtual void start(const CollectiveCall& call) = 0;
+  // Whether the in-place form has a defined result (NCCL leaves in-place all-to-all and send/receive
+  // undefined: the data sent may already have been overwritten). Undefined forms are timed, not checked.
+  [[nodiscard]] virtual bool in_place_defined(Collective c) const noexcept = 0;
   // The ranks with the same color form a new communicator, ordered by key. Collective.
   [[nodiscard]] virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 };

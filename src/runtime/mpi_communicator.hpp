@@ -21,6 +21,8 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] int size() const noexcept override { return comm_.size(); }
   [[nodiscard]] Queue& queue() noexcept override { return queue_; }
   void start(const CollectiveCall& call) override;
+  // MPI_IN_PLACE and a staged send copy make every in-place form well defined.
+  [[nodiscard]] bool in_place_defined(Collective) const noexcept override { return true; }
   [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
