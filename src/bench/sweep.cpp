@@ -126,6 +126,7 @@ CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration
 std::vector<double> CollectiveSweep::time_iterations(const Case& c, bool in_place) {
   Queue& queue = group_->queue();
   const std::string what = fmt::format("{} of {}", name(c.collective), format_size(c.layout.size));
+  fill_inputs(c, in_place, 0);
   for (int i = 0; i < options_.warmup; ++i) group_->start(call(c, in_place, i));
   queue.wait(what + " (warmup)");
   world_.barrier();
@@ -194,25 +195,37 @@ std::vector<double> CollectiveSweep::combine_across_ranks(const std::vector<doub
   return combined;
 }
 
+PatternSpec CollectiveSweep::spec(const Case& c, int rep) const {
+  PatternSpec s{c.collective, c.op, c.type, group_->size(), group_->rank(), c.root, rep, c.layout.count};
+  s.rel_tolerance = pattern_tolerance(s);
+  return s;
+}
+
+void CollectiveSweep::fill_inputs(const Case& c, bool in_place, int rep) {
+  const CollectiveLayout& l = c.layout;
+  backend_.poison(*recv_, 0, Bytes(std::max(l.send_count, l.recv_count) * size_of(c.type)));
+  if (in_place) {
+    backend_.fill_pattern(*recv_, l.send_inplace_offset, l.send_count, spec(c, rep));
+  } else {
+    backend_.fill_pattern(*send_, 0, l.send_count, spec(c, rep));
+  }
+}
+
 std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
   const CollectiveLayout& l = c.layout;
   const std::uint64_t element = size_of(c.type);
   const CollectiveCall checked = call(c, in_place, 0);
-  const std::uint64_t send_offset = in_place ? l.send_inplace_offset : 0;
-  Buffer& send_buffer = in_place ? *recv_ : *send_;
   std::uint64_t wrong = 0;
   for (int rep = 1; rep <= options_.check_iters; ++rep) {
-    PatternSpec spec{c.collective, c.op, c.type, group_->size(), group_->rank(), c.root, rep, l.count};
-    spec.rel_tolerance = pattern_tolerance(spec);
-    backend_.poison(*recv_, 0, Bytes(std::max(l.send_count, l.recv_count) * element));
-    backend_.fill_pattern(send_buffer, send_offset, l.send_count, spec);
+    fill_inputs(c, in_place, rep);
     if (options_.corrupt_rank == world_.rank() && l.send_count > 0) {
-      backend_.store_element(send_buffer, send_offset, c.type, pattern_corruption(c.op));
+      backend_.store_element(in_place ? *recv_ : *send_, in_place ? l.send_inplace_offset : 0, c.type,
+                             pattern_corruption(c.op));
     }
     group_->start(checked);
     group_->queue().wait(fmt::format("checked {} of {}", name(c.collective), format_size(l.size)));
     wrong += backend_.count_wrong(*recv_, static_cast<std::uint64_t>(checked.recv - recv_->data()) / element,
-                                  l.recv_count, spec);
+                                  l.recv_count, spec(c, rep));
   }
   return world_.sum(wrong);
 }

@@ -37,6 +37,9 @@ class CollectiveSweep {
   [[nodiscard]] PlacementResult measure(const Case& c, bool in_place);
   [[nodiscard]] std::vector<double> time_iterations(const Case& c, bool in_place);
   [[nodiscard]] std::uint64_t count_wrong(const Case& c, bool in_place);
+  [[nodiscard]] PatternSpec spec(const Case& c, int rep) const;
+  // Poisons the receive buffer and writes this rank's input for check iteration `rep` (0 before timing).
+  void fill_inputs(const Case& c, bool in_place, int rep);
   [[nodiscard]] CollectiveCall call(const Case& c, bool in_place, int iteration) const;
   [[nodiscard]] std::vector<double> combine_across_ranks(const std::vector<double>& mine) const;
 

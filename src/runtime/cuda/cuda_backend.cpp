@@ -38,19 +38,19 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] std::string kind() const override { return "gpu"; }
 
+  // Collective buffers come from ncclMemAlloc, as nccl-tests allocates them: NCCL can then register
+  // them for its zero-copy paths, and measured bandwidths compare like for like.
   [[nodiscard]] std::unique_ptr<Buffer> allocate(Bytes size, const std::string& what) override {
     void* data = nullptr;
-    const cudaError_t rc = cudaMalloc(&data, std::max<std::uint64_t>(size.count(), 1));
-    if (rc == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // clear the sticky-free allocation error
+    const ncclResult_t rc = ncclMemAlloc(&data, std::max<std::uint64_t>(size.count(), 1));
+    if (rc != ncclSuccess) {
       std::size_t free_bytes = 0;
       std::size_t total_bytes = 0;
       CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      throw RuntimeFailure(fmt::format("cannot allocate {} of GPU memory for the {} on device {} ({}): {} of {} free",
-                                       format_size(size), what, device_, process_identity(),
+      throw RuntimeFailure(fmt::format("cannot allocate {} of GPU memory for the {} on device {} ({}): {} ({} of {} free)",
+                                       format_size(size), what, device_, process_identity(), nccl_error_text(rc),
                                        format_size(Bytes(free_bytes)), format_size(Bytes(total_bytes))));
     }
-    CUDA_CHECK(rc);
     return std::make_unique<DeviceBuffer>(static_cast<std::byte*>(data), size);
   }
 

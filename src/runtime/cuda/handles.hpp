@@ -41,10 +41,11 @@ class CudaEvent {
   cudaEvent_t event_ = nullptr;
 };
 
+// Device memory from ncclMemAlloc.
 class DeviceBuffer final : public Buffer {
  public:
   DeviceBuffer(std::byte* data, Bytes size) : Buffer(data, size) {}
-  ~DeviceBuffer() override { CUDA_CHECK_NOTHROW(cudaFree(data())); }
+  ~DeviceBuffer() override { NCCL_CHECK_NOTHROW(ncclMemFree(data())); }
 };
 
 // A captured and instantiated CUDA graph, replayed on the stream it was captured from.
