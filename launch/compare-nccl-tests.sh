@@ -48,7 +48,7 @@ if [ "$(id -u)" = 0 ]; then mpirun_args+=(--allow-run-as-root); fi
 # Slower paths get smaller sweeps so the whole comparison fits in minutes.
 transport_settings() {
   case "$1" in
-    nvlink) echo "|4G|20|5|2|4" ;;
+    nvlink) echo "|4G|20|5|2|6" ;;
     p2p-off) echo "NCCL_P2P_DISABLE=1|1G|20|5|1|1" ;;
     sockets) echo "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|256M|10|2|1|1" ;;
     *) echo "compare-nccl-tests.sh: unknown transport '$1'" >&2; exit 2 ;;
