@@ -6,9 +6,12 @@
 #
 # usage: launch/compare-nccl-tests.sh --commscale BIN --nccl-tests DIR --out DIR [--np N]
 #            [--transports "nvlink p2p-off sockets"] [--collectives "all_reduce ..."]
+#            [--sweep-min SIZE] [--reps N] [--small-reps N]
 #
 # Per transport: the largest size, the iterations, the repetitions of the full sweep, and of the
-# small-message sweep (8 B - 4 KiB, 100 iterations), which alternate tool by tool.
+# small-message sweep (8 B - 4 KiB, 100 iterations), which alternate tool by tool. --reps and
+# --small-reps override the repetitions; --sweep-min starts the full sweep higher (e.g. 64M, to
+# spend the time on repetitions of the sizes a bandwidth comparison needs).
 set -euo pipefail
 
 commscale=""
@@ -17,6 +20,9 @@ out=""
 np=2
 transports="nvlink p2p-off sockets"
 collectives="all_reduce all_gather reduce_scatter alltoall sendrecv"
+sweep_min=8
+reps_override=""
+small_reps_override=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,6 +32,9 @@ while [ $# -gt 0 ]; do
     --np) np="$2"; shift 2 ;;
     --transports) transports="$2"; shift 2 ;;
     --collectives) collectives="$2"; shift 2 ;;
+    --sweep-min) sweep_min="$2"; shift 2 ;;
+    --reps) reps_override="$2"; shift 2 ;;
+    --small-reps) small_reps_override="$2"; shift 2 ;;
     *) echo "compare-nccl-tests.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -77,11 +86,13 @@ run() {
 for transport in $transports; do
   settings=$(transport_settings "$transport")
   IFS='|' read -r env_text max iters warmup reps small_reps <<< "$settings"
+  reps=${reps_override:-$reps}
+  small_reps=${small_reps_override:-$small_reps}
   for c in $collectives; do
     for rep in $(seq 1 "$reps"); do
-      run "cs-$transport-$c-$rep" "$env_text" -- "$commscale" bench "$c" -b 8 -e "$max" -f 2 -n "$iters" \
+      run "cs-$transport-$c-$rep" "$env_text" -- "$commscale" bench "$c" -b "$sweep_min" -e "$max" -f 2 -n "$iters" \
         -w "$warmup" -J "$out/cs-$transport-$c-$rep.json"
-      run "nt-$transport-$c-$rep" "$env_text" -- "$nccl_tests/${c}_perf" -b 8 -e "$max" -f 2 -n "$iters" -w "$warmup"
+      run "nt-$transport-$c-$rep" "$env_text" -- "$nccl_tests/${c}_perf" -b "$sweep_min" -e "$max" -f 2 -n "$iters" -w "$warmup"
     done
   done
   # Small messages: many short alternating runs, so a difference of a microsecond is not noise.
