@@ -63,7 +63,7 @@ TEST_F(Gpu, EveryCollectiveTypeOperatorAndRootIsCorrectOverNccl) {
     const std::string what = fmt::format("{} {} {} root {} size {}", name(row.collective), name(row.type),
                                          row.op ? name(*row.op) : "", row.root.value_or(-1), row.size.count());
     // NCCL 2.28.3 gets 4 elements of a one-rank fp64 average reduce-scatter of 8194 elements wrong,
-    // and nccl-tests reports the same 4 (results/h200x2-2026-12-01/nccl-issues.md): the check is
+    // and nccl-tests reports the same 4 (results/h200x2-2026-12-01/README.md, "Checks"): the check is
     // right and NCCL is not; do not fail commscale's tests for it.
     if (MpiComm::world().size() == 1 && row.collective == Collective::kReduceScatter &&
         row.type == DataType::kFloat64 && row.op == ReduceOp::kAvg) {
