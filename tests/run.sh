@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs missing packages, builds commscale and its tests, and runs every test (unit, MPI under
+# mpirun with 1-4 ranks, end-to-end CLI, and GPU tests, which skip where no GPU is visible).
+#
+# Environment: COMMSCALE_BUILD_DIR (default build-tests/).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir="${COMMSCALE_BUILD_DIR:-$root/build-tests}"
+
+"$root/launch/install-deps.sh" test
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build_dir"
+cd "$build_dir"
+ctest --output-on-failure
