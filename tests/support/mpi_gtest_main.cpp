@@ -1,5 +1,5 @@
-// GoogleTest under mpirun: every rank runs every test; only rank 0 prints. A failure on any rank
-// makes that rank exit non-zero, so mpirun (and ctest) fail.
+// GoogleTest under mpirun, for the MPI and GPU test binaries: every rank runs every test; only rank 0
+// prints. A failure on any rank makes every rank exit non-zero, so mpirun (and ctest) fail.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
