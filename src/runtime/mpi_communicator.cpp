@@ -28,80 +28,100 @@ std::function<void()> MpiCommunicator::average_step(const CollectiveCall& call, 
   };
 }
 
-void MpiCommunicator::start(const CollectiveCall& call) {
-  const std::uint64_t chunk = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
-                                      call.collective == Collective::kReduceScatter
-                                  ? call.count * static_cast<std::uint64_t>(size())
-                                  : call.count;
-  if (chunk > static_cast<std::uint64_t>(INT_MAX)) {
-    throw InputError("-e/--maxbytes", fmt::format("{} elements per MPI call is more than MPI's int count", chunk),
-                     "a smaller size or a wider type on the CPU backend");
-  }
-  const int count = static_cast<int>(call.count);
-  const MPI_Datatype dt = types_->datatype(call.type);
-  const MPI_Op op = types_->op(call.type, call.op);
-  const std::size_t bytes = call.count * size_of(call.type);
-  const int me = rank();
-  const int n = size();
-  MPI_Comm comm = comm_.get();
-  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
-  std::function<void()> then;
-  const std::string what =
-      fmt::format("{} of {} {} elements on a group of {} ranks", name(call.collective), call.count, name(call.type), n);
+// The MPI form of one call: its count and datatype, and where the in-place forms put their data.
+struct MpiCommunicator::Call {
+  const CollectiveCall& c;
+  int count;
+  MPI_Datatype type;
+  MPI_Op op;
+  std::size_t bytes;  // of one rank's chunk
+  int rank;
+  int size;
+  MPI_Comm comm;
+};
 
-  switch (call.collective) {
-    case Collective::kAllReduce: {
-      const void* send = call.send == call.recv ? MPI_IN_PLACE : call.send;
-      MPI_CHECK(MPI_Iallreduce(send, call.recv, count, dt, op, comm, &requests[0]));
-      then = average_step(call, call.recv, call.count);
+MpiCommunicator::Started MpiCommunicator::start_reduction(const Call& m) const {
+  const CollectiveCall& c = m.c;
+  Started s;
+  switch (c.collective) {
+    case Collective::kAllReduce:
+      MPI_CHECK(MPI_Iallreduce(c.send == c.recv ? MPI_IN_PLACE : c.send, c.recv, m.count, m.type, m.op, m.comm,
+                               &s.requests[0]));
+      s.then = average_step(c, c.recv, c.count);
+      break;
+    case Collective::kReduce: {
+      const void* send = c.send == c.recv && m.rank == c.root ? MPI_IN_PLACE : c.send;
+      MPI_CHECK(MPI_Ireduce(send, c.recv, m.count, m.type, m.op, c.root, m.comm, &s.requests[0]));
+      if (m.rank == c.root) s.then = average_step(c, c.recv, c.count);
       break;
     }
-    case Collective::kAllGather: {
-      const bool in_place = call.send == call.recv + static_cast<std::size_t>(me) * bytes;
-      MPI_CHECK(in_place ? MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, call.recv, count, dt, comm, &requests[0])
-                         : MPI_Iallgather(call.send, count, dt, call.recv, count, dt, comm, &requests[0]));
-      break;
-    }
-    case Collective::kReduceScatter: {
-      // MPI leaves an in-place result at the start of the buffer; NCCL at this rank's chunk.
-      std::byte* full = const_cast<std::byte*>(call.send);
-      const bool in_place = call.recv == full + static_cast<std::size_t>(me) * bytes;
-      MPI_CHECK(in_place ? MPI_Ireduce_scatter_block(MPI_IN_PLACE, full, count, dt, op, comm, &requests[0])
-                         : MPI_Ireduce_scatter_block(call.send, call.recv, count, dt, op, comm, &requests[0]));
-      std::function<void()> average = average_step(call, call.recv, call.count);
-      then = [in_place, full, recv = call.recv, bytes, average] {
+    default: {  // reduce-scatter: MPI leaves an in-place result at the start of the buffer, NCCL at this rank's chunk
+      std::byte* full = const_cast<std::byte*>(c.send);
+      const bool in_place = c.recv == full + static_cast<std::size_t>(m.rank) * m.bytes;
+      MPI_CHECK(in_place ? MPI_Ireduce_scatter_block(MPI_IN_PLACE, full, m.count, m.type, m.op, m.comm, &s.requests[0])
+                         : MPI_Ireduce_scatter_block(c.send, c.recv, m.count, m.type, m.op, m.comm, &s.requests[0]));
+      s.then = [in_place, full, recv = c.recv, bytes = m.bytes, average = average_step(c, c.recv, c.count)] {
         if (in_place && bytes > 0) std::memmove(recv, full, bytes);
         if (average) average();
       };
+    }
+  }
+  return s;
+}
+
+MpiCommunicator::Started MpiCommunicator::start_movement(const Call& m) const {
+  const CollectiveCall& c = m.c;
+  Started s;
+  switch (c.collective) {
+    case Collective::kAllGather: {
+      const bool in_place = c.send == c.recv + static_cast<std::size_t>(m.rank) * m.bytes;
+      MPI_CHECK(
+          in_place ? MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c.recv, m.count, m.type, m.comm, &s.requests[0])
+                   : MPI_Iallgather(c.send, m.count, m.type, c.recv, m.count, m.type, m.comm, &s.requests[0]));
       break;
     }
     case Collective::kBroadcast:
-      if (me == call.root && call.send != call.recv && bytes > 0) std::memcpy(call.recv, call.send, bytes);
-      MPI_CHECK(MPI_Ibcast(call.recv, count, dt, call.root, comm, &requests[0]));
+      if (m.rank == c.root && c.send != c.recv && m.bytes > 0) std::memcpy(c.recv, c.send, m.bytes);
+      MPI_CHECK(MPI_Ibcast(c.recv, m.count, m.type, c.root, m.comm, &s.requests[0]));
       break;
-    case Collective::kReduce: {
-      const void* send = call.send == call.recv && me == call.root ? MPI_IN_PLACE : call.send;
-      MPI_CHECK(MPI_Ireduce(send, call.recv, count, dt, op, call.root, comm, &requests[0]));
-      if (me == call.root) then = average_step(call, call.recv, call.count);
-      break;
-    }
     case Collective::kAllToAll:
-      MPI_CHECK(call.send == call.recv
-                    ? MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, call.recv, count, dt, comm, &requests[0])
-                    : MPI_Ialltoall(call.send, count, dt, call.recv, count, dt, comm, &requests[0]));
+      MPI_CHECK(c.send == c.recv
+                    ? MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c.recv, m.count, m.type, m.comm, &s.requests[0])
+                    : MPI_Ialltoall(c.send, m.count, m.type, c.recv, m.count, m.type, m.comm, &s.requests[0]));
       break;
-    case Collective::kSendRecv: {
-      // MPI may not read and write one buffer at once: in place, send a copy that lives until completion.
+    default: {  // sendrecv. MPI may not read and write one buffer at once: in place, send a copy kept until done
       std::shared_ptr<std::vector<std::byte>> copy;
-      if (call.send == call.recv) copy = std::make_shared<std::vector<std::byte>>(call.send, call.send + bytes);
-      requests.resize(2, MPI_REQUEST_NULL);
-      MPI_CHECK(MPI_Irecv(call.recv, count, dt, (me + n - 1) % n, 0, comm, &requests[0]));
-      MPI_CHECK(MPI_Isend(copy ? copy->data() : call.send, count, dt, (me + 1) % n, 0, comm, &requests[1]));
-      then = [copy] {};
-      break;
+      if (c.send == c.recv) copy = std::make_shared<std::vector<std::byte>>(c.send, c.send + m.bytes);
+      s.requests.resize(2, MPI_REQUEST_NULL);
+      MPI_CHECK(MPI_Irecv(c.recv, m.count, m.type, (m.rank + m.size - 1) % m.size, 0, m.comm, &s.requests[0]));
+      MPI_CHECK(
+          MPI_Isend(copy ? copy->data() : c.send, m.count, m.type, (m.rank + 1) % m.size, 0, m.comm, &s.requests[1]));
+      s.then = [copy] {};
     }
   }
-  queue_.push(what, std::move(requests), std::move(then));
+  return s;
+}
+
+void MpiCommunicator::start(const CollectiveCall& call) {
+  const bool whole_group = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
+                           call.collective == Collective::kReduceScatter;
+  const std::uint64_t elements = call.count * (whole_group ? static_cast<std::uint64_t>(size()) : 1);
+  if (elements > static_cast<std::uint64_t>(INT_MAX)) {
+    throw InputError("-e/--maxbytes", fmt::format("{} elements per MPI call is more than MPI's int count", elements),
+                     "a smaller size or a wider type on the CPU backend");
+  }
+  const Call m{call,
+               static_cast<int>(call.count),
+               types_->datatype(call.type),
+               types_->op(call.type, call.op),
+               call.count * size_of(call.type),
+               rank(),
+               size(),
+               comm_.get()};
+  Started s = takes_reduce_op(call.collective) ? start_reduction(m) : start_movement(m);
+  queue_.push(fmt::format("{} of {} {} elements on a group of {} ranks", name(call.collective), call.count,
+                          name(call.type), size()),
+              std::move(s.requests), std::move(s.then));
 }
 
 }  // namespace commscale

@@ -26,6 +26,15 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
+  struct Call;
+  // The requests of a started call, and what to run once they complete.
+  struct Started {
+    std::vector<MPI_Request> requests = std::vector<MPI_Request>(1, MPI_REQUEST_NULL);
+    std::function<void()> then;
+  };
+  [[nodiscard]] Started start_reduction(const Call& call) const;  // all_reduce, reduce, reduce_scatter
+  [[nodiscard]] Started start_movement(const Call& call) const;   // all_gather, broadcast, alltoall, sendrecv
+
   // Runs after the requests complete: the division of an average over `count` elements at `data`.
   std::function<void()> average_step(const CollectiveCall& call, std::byte* data, std::uint64_t count) const;
 
