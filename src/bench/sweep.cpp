@@ -31,10 +31,14 @@ std::uint64_t largest_size(const BenchOptions& o, int group_size) {
 
 double combine(const std::vector<double>& values, RankCombine how) {
   switch (how) {
-    case RankCombine::kRank0: return values.front();
-    case RankCombine::kMean: return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-    case RankCombine::kMin: return *std::min_element(values.begin(), values.end());
-    case RankCombine::kMax: return *std::max_element(values.begin(), values.end());
+    case RankCombine::kRank0:
+      return values.front();
+    case RankCombine::kMean:
+      return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+    case RankCombine::kMin:
+      return *std::min_element(values.begin(), values.end());
+    case RankCombine::kMax:
+      return *std::max_element(values.begin(), values.end());
   }
   return values.front();
 }
@@ -49,7 +53,8 @@ std::vector<std::vector<int>> split_groups(const Split& split, int world_size) {
   }
   const int size = split.group_size;
   if (size < 1 || world_size % size != 0) {
-    throw InputError("--split", fmt::format("groups of {} ranks do not divide the {} ranks of the job", size, world_size),
+    throw InputError("--split",
+                     fmt::format("groups of {} ranks do not divide the {} ranks of the job", size, world_size),
                      "a group size that divides the number of ranks");
   }
   const int count = world_size / size;
@@ -111,7 +116,8 @@ CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration
   const std::uint64_t element = size_of(c.type);
   // Like nccl-tests, each iteration moves to a new offset in the buffers so small sizes are not
   // served from the previous iteration's cache lines; the checked run uses offset 0.
-  const std::uint64_t steps = l.size.count() > 0 ? std::max<std::uint64_t>(1, send_->size().count() / l.size.count()) : 1;
+  const std::uint64_t steps =
+      l.size.count() > 0 ? std::max<std::uint64_t>(1, send_->size().count() / l.size.count()) : 1;
   const std::uint64_t shift = l.size.count() * (static_cast<std::uint64_t>(iteration) % steps);
   CollectiveCall call{c.collective, send_->data() + shift, recv_->data() + shift, l.count, c.type, c.op, c.root};
   if (in_place) {
@@ -124,62 +130,79 @@ CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration
 // This rank's times for one placement: the loop time per iteration first, then one sample per
 // iteration (or per graph replay).
 std::vector<double> CollectiveSweep::time_iterations(const Case& c, bool in_place) {
-  Queue& queue = group_->queue();
   const std::string what = fmt::format("{} of {}", name(c.collective), format_size(c.layout.size));
   fill_inputs(c, in_place, 0);
   for (int i = 0; i < options_.warmup; ++i) group_->start(call(c, in_place, i));
-  queue.wait(what + " (warmup)");
+  group_->queue().wait(what + " (warmup)");
   world_.barrier();
 
-  const int iters = options_.iters;
-  std::vector<double> times(1, 0.0);
-  if (options_.graph_launches > 0) {
-    queue.begin_capture();
-    for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
-    const std::unique_ptr<Graph> graph = queue.end_capture();
-    graph->launch();  // the first replay uploads the graph: keep it out of the samples
-    queue.wait(what);
-    queue.reserve_marks(2 * options_.graph_launches);
-    for (int g = 0; g < options_.graph_launches; ++g) {
-      queue.mark(2 * g);
-      graph->launch();
-      queue.mark(2 * g + 1);
-    }
-    queue.wait(what);
-    for (int g = 0; g < options_.graph_launches; ++g) times.push_back(to_us(queue.elapsed(2 * g, 2 * g + 1)) / iters);
-  } else if (options_.blocking != Blocking::kNone) {
-    // A pair of marks around each iteration keeps the wait (and barrier) between them out of the sample.
-    queue.reserve_marks(2 * iters);
-    for (int i = 0; i < iters; ++i) {
-      queue.mark(2 * i);
-      group_->start(call(c, in_place, i));
-      queue.mark(2 * i + 1);
-      queue.wait(what);
-      if (options_.blocking == Blocking::kWaitAndBarrier) world_.barrier();
-    }
-    for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(2 * i, 2 * i + 1)));
-  } else {
-    // Back to back, the loop is timed as a whole first, as nccl-tests times it: a mark between
-    // iterations costs the host time to record it, which shows when launches, not the GPU, set the
-    // pace (small sizes). A second loop with a mark between iterations gives the per-iteration samples.
-    queue.reserve_marks(iters + 1);
-    queue.mark(0);
-    for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
-    queue.mark(1);
-    queue.wait(what);
-    times[0] = to_us(queue.elapsed(0, 1)) / iters;
-    world_.barrier();
-    queue.mark(0);
-    for (int i = 0; i < iters; ++i) {
-      group_->start(call(c, in_place, i));
-      queue.mark(i + 1);
-    }
-    queue.wait(what);
-    for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(i, i + 1)));
-  }
-  if (times[0] == 0.0) {  // blocking and graph modes: the loop time is the mean sample
+  std::vector<double> times = options_.graph_launches > 0            ? time_graph_replays(c, in_place, what)
+                              : options_.blocking != Blocking::kNone ? time_one_by_one(c, in_place, what)
+                                                                     : time_back_to_back(c, in_place, what);
+  if (times[0] == 0.0) {  // graph and blocking modes: the loop time is the mean sample
     times[0] = std::accumulate(times.begin() + 1, times.end(), 0.0) / static_cast<double>(times.size() - 1);
   }
+  return times;
+}
+
+// The loop is timed as a whole first, as nccl-tests times it: a mark between iterations costs the
+// host the time to record it, which shows when launches, not the GPU, set the pace (small sizes). A
+// second loop with a mark between iterations gives the per-iteration samples.
+std::vector<double> CollectiveSweep::time_back_to_back(const Case& c, bool in_place, const std::string& what) {
+  Queue& queue = group_->queue();
+  const int iters = options_.iters;
+  queue.reserve_marks(iters + 1);
+  queue.mark(0);
+  for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
+  queue.mark(1);
+  queue.wait(what);
+  std::vector<double> times = {to_us(queue.elapsed(0, 1)) / iters};
+  world_.barrier();
+  queue.mark(0);
+  for (int i = 0; i < iters; ++i) {
+    group_->start(call(c, in_place, i));
+    queue.mark(i + 1);
+  }
+  queue.wait(what);
+  for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(i, i + 1)));
+  return times;
+}
+
+// A pair of marks around each iteration keeps the wait (and barrier) between them out of the sample.
+std::vector<double> CollectiveSweep::time_one_by_one(const Case& c, bool in_place, const std::string& what) {
+  Queue& queue = group_->queue();
+  const int iters = options_.iters;
+  queue.reserve_marks(2 * iters);
+  for (int i = 0; i < iters; ++i) {
+    queue.mark(2 * i);
+    group_->start(call(c, in_place, i));
+    queue.mark(2 * i + 1);
+    queue.wait(what);
+    if (options_.blocking == Blocking::kWaitAndBarrier) world_.barrier();
+  }
+  std::vector<double> times = {0.0};
+  for (int i = 0; i < iters; ++i) times.push_back(to_us(queue.elapsed(2 * i, 2 * i + 1)));
+  return times;
+}
+
+std::vector<double> CollectiveSweep::time_graph_replays(const Case& c, bool in_place, const std::string& what) {
+  Queue& queue = group_->queue();
+  const int iters = options_.iters;
+  const int replays = options_.graph_launches;
+  queue.begin_capture();
+  for (int i = 0; i < iters; ++i) group_->start(call(c, in_place, i));
+  const std::unique_ptr<Graph> graph = queue.end_capture();
+  graph->launch();  // the first replay uploads the graph: keep it out of the samples
+  queue.wait(what);
+  queue.reserve_marks(2 * replays);
+  for (int g = 0; g < replays; ++g) {
+    queue.mark(2 * g);
+    graph->launch();
+    queue.mark(2 * g + 1);
+  }
+  queue.wait(what);
+  std::vector<double> times = {0.0};
+  for (int g = 0; g < replays; ++g) times.push_back(to_us(queue.elapsed(2 * g, 2 * g + 1)) / iters);
   return times;
 }
 
@@ -268,12 +291,15 @@ BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
   std::iota(all_roots.begin(), all_roots.end(), 0);
   for (Collective collective : options_.collectives) {
     const std::vector<ReduceOp> ops = takes_reduce_op(collective) ? options_.ops : std::vector{ReduceOp::kSum};
-    const std::vector<int>& roots = !takes_root(collective) ? std::vector{0} : options_.all_roots ? all_roots : options_.roots;
+    const std::vector<int>& roots = !takes_root(collective) ? std::vector{0}
+                                    : options_.all_roots    ? all_roots
+                                                            : options_.roots;
     for (DataType type : options_.types) {
       for (ReduceOp op : ops) {
         for (int root : roots) {
           for (Bytes size : options_.sizes) {
-            const Case c{collective, type, op, root, collective_layout(collective, size, type, group_size, group_->rank())};
+            const Case c{collective, type, op, root,
+                         collective_layout(collective, size, type, group_size, group_->rank())};
             const BenchRow row = measure_row(c);
             summary.wrong += row.out_of_place.wrong + row.in_place.wrong;
             busbw_total += row.out_of_place.busbw.value() + row.in_place.busbw.value();

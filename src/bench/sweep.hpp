@@ -36,6 +36,9 @@ class CollectiveSweep {
   [[nodiscard]] BenchRow measure_row(const Case& c);
   [[nodiscard]] PlacementResult measure(const Case& c, bool in_place);
   [[nodiscard]] std::vector<double> time_iterations(const Case& c, bool in_place);
+  [[nodiscard]] std::vector<double> time_back_to_back(const Case& c, bool in_place, const std::string& what);
+  [[nodiscard]] std::vector<double> time_one_by_one(const Case& c, bool in_place, const std::string& what);
+  [[nodiscard]] std::vector<double> time_graph_replays(const Case& c, bool in_place, const std::string& what);
   [[nodiscard]] std::uint64_t count_wrong(const Case& c, bool in_place);
   [[nodiscard]] PatternSpec spec(const Case& c, int rep) const;
   // Poisons the receive buffer and writes this rank's input for check iteration `rep` (0 before timing).
