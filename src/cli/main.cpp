@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   CommandAction action;
   const std::string command_line = join_command_line(argc, argv);
   add_bench_command(app, &action, command_line);
+  add_hw_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);
@@ -44,5 +45,14 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     return usage_error(e.what());
   }
-  return action();
+  // Commands that start MPI report their own errors (run_on_all_ranks); pure ones land here.
+  try {
+    return action();
+  } catch (const Error& e) {
+    std::cerr << "commscale: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "commscale: unexpected error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kRuntime);
+  }
 }

@@ -1,0 +1,100 @@
+#include "hw/catalog.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "hw/json_reader.hpp"
+
+namespace commscale::hw {
+namespace {
+
+std::vector<std::string> stems(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+  }
+  if (ec) throw InputError(dir.string(), fmt::format("cannot be listed ({})", ec.message()), "a topologies directory");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_catalog_name(const std::string& found, const std::filesystem::path& file) {
+  if (found != file.stem().string()) {
+    throw InputError(fmt::format("{}: name", file.string()), fmt::format("is \"{}\"", found),
+                     fmt::format("\"{}\", the file's name in the catalog", file.stem().string()));
+  }
+}
+
+}  // namespace
+
+bool looks_like_path(std::string_view name_or_path) noexcept {
+  return name_or_path.find('/') != std::string_view::npos ||
+         (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+}
+
+Catalog::Catalog(std::filesystem::path root, ReferenceData reference)
+    : root_(std::move(root)), reference_(std::move(reference)) {}
+
+Catalog Catalog::open(const std::filesystem::path& root) { return Catalog(root, load_reference_data(root)); }
+
+std::vector<std::string> Catalog::gpu_names() const { return stems(root_ / "gpus"); }
+std::vector<std::string> Catalog::cluster_names() const { return stems(root_ / "clusters"); }
+
+std::filesystem::path Catalog::catalog_file(std::string_view dir, std::string_view name) const {
+  return root_ / dir / (std::string(name) + ".json");
+}
+
+GpuSpec Catalog::gpu(std::string_view name_or_path, const std::string& where) const {
+  if (looks_like_path(name_or_path)) return load_gpu_file(std::filesystem::path(name_or_path), reference_);
+  const std::filesystem::path file = catalog_file("gpus", name_or_path);
+  if (!std::filesystem::exists(file)) {
+    throw InputError(where, fmt::format("\"{}\" is not in the GPU catalog {}", name_or_path, (root_ / "gpus").string()),
+                     "a name from `commscale hw list` or a path to a GPU file");
+  }
+  GpuSpec gpu = load_gpu_file(file, reference_);
+  check_catalog_name(gpu.name, file);
+  return gpu;
+}
+
+ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file) const {
+  const std::filesystem::path dir = file.parent_path();
+  // A cluster names its GPU from the catalog, or by a path relative to the cluster file.
+  const GpuResolver resolve = [this, dir](const std::string& ref, const std::string& where) {
+    return looks_like_path(ref) ? gpu((dir / ref).string(), where) : gpu(ref, where);
+  };
+  return load_cluster_file(file, reference_, resolve);
+}
+
+ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& where) const {
+  if (looks_like_path(name_or_path)) return cluster_from_file(std::filesystem::path(name_or_path));
+  const std::filesystem::path file = catalog_file("clusters", name_or_path);
+  if (!std::filesystem::exists(file)) {
+    throw InputError(where, fmt::format("\"{}\" is not a cluster in {}", name_or_path, (root_ / "clusters").string()),
+                     "a name from `commscale hw list` or a path to a cluster file");
+  }
+  ClusterSpec cluster = cluster_from_file(file);
+  check_catalog_name(cluster.name, file);
+  return cluster;
+}
+
+std::variant<GpuSpec, ClusterSpec> Catalog::any(std::string_view name_or_path, const std::string& where) const {
+  if (looks_like_path(name_or_path)) {
+    const std::filesystem::path file(name_or_path);
+    const nlohmann::json json = read_json_file(file);
+    const std::string kind =
+        json.is_object() && json.contains("kind") && json["kind"].is_string() ? json["kind"].get<std::string>() : "";
+    if (kind == "gpu") return gpu(name_or_path, where);
+    if (kind == "cluster") return cluster(name_or_path, where);
+    throw InputError(fmt::format("{}: kind", file.string()),
+                     kind.empty() ? "is missing" : fmt::format("is \"{}\"", kind), "\"gpu\" or \"cluster\"");
+  }
+  if (std::filesystem::exists(catalog_file("gpus", name_or_path))) return gpu(name_or_path, where);
+  if (std::filesystem::exists(catalog_file("clusters", name_or_path))) return cluster(name_or_path, where);
+  throw InputError(where, fmt::format("\"{}\" is neither a GPU nor a cluster in {}", name_or_path, root_.string()),
+                   "a name from `commscale hw list` or a path to a topology file");
+}
+
+}  // namespace commscale::hw

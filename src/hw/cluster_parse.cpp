@@ -1,0 +1,133 @@
+// Parsing cluster files: the top level, the node's devices, the transports, the network and the
+// measurements. Links are parsed in cluster_links.cpp and the whole is checked in cluster_validate.cpp.
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/size.hpp"
+#include "hw/cluster_links.hpp"
+#include "hw/cluster_spec.hpp"
+#include "hw/figure_io.hpp"
+
+namespace commscale::hw {
+namespace {
+
+std::array<int, kDeviceKindCount> parse_devices(JsonObject& node) {
+  JsonObject devices = node.object("devices");
+  std::array<int, kDeviceKindCount> count{};
+  for (std::size_t k = 0; k < kDeviceKindCount; ++k) {
+    const auto kind = static_cast<DeviceKind>(k);
+    if (kind == DeviceKind::kNetSwitch) continue;  // the link graph adds the network's switch
+    const bool required = kind == DeviceKind::kGpu || kind == DeviceKind::kCpu;
+    if (!required && !devices.has(name(kind))) continue;
+    count[k] = devices.integer(name(kind), required ? 1 : 0, 4096);
+  }
+  devices.finish();
+  return count;
+}
+
+NodeSpec parse_node(JsonObject& top, const ReferenceData& ref, const GpuSpec& gpu) {
+  JsonObject node = top.object("node");
+  NodeSpec spec;
+  spec.device_count = parse_devices(node);
+  if (node.has("nvswitch_chips")) {
+    spec.nvswitch_chips = read_integer_figure(node, "nvswitch_chips", ref.citations, Nullable::kNo, 1, 64);
+  }
+  spec.links = parse_links(node, spec, ref, gpu);
+  node.finish();
+  return spec;
+}
+
+Transports parse_transports(JsonObject& top) {
+  Transports t;
+  if (!top.has("transports")) return t;
+  JsonObject o = top.object("transports");
+  if (o.has("p2p")) t.p2p = o.boolean("p2p");
+  if (o.has("shm")) t.shm = o.boolean("shm");
+  if (o.has("pcie_p2p")) t.pcie_p2p = o.boolean("pcie_p2p");
+  o.finish();
+  return t;
+}
+
+std::optional<NetworkSpec> parse_network(JsonObject& top, const ReferenceData& ref) {
+  if (!top.has("network")) return std::nullopt;
+  JsonObject o = top.object("network");
+  NetworkSpec n;
+  n.technology = o.string("technology");
+  n.nic_rate_Gbps = read_number_figure(o, "nic_rate_Gbps", ref.citations, Nullable::kNo, 1e-9);
+  const std::string topology = o.string("topology");
+  if (topology != "nonblocking") {
+    throw InputError(o.where("topology"), fmt::format("\"{}\" is not supported", topology),
+                     "\"nonblocking\": one switch with full bisection between all NICs");
+  }
+  n.latency = ref.default_latency[static_cast<std::size_t>(LinkType::kNetwork)];
+  if (o.has("latency_us")) {
+    n.latency_given = from_us(read_number_figure(o, "latency_us", ref.citations, Nullable::kNo));
+    n.latency = *n.latency_given;
+  }
+  o.finish();
+  return n;
+}
+
+Measurement parse_measurement(JsonObject& o) {
+  Measurement m;
+  m.collective = parse_collective(o.string("collective"), o.where("collective"));
+  m.size = o.string("size");
+  (void)parse_size(m.size, o.where("size"));
+  m.busbw_GBps = o.number("busbw_GBps");
+  m.algbw_GBps = o.number("algbw_GBps");
+  if (const nlohmann::json* t = o.optional("time_1KiB_us")) m.time_1KiB_us = expect_number(*t, o.where("time_1KiB_us"));
+  if (const nlohmann::json* env = o.optional("env")) m.env = expect_string(*env, o.where("env"));
+  m.source = o.string("source");
+  if (m.source.empty())
+    throw InputError(o.where("source"), "is empty", "the machine, date and tool of the measurement");
+  o.finish();
+  return m;
+}
+
+Provenance parse_layout(JsonObject& top, const ReferenceData& ref) {
+  JsonObject o = top.object("layout");
+  Provenance p = read_provenance(o, ref.citations);
+  o.finish();
+  return p;
+}
+
+}  // namespace
+
+bool ClusterSpec::pcie_p2p_allowed() const noexcept {
+  return transports.pcie_p2p.value_or(gpu.p2p_over_pcie.value.value_or(false));
+}
+
+ClusterSpec parse_cluster(const nlohmann::json& json, const std::string& file, const ReferenceData& ref,
+                          const GpuResolver& resolve_gpu) {
+  JsonObject top(json, file, "");
+  read_file_header(top, "cluster");
+  ClusterSpec c;
+  c.file = file;
+  c.name = top.string("name");
+  if (c.name.empty()) throw InputError(top.where("name"), "is empty", "the cluster's name, e.g. hgx-a100");
+  c.description = top.string("description");
+  c.gpu_ref = top.string("gpu");
+  c.gpu = resolve_gpu(c.gpu_ref, top.where("gpu"));
+  c.layout = parse_layout(top, ref);
+  c.node = parse_node(top, ref, c.gpu);
+  c.transports = parse_transports(top);
+  c.network = parse_network(top, ref);
+  if (top.has("system_price_USD")) {
+    c.system_price_USD = read_number_figure(top, "system_price_USD", ref.citations, Nullable::kYes);
+  }
+  if (top.has("measurements")) {
+    for (JsonObject& m : top.objects("measurements")) c.measurements.push_back(parse_measurement(m));
+  }
+  if (top.has("notes")) c.notes = top.strings("notes");
+  top.finish();
+  validate_cluster(c);
+  return c;
+}
+
+ClusterSpec load_cluster_file(const std::filesystem::path& file, const ReferenceData& ref,
+                              const GpuResolver& resolve_gpu) {
+  return parse_cluster(read_json_file(file), file.string(), ref, resolve_gpu);
+}
+
+}  // namespace commscale::hw

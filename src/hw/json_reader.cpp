@@ -1,0 +1,137 @@
+#include "hw/json_reader.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale::hw {
+namespace {
+
+std::string type_name(const nlohmann::json& value) { return value.is_null() ? "null" : value.type_name(); }
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string(), "cannot be read", "a readable JSON file");
+  std::stringstream text;
+  text << in.rdbuf();
+  // JSON lets a key appear twice in an object and nlohmann keeps the last; in a topology file that is
+  // a mistake (two "links" arrays), so reject it.
+  std::vector<std::set<std::string>> open_objects;
+  const auto no_duplicate_keys = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open_objects.emplace_back();
+    if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Event::key && !open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second) {
+      throw InputError(file.string(), fmt::format("has the key \"{}\" twice in one object", parsed.get<std::string>()),
+                       "each key once");
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.str(), no_duplicate_keys);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(file.string(), fmt::format("is not valid JSON ({})", e.what()), "a JSON object");
+  }
+}
+
+JsonObject::JsonObject(const nlohmann::json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {
+  if (!value.is_object()) throw InputError(where(), fmt::format("is a {}", type_name(value)), "a JSON object");
+}
+
+std::string JsonObject::path_of(std::string_view key) const {
+  if (path_.empty()) return std::string(key);
+  if (key.empty()) return path_;
+  return fmt::format("{}.{}", path_, key);
+}
+
+std::string JsonObject::where(std::string_view key) const {
+  const std::string path = path_of(key);
+  return path.empty() ? file_ : fmt::format("{}: {}", file_, path);
+}
+
+std::string JsonObject::where() const { return where(""); }
+
+bool JsonObject::has(std::string_view key) const { return value_->contains(std::string(key)); }
+
+const nlohmann::json& JsonObject::required(std::string_view key) {
+  const auto it = value_->find(std::string(key));
+  if (it == value_->end())
+    throw InputError(where(key), "is missing", "this required key; topologies/README.md lists them");
+  read_.emplace(key);
+  return *it;
+}
+
+const nlohmann::json* JsonObject::optional(std::string_view key) {
+  const auto it = value_->find(std::string(key));
+  if (it == value_->end()) return nullptr;
+  read_.emplace(key);
+  return &*it;
+}
+
+std::string JsonObject::string(std::string_view key) { return expect_string(required(key), where(key)); }
+double JsonObject::number(std::string_view key) { return expect_number(required(key), where(key)); }
+int JsonObject::integer(std::string_view key, int min, int max) {
+  return expect_integer(required(key), where(key), min, max);
+}
+bool JsonObject::boolean(std::string_view key) { return expect_boolean(required(key), where(key)); }
+
+JsonObject JsonObject::object(std::string_view key) { return JsonObject(required(key), file_, path_of(key)); }
+
+std::vector<std::string> JsonObject::strings(std::string_view key) {
+  const nlohmann::json& array = required(key);
+  if (!array.is_array()) throw InputError(where(key), fmt::format("is a {}", type_name(array)), "an array of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    out.push_back(expect_string(array[i], fmt::format("{}[{}]", where(key), i)));
+  }
+  return out;
+}
+
+std::vector<JsonObject> JsonObject::objects(std::string_view key) {
+  const nlohmann::json& array = required(key);
+  if (!array.is_array()) throw InputError(where(key), fmt::format("is a {}", type_name(array)), "an array of objects");
+  std::vector<JsonObject> out;
+  for (std::size_t i = 0; i < array.size(); ++i)
+    out.emplace_back(array[i], file_, fmt::format("{}[{}]", path_of(key), i));
+  return out;
+}
+
+void JsonObject::finish() const {
+  for (const auto& item : value_->items()) {
+    if (!read_.contains(item.key())) {
+      throw InputError(where(item.key()), "is not a known key", "only the keys documented in topologies/README.md");
+    }
+  }
+}
+
+std::string expect_string(const nlohmann::json& value, const std::string& where) {
+  if (!value.is_string()) throw InputError(where, fmt::format("is a {}", type_name(value)), "a string");
+  return value.get<std::string>();
+}
+
+double expect_number(const nlohmann::json& value, const std::string& where) {
+  if (!value.is_number()) throw InputError(where, fmt::format("is a {}", type_name(value)), "a number");
+  return value.get<double>();
+}
+
+int expect_integer(const nlohmann::json& value, const std::string& where, int min, int max) {
+  if (!value.is_number_integer()) throw InputError(where, fmt::format("is {}", value.dump()), "a whole number");
+  const auto n = value.get<long long>();
+  if (n < min || n > max) throw InputError(where, fmt::format("is {}", n), fmt::format("{} to {}", min, max));
+  return static_cast<int>(n);
+}
+
+bool expect_boolean(const nlohmann::json& value, const std::string& where) {
+  if (!value.is_boolean()) throw InputError(where, fmt::format("is {}", value.dump()), "true or false");
+  return value.get<bool>();
+}
+
+}  // namespace commscale::hw
