@@ -18,6 +18,8 @@ namespace commscale {
 using CommandAction = std::function<int()>;
 
 void add_bench_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// `plan` is pure: it starts no MPI and returns its exit code.
+void add_plan_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_hw_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).

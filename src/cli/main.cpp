@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   CommandAction action;
   const std::string command_line = join_command_line(argc, argv);
   add_bench_command(app, &action, command_line);
+  add_plan_command(app, &action, command_line);
   add_hw_command(app, &action, command_line);
 
   try {

@@ -1,0 +1,74 @@
+#pragma once
+
+// The flags that choose a model and a parallel plan, shared by `plan`, `train`, `predict` and
+// `search`: add them to a subcommand, then turn them into a checked model and plan in its callback.
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "parallel/plan.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+// The flags as typed. Overrides are applied only when given (their CLI::Option says so).
+struct ModelPlanArguments {
+  std::string model;
+  std::string model_file;
+  int layers = 0;
+  std::int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  std::int64_t ffn = 0;
+  std::int64_t vocab = 0;
+  std::int64_t seq = 0;
+  std::string activation;
+  std::string dtype;
+
+  int world = 0;
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;  // 0: world / (tp * pp), or 1 without --world
+  bool sp = false;
+  int zero = 0;
+  std::string recompute = "none";
+  bool flash_attention = false;
+  int micro_batch = 1;
+  int global_batch = 0;  // 0: 4 microbatches per pipeline stage (1 microbatch without a pipeline)
+  std::string schedule = "1f1b";
+  int chunks = 1;
+  std::string order = "tp-dp-pp";
+  double bucket_mib = 25.0;
+
+  struct Given {
+    CLI::Option* layers = nullptr;
+    CLI::Option* hidden = nullptr;
+    CLI::Option* heads = nullptr;
+    CLI::Option* kv_heads = nullptr;
+    CLI::Option* ffn = nullptr;
+    CLI::Option* vocab = nullptr;
+    CLI::Option* seq = nullptr;
+    CLI::Option* activation = nullptr;
+    CLI::Option* dtype = nullptr;
+    CLI::Option* world = nullptr;
+    CLI::Option* dp = nullptr;
+  } given;
+};
+
+struct ModelAndPlan {
+  TransformerConfig model;
+  ParallelPlan plan;
+  int world = 1;
+};
+
+// Adds --model --model-file --layers --hidden --heads --kv-heads --ffn --vocab --seq --activation
+// --dtype (group "Model") and --world --tp --pp --dp --sp --zero --recompute --flash-attn
+// --micro-batch --global-batch --schedule --chunks --order --bucket-mb (group "Parallel plan").
+void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
+
+// Resolves the model and checks the plan against it. Throws InputError naming the flag.
+[[nodiscard]] ModelAndPlan finish_model_plan_options(const ModelPlanArguments& args);
+
+}  // namespace commscale

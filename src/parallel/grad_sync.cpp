@@ -1,0 +1,135 @@
+// The data-parallel side of a stage's program: gradient buckets, ZeRO-3 parameter gathers, and the
+// end of the step (see program_builder.hpp for the rules).
+
+#include <fmt/format.h>
+
+#include "parallel/plan_memory.hpp"
+#include "parallel/program_builder.hpp"
+#include "parallel/stage_builder.hpp"
+#include "workload/layer_ops.hpp"
+
+namespace commscale {
+
+std::uint64_t StageBuilder::padded(std::uint64_t elements) const noexcept {
+  // A multiple of dp * 16 bytes: every shard is whole and 16-byte aligned (nccl-tests rounds shards to 16 bytes).
+  const std::uint64_t unit = static_cast<std::uint64_t>(p_.dp) * (16 / size_of(m_.dtype));
+  return (elements + unit - 1) / unit * unit;
+}
+
+OpId StageBuilder::emit_collective(std::string name, Stream stream, std::uint32_t group, Collective kind, Bytes bytes,
+                                   Phase phase, int mb, int layer, std::vector<OpId> deps) {
+  Op op;
+  op.stream = stream;
+  op.phase = phase;
+  op.name = std::move(name);
+  op.microbatch = mb;
+  op.layer = layer;
+  std::erase(deps, kNone);
+  op.deps = std::move(deps);
+  op.payload = CollectiveOp{kind, group, bytes, m_.dtype};
+  const OpId id = emit(std::move(op));
+  if (stream == Stream::kDp) last_dp_ = id;
+  return id;
+}
+
+void StageBuilder::begin_backward_pass(int mb) {
+  backward_mb_ = mb;
+  const bool every_microbatch = p_.zero_stage == 2;  // ZeRO-2 keeps no full gradient to accumulate into
+  reducing_ = p_.dp > 1 && p_.zero_stage < 3 && (every_microbatch || mb == microbatches_ - 1);
+}
+
+void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters) {
+  last_grad_producer_ = producer;
+  if (!reducing_) return;
+  bucket_elements_ += parameters;
+  bucket_producer_ = producer;
+  if (bucket_elements_ * size_of(m_.dtype) >= p_.bucket_bytes.count()) flush_bucket();
+}
+
+void StageBuilder::flush_bucket() {
+  if (bucket_elements_ == 0) return;
+  const bool all_reduce = p_.zero_stage == 0;
+  const std::uint64_t elements = all_reduce ? bucket_elements_ : padded(bucket_elements_);
+  std::string name;
+  if (p_.zero_stage == 2) {
+    name = fmt::format("mb{}.dp.bucket{}.reduce_scatter", backward_mb_, buckets_in_microbatch_[backward_mb_]++);
+  } else {
+    name = fmt::format("dp.bucket{}.{}", bucket_index_++, all_reduce ? "all_reduce" : "reduce_scatter");
+  }
+  emit_collective(std::move(name), Stream::kDp, kDpGroup,
+                  all_reduce ? Collective::kAllReduce : Collective::kReduceScatter, Bytes(elements * size_of(m_.dtype)),
+                  Phase::kBackward, backward_mb_, -1, {bucket_producer_});
+  if (backward_mb_ == microbatches_ - 1) final_buckets_.push_back(elements);
+  bucket_elements_ = 0;
+}
+
+void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase) {
+  const std::string what = "param_all_gather";
+  const std::string name = unit.kind == UnitKind::kLayer
+                               ? fmt::format("mb{}.L{}.{}.{}", mb, unit.layer, commscale::name(phase), what)
+                               : fmt::format("mb{}.{}.{}.{}", mb, commscale::name(phase),
+                                             unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  // Prefetch at most one unit ahead: wait until the previous unit has started.
+  const OpId gather = emit_collective(name, Stream::kDp, kDpGroup, Collective::kAllGather,
+                                      Bytes(padded(unit.parameters) * size_of(m_.dtype)), phase, mb, unit.layer,
+                                      {previous_unit_first_});
+  pending_.push_back(gather);
+}
+
+void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
+  const std::string what = "grad_reduce_scatter";
+  const std::string name =
+      unit.kind == UnitKind::kLayer
+          ? fmt::format("mb{}.L{}.bwd.{}", mb, unit.layer, what)
+          : fmt::format("mb{}.bwd.{}.{}", mb, unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  emit_collective(name, Stream::kDp, kDpGroup, Collective::kReduceScatter,
+                  Bytes(padded(unit.parameters) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer, {producer});
+}
+
+// Norm weights and the biases of row-parallel layers are replicated over tp; with sequence
+// parallelism each tp rank computes their gradient from its own sequence shard, so they are summed.
+std::uint64_t StageBuilder::replicated_parameters() const {
+  const auto h = static_cast<std::uint64_t>(m_.hidden);
+  const std::uint64_t per_layer = 2 * norm_parameters(m_) + (m_.linear_bias ? 2 * h : 0);
+  std::uint64_t total = per_layer * static_cast<std::uint64_t>(layers_per_chunk(m_, p_) * p_.chunks);
+  if (m_.vocab > 0 && stage_ == p_.pp - 1) total += norm_parameters(m_);
+  return total;
+}
+
+void StageBuilder::end_of_step() {
+  const std::uint64_t w = size_of(m_.dtype);
+  std::vector<OpId> optimizer_deps;
+  if (p_.sequence_parallel && p_.tp > 1) {
+    optimizer_deps.push_back(emit_collective("step.norm_grads.all_reduce", Stream::kTp, kTpGroup,
+                                             Collective::kAllReduce, Bytes(replicated_parameters() * w), Phase::kStep,
+                                             -1, -1, {last_compute_}));
+  }
+  const bool embedding_group = m_.vocab > 0 && m_.tied_embeddings && p_.pp > 1 && (stage_ == 0 || stage_ == p_.pp - 1);
+  if (embedding_group) {
+    const std::uint64_t table =
+        static_cast<std::uint64_t>(vocab_shard(m_, p_.tp)) * static_cast<std::uint64_t>(m_.hidden);
+    emit_collective("step.embedding_grads.all_reduce", Stream::kDp, kEmbeddingGroup, Collective::kAllReduce,
+                    Bytes(table * w), Phase::kStep, -1, -1, {last_compute_});
+  }
+  if (last_dp_ != kNone) optimizer_deps.push_back(last_dp_);
+
+  const std::uint64_t params = stage_parameters(m_, p_, stage_);
+  const bool sharded = p_.zero_stage >= 1 && p_.dp > 1;
+  const auto dp = static_cast<std::uint64_t>(p_.dp);
+  Op step;
+  step.phase = Phase::kStep;
+  step.name = "step.optimizer";
+  step.deps = optimizer_deps;
+  step.payload = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params);
+  const OpId optimizer = emit(std::move(step));
+  last_compute_ = optimizer;
+
+  if (p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2)) {
+    for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
+      emit_collective(fmt::format("step.bucket{}.all_gather", k), Stream::kDp, kDpGroup, Collective::kAllGather,
+                      Bytes(final_buckets_[k] * w), Phase::kStep, -1, -1, {optimizer});
+    }
+  }
+}
+
+}  // namespace commscale

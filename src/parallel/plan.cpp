@@ -1,0 +1,130 @@
+#include "parallel/plan.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "parallel/rank_layout.hpp"
+
+namespace commscale {
+namespace {
+
+void require_at_least(std::int64_t value, std::int64_t minimum, std::string_view flag) {
+  if (value < minimum)
+    throw InputError(flag, fmt::format("{} is too small", value), fmt::format("at least {}", minimum));
+}
+
+void require_divides(int tp, std::int64_t total, std::string_view what) {
+  if (total % tp != 0) {
+    throw InputError("--tp", fmt::format("{} does not divide the {} {}", tp, total, what),
+                     fmt::format("a tensor-parallel size that divides the {}", what));
+  }
+}
+
+void validate_tensor_parallel(const TransformerConfig& m, const ParallelPlan& p) {
+  require_divides(p.tp, m.heads, "attention heads");
+  require_divides(p.tp, m.kv_heads, "KV heads");
+  require_divides(p.tp, m.ffn, "MLP size (--ffn)");
+  if (!p.sequence_parallel) return;
+  if (p.tp == 1) throw InputError("--sp", "sequence parallelism splits across tensor-parallel ranks", "--tp 2 or more");
+  if (m.seq % p.tp != 0) {
+    throw InputError("--sp", fmt::format("tp {} does not divide the sequence length {}", p.tp, m.seq),
+                     "a sequence length that is a multiple of --tp");
+  }
+}
+
+void validate_schedule(const TransformerConfig& m, const ParallelPlan& p) {
+  require_at_least(p.chunks, 1, "--chunks");
+  if (p.schedule == ScheduleKind::kInterleaved) {
+    if (p.pp < 2) throw InputError("--schedule", "interleaved needs a pipeline", "--pp 2 or more");
+    if (p.chunks < 2)
+      throw InputError("--chunks", fmt::format("{} chunk per stage", p.chunks), "2 or more with interleaved");
+    const int m_steps = microbatches_per_step(p);
+    if (m_steps % p.pp != 0) {
+      throw InputError("--global-batch",
+                       fmt::format("{} microbatches per step are not a multiple of pp {}", m_steps, p.pp),
+                       "with interleaved, global batch / (dp * micro-batch) a multiple of --pp");
+    }
+  } else if (p.chunks != 1) {
+    throw InputError("--chunks", fmt::format("{} chunks per stage with {}", p.chunks, name(p.schedule)),
+                     "1, or --schedule interleaved");
+  }
+  if (m.layers % (p.pp * p.chunks) != 0) {
+    throw InputError("--pp", fmt::format("{} layers do not split into pp {} x {} chunks", m.layers, p.pp, p.chunks),
+                     "a layer count divisible by pp * chunks");
+  }
+}
+
+}  // namespace
+
+std::string_view name(ScheduleKind s) noexcept {
+  switch (s) {
+    case ScheduleKind::kGpipe:
+      return "gpipe";
+    case ScheduleKind::k1F1B:
+      return "1f1b";
+    case ScheduleKind::kInterleaved:
+      return "interleaved";
+  }
+  return "?";
+}
+
+ScheduleKind parse_schedule(std::string_view text, std::string_view where) {
+  for (ScheduleKind s : {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved}) {
+    if (text == name(s)) return s;
+  }
+  throw InputError(where, fmt::format("unknown schedule \"{}\"", text), "gpipe, 1f1b or interleaved");
+}
+
+LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
+  LayerSharding s;
+  s.micro_batch = p.micro_batch;
+  s.tp = p.tp;
+  s.sequence_parallel = p.sequence_parallel;
+  s.flash_attention = p.flash_attention;
+  s.recompute = p.recompute;
+  return s;
+}
+
+void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world) {
+  require_at_least(p.tp, 1, "--tp");
+  require_at_least(p.pp, 1, "--pp");
+  require_at_least(p.dp, 1, "--dp");
+  if (world_size(p) != world) {
+    throw InputError("--world",
+                     fmt::format("dp {} x tp {} x pp {} = {} ranks, not {}", p.dp, p.tp, p.pp, world_size(p), world),
+                     "world = dp * tp * pp");
+  }
+  (void)RankLayout(p.tp, p.dp, p.pp, p.order);  // checks --order
+  validate_tensor_parallel(m, p);
+  if (p.zero_stage < 0 || p.zero_stage > 3)
+    throw InputError("--zero", fmt::format("stage {}", p.zero_stage), "0, 1, 2 or 3");
+  require_at_least(p.micro_batch, 1, "--micro-batch");
+  require_at_least(p.global_batch, 1, "--global-batch");
+  if (p.global_batch % (p.dp * p.micro_batch) != 0) {
+    throw InputError("--global-batch",
+                     fmt::format("{} is not a multiple of dp {} x micro-batch {} = {}", p.global_batch, p.dp,
+                                 p.micro_batch, p.dp * p.micro_batch),
+                     "a multiple of dp * micro-batch");
+  }
+  validate_schedule(m, p);
+  if (p.bucket_bytes.count() == 0) throw InputError("--bucket-mb", "a bucket of 0 bytes", "a positive size in MiB");
+}
+
+nlohmann::json plan_to_json(const ParallelPlan& p) {
+  return {{"dp", p.dp},
+          {"tp", p.tp},
+          {"pp", p.pp},
+          {"sequence_parallel", p.sequence_parallel},
+          {"zero_stage", p.zero_stage},
+          {"recompute", name(p.recompute)},
+          {"flash_attention", p.flash_attention},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch},
+          {"microbatches_per_step", microbatches_per_step(p)},
+          {"schedule", name(p.schedule)},
+          {"chunks", p.chunks},
+          {"order", p.order},
+          {"bucket_bytes", p.bucket_bytes.count()}};
+}
+
+}  // namespace commscale

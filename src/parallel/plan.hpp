@@ -1,0 +1,53 @@
+#pragma once
+
+// A parallel plan: data x tensor x pipeline parallel sizes and how a step runs on them.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.hpp"
+#include "workload/op_list.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+enum class ScheduleKind : std::uint8_t { kGpipe, k1F1B, kInterleaved };
+[[nodiscard]] std::string_view name(ScheduleKind s) noexcept;  // gpipe 1f1b interleaved
+[[nodiscard]] ScheduleKind parse_schedule(std::string_view text, std::string_view where);
+
+struct ParallelPlan {
+  int dp = 1;
+  int tp = 1;
+  int pp = 1;
+  bool sequence_parallel = false;
+  int zero_stage = 0;
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = false;
+  int micro_batch = 1;
+  int global_batch = 1;  // sequences per step over all data-parallel replicas
+  ScheduleKind schedule = ScheduleKind::k1F1B;
+  int chunks = 1;                         // v, model chunks per pipeline stage (interleaved only)
+  std::string order = "tp-dp-pp";         // rank layout, fastest-varying dimension first
+  Bytes bucket_bytes = Bytes(25 * kMiB);  // data-parallel gradient bucket (PyTorch DDP's default)
+};
+
+[[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp; }
+// m = global batch / (dp * micro-batch).
+[[nodiscard]] inline int microbatches_per_step(const ParallelPlan& p) noexcept {
+  return p.global_batch / (p.dp * p.micro_batch);
+}
+[[nodiscard]] inline int layers_per_chunk(const TransformerConfig& m, const ParallelPlan& p) noexcept {
+  return m.layers / (p.pp * p.chunks);
+}
+[[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
+
+// Checks the plan against the model and the world size. Throws InputError naming the flag of the
+// offending value (--tp, --pp, --dp, --global-batch, ...) and what would be accepted.
+void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world);
+
+[[nodiscard]] nlohmann::json plan_to_json(const ParallelPlan& p);
+
+}  // namespace commscale

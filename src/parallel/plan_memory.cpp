@@ -1,0 +1,131 @@
+#include "parallel/plan_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "parallel/schedule.hpp"
+#include "workload/memory.hpp"
+
+namespace commscale {
+namespace {
+
+bool holds_embedding(const TransformerConfig& m, int stage) { return m.vocab > 0 && stage == 0; }
+bool holds_head(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  return m.vocab > 0 && stage == p.pp - 1;
+}
+
+// The largest set of parameters ZeRO-3 gathers at once on this stage: a layer, the embedding or the head.
+std::uint64_t largest_gather_unit(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  std::uint64_t largest = layer_parameters(m, p.tp).total();
+  if (holds_embedding(m, stage)) largest = std::max(largest, embedding_parameters(m, p.tp));
+  if (holds_head(m, p, stage)) largest = std::max(largest, norm_parameters(m) + output_parameters(m, p.tp, p.pp));
+  return largest;
+}
+
+std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b.gib()); }
+
+// What to try, from the largest parts of the breakdown.
+std::string advice(const MemoryBreakdown& b) {
+  const Bytes states = b.weights + b.gradients + b.optimizer;
+  if (b.activations + b.logits > states) {
+    return "activations dominate: try --recompute selective or full, --sp, --flash-attn, a smaller --micro-batch "
+           "or more --tp/--pp";
+  }
+  return "model states dominate: try a higher --zero stage, more --dp with ZeRO, or more --tp/--pp";
+}
+
+}  // namespace
+
+std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  std::uint64_t params =
+      static_cast<std::uint64_t>(layers_per_chunk(m, p) * p.chunks) * layer_parameters(m, p.tp).total();
+  if (holds_embedding(m, stage)) params += embedding_parameters(m, p.tp);
+  if (holds_head(m, p, stage)) params += norm_parameters(m) + output_parameters(m, p.tp, p.pp);
+  return params;
+}
+
+std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
+                                          const MemoryOptions& options) {
+  const LayerSharding sharding = layer_sharding(p);
+  const int per_chunk = layers_per_chunk(m, p);
+  const Bytes layer_bytes = layer_activation_bytes(m, sharding);
+  const Bytes logits_bytes = logits_buffer_bytes(m, sharding);
+  std::vector<StageMemory> stages;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    StageMemory s;
+    s.stage = stage;
+    s.layers = per_chunk * p.chunks;
+    s.parameters = stage_parameters(m, p, stage);
+    const ModelStateBytes states = model_state_bytes(m, s.parameters, p.zero_stage, p.dp);
+    s.bytes.weights = states.weights;
+    s.bytes.gradients = states.gradients;
+    s.bytes.optimizer = states.optimizer;
+
+    const auto steps = stage_schedule(p.schedule, p.pp, stage, microbatches_per_step(p), p.chunks);
+    s.layers_in_flight = peak_in_flight(steps, std::vector<double>(static_cast<std::size_t>(p.chunks), per_chunk));
+    // Activations are whole layer-microbatches; the rounding only guards against float noise.
+    s.bytes.activations = layer_bytes * static_cast<std::uint64_t>(std::llround(s.layers_in_flight));
+    if (holds_head(m, p, stage)) {
+      std::vector<double> head_only(static_cast<std::size_t>(p.chunks), 0.0);
+      head_only.back() = 1.0;  // the head belongs to the last chunk of the last stage
+      s.bytes.logits = logits_bytes * static_cast<std::uint64_t>(std::llround(peak_in_flight(steps, head_only)));
+    }
+    if (p.zero_stage == 3) {
+      s.bytes.communication = Bytes(2 * largest_gather_unit(m, p, stage) * size_of(m.dtype));
+    }
+    s.bytes.workspace = options.workspace;
+    stages.push_back(s);
+  }
+  return stages;
+}
+
+FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
+  FitVerdict v;
+  v.capacity = capacity;
+  for (const StageMemory& s : stages) {
+    if (s.bytes.total() > v.worst_total) {
+      v.worst_total = s.bytes.total();
+      v.worst_stage = s.stage;
+    }
+  }
+  v.fits = v.worst_total <= capacity;
+  const double percent =
+      capacity.count() > 0 ? 100.0 * static_cast<double>(v.worst_total.count()) / static_cast<double>(capacity.count())
+                           : 0.0;
+  if (v.fits) {
+    v.message = fmt::format("fits: the fullest rank (stage {}) needs {} of {} ({:.0f}%)", v.worst_stage,
+                            gib(v.worst_total), gib(capacity), percent);
+    return v;
+  }
+  v.over = v.worst_total - capacity;
+  const MemoryBreakdown& b = stages.at(static_cast<std::size_t>(v.worst_stage)).bytes;
+  int over_stages = 0;
+  for (const StageMemory& s : stages) over_stages += s.bytes.total() > capacity ? 1 : 0;
+  const auto g = [](Bytes b) { return fmt::format("{:.1f}", b.gib()); };
+  v.message = fmt::format(
+      "does not fit: stage {} needs {} per rank, {} more than the {} of the GPU (weights {}, gradients {}, "
+      "optimizer {}, activations {}, logits {}, communication {}, workspace {} GiB); {} of {} stages do not fit; {}",
+      v.worst_stage, gib(v.worst_total), gib(v.over), gib(capacity), g(b.weights), g(b.gradients), g(b.optimizer),
+      g(b.activations), g(b.logits), g(b.communication), g(b.workspace), over_stages, stages.size(), advice(b));
+  return v;
+}
+
+nlohmann::json memory_to_json(const StageMemory& s) {
+  const MemoryBreakdown& b = s.bytes;
+  return {{"stage", s.stage},
+          {"parameters", s.parameters},
+          {"layers", s.layers},
+          {"layers_in_flight", s.layers_in_flight},
+          {"weights_bytes", b.weights.count()},
+          {"gradients_bytes", b.gradients.count()},
+          {"optimizer_bytes", b.optimizer.count()},
+          {"activations_bytes", b.activations.count()},
+          {"logits_bytes", b.logits.count()},
+          {"communication_bytes", b.communication.count()},
+          {"workspace_bytes", b.workspace.count()},
+          {"total_bytes", b.total().count()}};
+}
+
+}  // namespace commscale

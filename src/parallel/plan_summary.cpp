@@ -1,0 +1,126 @@
+#include "parallel/plan_summary.hpp"
+
+#include <map>
+
+#include "program/checker.hpp"
+#include "workload/flops.hpp"
+#include "workload/model_spec.hpp"
+
+namespace commscale {
+namespace {
+
+Flops program_gemm_flops(const std::vector<Op>& ops) {
+  Flops total;
+  for (const Op& op : ops) {
+    if (const auto* g = std::get_if<Gemm>(&op.payload)) total += g->flops;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<GroupTraffic> stage_traffic(const ProgramSet& set, int rank) {
+  const RankProgram& r = set.ranks.at(static_cast<std::size_t>(rank));
+  std::map<std::pair<std::string, std::string>, GroupTraffic> by_kind;
+  for (const Op& op : ops_of(set, rank)) {
+    std::uint32_t handle = 0;
+    std::string kind;
+    Bytes bytes;
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      handle = c->group;
+      kind = name(c->kind);
+      bytes = c->bytes;
+    } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+      handle = p->group;
+      kind = name(p->direction);
+      bytes = p->bytes;
+    } else {
+      continue;
+    }
+    const std::string& group = r.groups.at(handle).name;
+    GroupTraffic& t = by_kind[{group, kind}];
+    t.group = group;
+    t.kind = kind;
+    ++t.count;
+    t.bytes += bytes;
+  }
+  std::vector<GroupTraffic> out;
+  out.reserve(by_kind.size());
+  for (auto& [key, traffic] : by_kind) out.push_back(std::move(traffic));
+  return out;
+}
+
+PlanSummary summarize_plan(const TransformerConfig& m, const ParallelPlan& p, const ProgramSet& set,
+                           const MemoryOptions& memory, std::optional<Bytes> gpu_memory) {
+  PlanSummary s;
+  s.model = m;
+  s.plan = p;
+  s.parameters = parameter_count(m);
+  s.microbatches = microbatches_per_step(p);
+  s.model_flops_per_step = megatron_model_flops(m, p.global_batch);
+  s.memory = memory_per_stage(m, p, memory);
+  if (gpu_memory) s.fit = check_fit(s.memory, *gpu_memory);
+  std::vector<int> stage_rank(set.programs.size(), -1);
+  for (const RankProgram& r : set.ranks) {
+    if (stage_rank[static_cast<std::size_t>(r.program)] < 0) stage_rank[static_cast<std::size_t>(r.program)] = r.rank;
+  }
+  std::vector<Flops> program_flops;
+  for (const auto& ops : set.programs) program_flops.push_back(program_gemm_flops(ops));
+  for (const RankProgram& r : set.ranks)
+    s.hardware_flops_per_step += program_flops[static_cast<std::size_t>(r.program)];
+  for (std::size_t i = 0; i < set.programs.size(); ++i) {
+    if (stage_rank[i] < 0) continue;
+    StageSummary stage;
+    stage.stage = static_cast<int>(s.stages.size());
+    stage.ops = set.programs[i].size();
+    stage.gemm_flops = program_flops[i];
+    stage.traffic = stage_traffic(set, stage_rank[i]);
+    s.stages.push_back(std::move(stage));
+  }
+  s.program_problems = check_program(set).problems;
+  return s;
+}
+
+nlohmann::json summary_to_json(const PlanSummary& s) {
+  nlohmann::json memory = nlohmann::json::array();
+  std::uint64_t max_total = 0;
+  for (const StageMemory& stage : s.memory) {
+    memory.push_back(memory_to_json(stage));
+    max_total = std::max(max_total, stage.bytes.total().count());
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageSummary& stage : s.stages) {
+    nlohmann::json traffic = nlohmann::json::array();
+    for (const GroupTraffic& t : stage.traffic) {
+      traffic.push_back({{"group", t.group}, {"kind", t.kind}, {"count", t.count}, {"bytes", t.bytes.count()}});
+    }
+    stages.push_back({{"stage", stage.stage},
+                      {"ops", stage.ops},
+                      {"gemm_flops", stage.gemm_flops.value()},
+                      {"traffic_per_step", traffic}});
+  }
+  nlohmann::json doc = {{"schema_version", 1},
+                        {"kind", "commscale-plan"},
+                        {"model", model_to_json(s.model)},
+                        {"plan", plan_to_json(s.plan)},
+                        {"world_size", world_size(s.plan)},
+                        {"parameters", s.parameters},
+                        {"microbatches_per_step", s.microbatches},
+                        {"model_flops_per_step", s.model_flops_per_step.value()},
+                        {"hardware_flops_per_step", s.hardware_flops_per_step.value()},
+                        {"memory_per_rank", memory},
+                        {"max_memory_per_rank_bytes", max_total},
+                        {"stages", stages},
+                        {"program_deadlock_free", s.program_problems.empty()},
+                        {"program_problems", s.program_problems}};
+  if (s.fit) {
+    doc["fit"] = {{"gpu_memory_bytes", s.fit->capacity.count()},
+                  {"fits", s.fit->fits},
+                  {"worst_stage", s.fit->worst_stage},
+                  {"over_bytes", s.fit->over.count()},
+                  {"message", s.fit->message}};
+  }
+  return doc;
+}
+
+}  // namespace commscale

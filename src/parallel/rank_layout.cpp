@@ -1,0 +1,94 @@
+#include "parallel/rank_layout.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+namespace {
+
+constexpr std::string_view kOrderExpected = "tp, dp and pp once each joined by '-', e.g. tp-dp-pp or tp-pp-dp";
+
+ParallelDim parse_dim(std::string_view text, std::string_view order) {
+  for (ParallelDim dim : {ParallelDim::kTp, ParallelDim::kDp, ParallelDim::kPp}) {
+    if (text == name(dim)) return dim;
+  }
+  throw InputError("--order", fmt::format("\"{}\" has an unknown dimension \"{}\"", order, text), kOrderExpected);
+}
+
+// The dimensions of `order`, fastest-varying first.
+std::array<ParallelDim, 3> parse_order(std::string_view order) {
+  std::array<ParallelDim, 3> dims{};
+  std::array<bool, 3> seen{};
+  std::size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t dash = order.find('-', start);
+    if ((i < 2) == (dash == std::string_view::npos)) {
+      throw InputError("--order", fmt::format("\"{}\" does not have three dimensions", order), kOrderExpected);
+    }
+    const ParallelDim dim = parse_dim(order.substr(start, dash == std::string_view::npos ? dash : dash - start), order);
+    if (seen[static_cast<int>(dim)]) {
+      throw InputError("--order", fmt::format("\"{}\" names {} twice", order, name(dim)), kOrderExpected);
+    }
+    seen[static_cast<int>(dim)] = true;
+    dims[static_cast<std::size_t>(i)] = dim;
+    start = dash + 1;
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::string_view name(ParallelDim dim) noexcept {
+  switch (dim) {
+    case ParallelDim::kTp:
+      return "tp";
+    case ParallelDim::kDp:
+      return "dp";
+    case ParallelDim::kPp:
+      return "pp";
+  }
+  return "?";
+}
+
+int RankCoords::get(ParallelDim dim) const noexcept {
+  switch (dim) {
+    case ParallelDim::kTp:
+      return tp;
+    case ParallelDim::kDp:
+      return dp;
+    case ParallelDim::kPp:
+      return pp;
+  }
+  return 0;
+}
+
+RankLayout::RankLayout(int tp, int dp, int pp, std::string_view order) : sizes_{tp, dp, pp}, order_(order) {
+  int stride = 1;
+  for (ParallelDim dim : parse_order(order)) {
+    strides_[static_cast<std::size_t>(dim)] = stride;
+    stride *= sizes_[static_cast<std::size_t>(dim)];
+  }
+}
+
+RankCoords RankLayout::coords(int rank) const noexcept {
+  const auto along = [&](ParallelDim dim) {
+    const auto i = static_cast<std::size_t>(dim);
+    return rank / strides_[i] % sizes_[i];
+  };
+  return {along(ParallelDim::kTp), along(ParallelDim::kDp), along(ParallelDim::kPp)};
+}
+
+int RankLayout::rank(const RankCoords& c) const noexcept {
+  return c.tp * strides_[0] + c.dp * strides_[1] + c.pp * strides_[2];
+}
+
+std::vector<int> RankLayout::group(int rank, ParallelDim dim) const {
+  const auto i = static_cast<std::size_t>(dim);
+  const int base = rank - coords(rank).get(dim) * strides_[i];
+  std::vector<int> members(static_cast<std::size_t>(sizes_[i]));
+  for (int k = 0; k < sizes_[i]; ++k) members[static_cast<std::size_t>(k)] = base + k * strides_[i];
+  return members;
+}
+
+}  // namespace commscale

@@ -1,0 +1,47 @@
+#pragma once
+
+// Rank layout as pure math, in the manner of Megatron-LM's RankGenerator: an order string such as
+// "tp-dp-pp" lists the dimensions fastest-varying first, so with "tp-dp-pp" the tp ranks of a group
+// are adjacent (rank = tp + TP * (dp + DP * pp)) and share a node.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commscale {
+
+enum class ParallelDim : std::uint8_t { kTp = 0, kDp = 1, kPp = 2 };
+[[nodiscard]] std::string_view name(ParallelDim dim) noexcept;  // tp dp pp
+
+struct RankCoords {
+  int tp = 0;
+  int dp = 0;
+  int pp = 0;
+  [[nodiscard]] int get(ParallelDim dim) const noexcept;
+  friend bool operator==(const RankCoords&, const RankCoords&) = default;
+};
+
+class RankLayout {
+ public:
+  // Throws InputError naming --order unless `order` names tp, dp and pp once each, joined by '-'.
+  RankLayout(int tp, int dp, int pp, std::string_view order);
+
+  [[nodiscard]] int world_size() const noexcept { return sizes_[0] * sizes_[1] * sizes_[2]; }
+  [[nodiscard]] int size(ParallelDim dim) const noexcept { return sizes_[static_cast<int>(dim)]; }
+  [[nodiscard]] const std::string& order() const noexcept { return order_; }
+
+  [[nodiscard]] RankCoords coords(int rank) const noexcept;
+  [[nodiscard]] int rank(const RankCoords& c) const noexcept;
+  // The ranks that differ from `rank` only along `dim`, ordered by their coordinate on it (so a
+  // member's index is its rank within the group; for pp, its stage).
+  [[nodiscard]] std::vector<int> group(int rank, ParallelDim dim) const;
+
+ private:
+  std::array<int, 3> sizes_{};    // indexed by ParallelDim
+  std::array<int, 3> strides_{};  // indexed by ParallelDim
+  std::string order_;
+};
+
+}  // namespace commscale

@@ -1,0 +1,191 @@
+#include "parallel/stage_builder.hpp"
+
+#include <fmt/format.h>
+
+#include "parallel/program_builder.hpp"
+#include "workload/layer_ops.hpp"
+
+namespace commscale {
+namespace {
+
+std::string op_name(int mb, int layer, Phase phase, const std::string& what) {
+  if (layer >= 0) return fmt::format("mb{}.L{}.{}.{}", mb, layer, name(phase), what);
+  return fmt::format("mb{}.{}.{}", mb, name(phase), what);
+}
+
+bool is_compute(const WorkloadOp& op) { return !std::holds_alternative<TpCollective>(op.payload); }
+
+}  // namespace
+
+StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage)
+    : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)) {
+  const LayerSharding s = layer_sharding(p);
+  layer_fwd_ = layer_forward_ops(m, s);
+  layer_bwd_ = layer_backward_ops(m, s);
+  embedding_fwd_ = embedding_forward_ops(m, s);
+  embedding_bwd_ = embedding_backward_ops(m, s);
+  head_fwd_ = head_forward_ops(m, s);
+  head_bwd_ = head_backward_ops(m, s, p.pp);
+}
+
+std::vector<Op> StageBuilder::build() {
+  // Reserve what the schedule will need (a little more for receives, sends and buckets), so that the
+  // list does not move while it grows: it reaches tens of thousands of ops for large models.
+  const std::size_t per_microbatch =
+      static_cast<std::size_t>(layers_per_chunk(m_, p_) * p_.chunks) * (layer_fwd_.size() + layer_bwd_.size() + 4) +
+      embedding_fwd_.size() + embedding_bwd_.size() + head_fwd_.size() + head_bwd_.size() +
+      4 * static_cast<std::size_t>(p_.chunks);
+  ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
+  for (const ScheduleStep& step : stage_schedule(p_.schedule, p_.pp, stage_, microbatches_, p_.chunks)) {
+    if (step.forward) {
+      forward(step.microbatch, step.chunk);
+    } else {
+      backward(step.microbatch, step.chunk);
+    }
+  }
+  end_of_step();
+  return std::move(ops_);
+}
+
+std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
+  std::vector<Unit> units;
+  if (first_virtual(chunk) && m_.vocab > 0)
+    units.push_back({UnitKind::kEmbedding, -1, embedding_parameters(m_, p_.tp)});
+  const int per_chunk = layers_per_chunk(m_, p_);
+  const std::uint64_t layer_params = layer_parameters(m_, p_.tp).total();
+  for (int l = virtual_stage(chunk) * per_chunk; l < (virtual_stage(chunk) + 1) * per_chunk; ++l) {
+    units.push_back({UnitKind::kLayer, l, layer_params});
+  }
+  if (last_virtual(chunk) && m_.vocab > 0) {
+    units.push_back({UnitKind::kHead, -1, norm_parameters(m_) + output_parameters(m_, p_.tp, p_.pp)});
+  }
+  return units;
+}
+
+const OpList& StageBuilder::unit_ops(const Unit& unit, Phase phase) const noexcept {
+  const bool fwd = phase == Phase::kForward;
+  switch (unit.kind) {
+    case UnitKind::kEmbedding:
+      return fwd ? embedding_fwd_ : embedding_bwd_;
+    case UnitKind::kLayer:
+      return fwd ? layer_fwd_ : layer_bwd_;
+    case UnitKind::kHead:
+      return fwd ? head_fwd_ : head_bwd_;
+  }
+  return layer_fwd_;
+}
+
+void StageBuilder::forward(int mb, int chunk) {
+  if (!first_virtual(chunk)) {
+    pending_.push_back(
+        emit_p2p(P2pDirection::kRecv, kPpForwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kForward));
+  }
+  previous_unit_first_ = kNone;
+  for (const Unit& unit : chunk_units(chunk)) run_unit(unit, mb, Phase::kForward);
+  if (!last_virtual(chunk)) {
+    const OpId send = emit_p2p(P2pDirection::kSend, kPpForwardGroup, (stage_ + 1) % p_.pp, mb, chunk, Phase::kForward);
+    ops_[send].deps.push_back(last_compute_);
+  }
+  carried_[{mb, chunk}] = std::exchange(pending_, {});  // e.g. the loss all-reduces, for the backward
+}
+
+void StageBuilder::backward(int mb, int chunk) {
+  const auto carried = carried_.find({mb, chunk});
+  if (carried != carried_.end()) {
+    pending_ = std::move(carried->second);
+    carried_.erase(carried);
+  }
+  if (!last_virtual(chunk)) {
+    pending_.push_back(
+        emit_p2p(P2pDirection::kRecv, kPpBackwardGroup, (stage_ + 1) % p_.pp, mb, chunk, Phase::kBackward));
+  }
+  begin_backward_pass(mb);
+  previous_unit_first_ = kNone;
+  const std::vector<Unit> units = chunk_units(chunk);
+  for (auto unit = units.rbegin(); unit != units.rend(); ++unit) run_unit(*unit, mb, Phase::kBackward);
+  flush_bucket();
+  if (!first_virtual(chunk)) {
+    const OpId send =
+        emit_p2p(P2pDirection::kSend, kPpBackwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kBackward);
+    ops_[send].deps.push_back(last_compute_);
+  }
+}
+
+void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
+  const OpList& list = unit_ops(unit, phase);
+  if (list.empty()) return;
+  const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
+  if (zero3) zero3_gather(unit, mb, phase);
+  previous_unit_first_ = static_cast<OpId>(ops_.size());
+  stamp(list, mb, unit.layer);
+  if (zero3 && phase == Phase::kBackward) zero3_reduce(unit, mb, last_grad_producer_);
+}
+
+// Emits `list` for one (microbatch, layer). The first op also waits for what is pending (a receive,
+// trailing collectives of the previous list, a parameter gather) and, if it is a collective, for the
+// compute op before it (its producer). Collectives after the list's last compute op stay pending.
+void StageBuilder::stamp(const OpList& list, int mb, int layer) {
+  std::vector<OpId> ids(list.size());
+  std::size_t last_compute_index = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) last_compute_index = is_compute(list[i]) ? i : last_compute_index;
+  std::vector<OpId> trailing;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const WorkloadOp& w = list[i];
+    Op op;
+    op.phase = w.phase;
+    op.name = op_name(mb, layer, w.phase, w.name);
+    op.microbatch = mb;
+    op.layer = layer;
+    for (int d : w.deps) op.deps.push_back(ids[static_cast<std::size_t>(d)]);
+    if (i == 0) {
+      op.deps.insert(op.deps.end(), pending_.begin(), pending_.end());
+      pending_.clear();
+      if (!is_compute(w) && last_compute_ != kNone) op.deps.push_back(last_compute_);
+    }
+    if (const auto* c = std::get_if<TpCollective>(&w.payload)) {
+      op.stream = Stream::kTp;
+      op.payload = CollectiveOp{c->kind, kTpGroup, c->bytes, c->dtype};
+    } else if (const auto* g = std::get_if<Gemm>(&w.payload)) {
+      op.payload = *g;
+    } else {
+      op.payload = std::get<MemoryKernel>(w.payload);
+    }
+    ids[i] = emit(std::move(op));
+    if (is_compute(w)) last_compute_ = ids[i];
+    if (!is_compute(w) && i > last_compute_index) trailing.push_back(ids[i]);
+    if (w.grad_parameters > 0) grads_ready(ids[i], w.grad_parameters);
+  }
+  pending_.insert(pending_.end(), trailing.begin(), trailing.end());
+}
+
+OpId StageBuilder::emit(Op op) {
+  op.id = static_cast<OpId>(ops_.size());
+  ops_.push_back(std::move(op));
+  return ops_.back().id;
+}
+
+std::string StageBuilder::chunk_label(int mb, int chunk, Phase phase) const {
+  if (p_.chunks > 1) return fmt::format("mb{}.c{}.{}", mb, chunk, name(phase));
+  return fmt::format("mb{}.{}", mb, name(phase));
+}
+
+OpId StageBuilder::emit_p2p(P2pDirection direction, std::uint32_t group, int peer, int mb, int chunk, Phase phase) {
+  const std::uint64_t tokens = static_cast<std::uint64_t>(p_.micro_batch) * static_cast<std::uint64_t>(m_.seq);
+  const bool sp = p_.sequence_parallel && p_.tp > 1;
+  // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
+  const std::uint64_t bytes =
+      tokens * static_cast<std::uint64_t>(m_.hidden) * size_of(m_.dtype) / static_cast<std::uint64_t>(sp ? p_.tp : 1);
+  Op op;
+  op.stream = direction == P2pDirection::kSend ? Stream::kPpSend : Stream::kPpRecv;
+  op.phase = phase;
+  op.name = fmt::format("{}.{}", chunk_label(mb, chunk, phase), name(direction));
+  op.microbatch = mb;
+  op.payload = PointToPoint{direction, group, peer, Bytes(bytes), m_.dtype};
+  return emit(std::move(op));
+}
+
+std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  return StageBuilder(m, p, stage).build();
+}
+
+}  // namespace commscale

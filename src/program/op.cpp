@@ -1,0 +1,156 @@
+#include "program/op.hpp"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+namespace {
+
+template <class Enum, std::size_t N>
+Enum parse_by_name(const std::array<Enum, N>& all, std::string_view text, std::string_view where,
+                   std::string_view expected) {
+  for (Enum value : all) {
+    if (name(value) == text) return value;
+  }
+  throw InputError(where, fmt::format("unknown value \"{}\"", text), expected);
+}
+
+constexpr std::array kStreams = {Stream::kCompute, Stream::kTp, Stream::kDp, Stream::kPpSend, Stream::kPpRecv};
+constexpr std::array kPhases = {Phase::kForward, Phase::kBackward, Phase::kRecompute, Phase::kStep};
+constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKernelKind::kSoftmax,
+                                     MemoryKernelKind::kDropout,      MemoryKernelKind::kActivation,
+                                     MemoryKernelKind::kResidual,     MemoryKernelKind::kEmbedding,
+                                     MemoryKernelKind::kCrossEntropy, MemoryKernelKind::kOptimizer};
+constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
+
+}  // namespace
+
+std::string_view name(Stream stream) noexcept {
+  switch (stream) {
+    case Stream::kCompute:
+      return "compute";
+    case Stream::kTp:
+      return "tp";
+    case Stream::kDp:
+      return "dp";
+    case Stream::kPpSend:
+      return "pp-send";
+    case Stream::kPpRecv:
+      return "pp-recv";
+  }
+  return "?";
+}
+
+std::string_view name(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::kForward:
+      return "fwd";
+    case Phase::kBackward:
+      return "bwd";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kStep:
+      return "step";
+  }
+  return "?";
+}
+
+std::string_view name(MemoryKernelKind kind) noexcept {
+  switch (kind) {
+    case MemoryKernelKind::kNorm:
+      return "norm";
+    case MemoryKernelKind::kSoftmax:
+      return "softmax";
+    case MemoryKernelKind::kDropout:
+      return "dropout";
+    case MemoryKernelKind::kActivation:
+      return "activation";
+    case MemoryKernelKind::kResidual:
+      return "residual";
+    case MemoryKernelKind::kEmbedding:
+      return "embedding";
+    case MemoryKernelKind::kCrossEntropy:
+      return "cross_entropy";
+    case MemoryKernelKind::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
+
+Stream parse_stream(std::string_view text, std::string_view where) {
+  return parse_by_name(kStreams, text, where, "compute, tp, dp, pp-send or pp-recv");
+}
+Phase parse_phase(std::string_view text, std::string_view where) {
+  return parse_by_name(kPhases, text, where, "fwd, bwd, recompute or step");
+}
+MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where) {
+  return parse_by_name(kKernelKinds, text, where,
+                       "norm, softmax, dropout, activation, residual, embedding, cross_entropy or optimizer");
+}
+P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
+  return parse_by_name(kDirections, text, where, "send or recv");
+}
+
+bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept {
+  if (std::holds_alternative<Gemm>(payload) || std::holds_alternative<MemoryKernel>(payload)) {
+    return stream == Stream::kCompute;
+  }
+  if (std::holds_alternative<CollectiveOp>(payload)) return stream == Stream::kTp || stream == Stream::kDp;
+  const auto* p2p = std::get_if<PointToPoint>(&payload);
+  return p2p != nullptr && stream == (p2p->direction == P2pDirection::kSend ? Stream::kPpSend : Stream::kPpRecv);
+}
+
+Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype) {
+  Gemm g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batch = batch;
+  g.dtype = dtype;
+  g.accumulate = DataType::kFloat32;
+  g.flops = Flops(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                  static_cast<double>(batch));
+  return g;
+}
+
+Bytes gemm_bytes_read(const Gemm& g) noexcept {
+  return Bytes(static_cast<std::uint64_t>((g.m * g.k + g.k * g.n) * g.batch) * size_of(g.dtype));
+}
+
+Bytes gemm_bytes_written(const Gemm& g) noexcept {
+  return Bytes(static_cast<std::uint64_t>(g.m * g.n * g.batch) * size_of(g.dtype));
+}
+
+std::vector<Op>& own_ops(ProgramSet& set, int rank) {
+  RankProgram& r = set.ranks.at(static_cast<std::size_t>(rank));
+  int sharers = 0;
+  for (const RankProgram& other : set.ranks) sharers += other.program == r.program ? 1 : 0;
+  if (sharers > 1) {
+    set.programs.push_back(set.programs.at(static_cast<std::size_t>(r.program)));
+    r.program = static_cast<int>(set.programs.size() - 1);
+  }
+  return set.programs[static_cast<std::size_t>(r.program)];
+}
+
+const std::vector<int>& group_members(const RankProgram& rank, std::uint32_t handle) {
+  if (handle >= rank.groups.size()) {
+    throw std::out_of_range(fmt::format("rank {} has no group handle {}", rank.rank, handle));
+  }
+  return rank.groups[handle].members;
+}
+
+int world_peer(const RankProgram& rank, const PointToPoint& p2p) {
+  const std::vector<int>& members = group_members(rank, p2p.group);
+  if (p2p.peer < 0 || static_cast<std::size_t>(p2p.peer) >= members.size()) {
+    throw std::out_of_range(fmt::format("rank {}: peer {} is outside group {}", rank.rank, p2p.peer, p2p.group));
+  }
+  return members[static_cast<std::size_t>(p2p.peer)];
+}
+
+}  // namespace commscale

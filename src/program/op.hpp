@@ -1,0 +1,164 @@
+#pragma once
+
+// The step program: the contract between the plan and both engines (the CUDA/NCCL executor and the
+// analytical event simulator), which consume it unchanged.
+//
+// A ProgramSet holds, for every world rank, an ordered list of ops. Ranks whose lists are identical
+// (all ranks of one pipeline stage, when built from a plan) share one list: `programs` holds each
+// distinct list once and RankProgram::program indexes it. That keeps a 1024-rank GPT-3 175B step at
+// 16 lists rather than 1024 (see tests/bench). Everything that differs between ranks of a stage,
+// the world ranks of their communication groups, lives in RankProgram::groups; ops name a group by
+// its index there (its *handle*), and a point-to-point peer by its rank *within that group*, as
+// NCCL's API does. `group_members()` and `world_peer()` resolve them to world ranks.
+//
+// Execution semantics (what "deadlock-free" means, and what engines must honour):
+//  - Op ids are dense: ops[i].id == i. Dependencies name ops of the same rank.
+//  - Each rank has five streams. The ops of one stream run one at a time, in program order (the
+//    order of the list); a stream's order is therefore an implicit dependency and is NOT repeated in
+//    `deps`. `deps` lists what an op needs from other streams (and nothing else is implied).
+//  - A collective runs when every member of its group has reached it; the members' calls on a group
+//    are matched in program order (the k-th call of each member is one collective instance).
+//    Collectives on one group are issued from one stream: an executor should create one
+//    communicator per (group, stream).
+//  - A send and a receive between two ranks on one group are matched in program order (the k-th
+//    send from A to B is the k-th receive on B from A) and complete together (rendezvous).
+//  - Bytes of a collective are its size as nccl-tests defines it (core/collective.hpp,
+//    CollectiveLayout::size): the full tensor for all-reduce, the gathered output for all-gather,
+//    the unreduced input for reduce-scatter. A collective's element count is bytes / sizeof(dtype).
+//
+// Stream names: "compute", "tp", "dp", "pp-send", "pp-recv". Compute ops (Gemm, MemoryKernel) run on
+// "compute"; collectives on "tp" or "dp"; sends on "pp-send"; receives on "pp-recv".
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/collective.hpp"
+#include "core/dtype.hpp"
+#include "core/units.hpp"
+
+namespace commscale {
+
+using OpId = std::uint32_t;
+
+enum class Stream : std::uint8_t { kCompute, kTp, kDp, kPpSend, kPpRecv };
+inline constexpr int kStreamCount = 5;
+
+// What part of the step an op belongs to. Recompute is a forward re-run inside the backward pass;
+// kStep is the end of the step (gradient synchronisation that waits for the whole backward, the
+// optimizer, the parameter all-gathers of ZeRO-1/2).
+enum class Phase : std::uint8_t { kForward, kBackward, kRecompute, kStep };
+
+// C[m x n] = A[m x k] * B[k x n], `batch` independent products (a strided-batched GEMM when > 1).
+// flops = 2 * m * n * k * batch (a multiply-add is two operations).
+struct Gemm {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  DataType dtype = DataType::kBFloat16;      // inputs and output
+  DataType accumulate = DataType::kFloat32;  // accumulator
+  Flops flops;
+};
+
+enum class MemoryKernelKind : std::uint8_t {
+  kNorm,          // LayerNorm or RMSNorm
+  kSoftmax,       // scale + causal mask + softmax, fused as Megatron does
+  kDropout,       // dropout (writes a one-byte mask)
+  kActivation,    // GELU, or SwiGLU's silu(gate) * up
+  kResidual,      // bias + dropout + residual add, fused as Megatron does
+  kEmbedding,     // token (and position) embedding lookup, or its scatter-add backward
+  kCrossEntropy,  // vocabulary-parallel softmax cross entropy
+  kOptimizer,     // mixed-precision Adam update
+};
+
+// A memory-bound kernel: its time is the bytes it moves.
+struct MemoryKernel {
+  Bytes bytes_read;
+  Bytes bytes_written;
+  std::uint64_t elements = 0;  // elements of the main tensor it walks
+  MemoryKernelKind kind = MemoryKernelKind::kResidual;
+};
+
+struct CollectiveOp {
+  Collective kind = Collective::kAllReduce;
+  std::uint32_t group = 0;  // handle: index into RankProgram::groups
+  Bytes bytes;              // nccl-tests "size" (see the header comment)
+  DataType dtype = DataType::kBFloat16;
+};
+
+enum class P2pDirection : std::uint8_t { kSend, kRecv };
+
+struct PointToPoint {
+  P2pDirection direction = P2pDirection::kSend;
+  std::uint32_t group = 0;  // handle: index into RankProgram::groups
+  int peer = 0;             // the peer's rank within that group
+  Bytes bytes;
+  DataType dtype = DataType::kBFloat16;
+};
+
+using OpPayload = std::variant<Gemm, MemoryKernel, CollectiveOp, PointToPoint>;
+
+struct Op {
+  OpId id = 0;
+  Stream stream = Stream::kCompute;
+  Phase phase = Phase::kForward;
+  std::vector<OpId> deps;  // ops of other streams this one waits for
+  std::string name;        // "L3.fwd.qkv", "mb2.fwd.send", "dp.bucket0.all_reduce", ...
+  int microbatch = -1;     // -1 where not meaningful
+  int layer = -1;          // global layer index, -1 where not meaningful
+  OpPayload payload;
+};
+
+// A communication group as one rank sees it. `members` are world ranks; a member's index in the list
+// is its rank within the group. Every member lists the same members in the same order.
+struct Group {
+  std::string name;  // "tp", "dp", "pp", "embedding"
+  std::vector<int> members;
+};
+
+struct RankProgram {
+  int rank = 0;
+  int program = 0;  // index into ProgramSet::programs
+  std::vector<Group> groups;
+};
+
+struct ProgramSet {
+  int world_size = 0;
+  std::vector<std::vector<Op>> programs;
+  std::vector<RankProgram> ranks;  // ranks[r].rank == r
+};
+
+[[nodiscard]] std::string_view name(Stream stream) noexcept;  // compute tp dp pp-send pp-recv
+[[nodiscard]] std::string_view name(Phase phase) noexcept;    // fwd bwd recompute step
+[[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
+[[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
+// Inverses of the names above; throw InputError naming `where`.
+[[nodiscard]] Stream parse_stream(std::string_view text, std::string_view where);
+[[nodiscard]] Phase parse_phase(std::string_view text, std::string_view where);
+[[nodiscard]] MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where);
+[[nodiscard]] P2pDirection parse_p2p_direction(std::string_view text, std::string_view where);
+
+// The stream an op of this payload must run on is fixed for compute and point-to-point ops; a
+// collective may run on "tp" or "dp".
+[[nodiscard]] bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept;
+
+[[nodiscard]] Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype);
+// Memory traffic of a GEMM if each operand is read once and the result written once (the roofline's
+// minimum): (m k + k n) batch elements read, m n batch written.
+[[nodiscard]] Bytes gemm_bytes_read(const Gemm& g) noexcept;
+[[nodiscard]] Bytes gemm_bytes_written(const Gemm& g) noexcept;
+
+[[nodiscard]] inline const std::vector<Op>& ops_of(const ProgramSet& set, int rank) {
+  return set.programs.at(static_cast<std::size_t>(set.ranks.at(static_cast<std::size_t>(rank)).program));
+}
+// The rank's op list, copied first if other ranks share it, so that it can be changed alone.
+[[nodiscard]] std::vector<Op>& own_ops(ProgramSet& set, int rank);
+
+// World ranks of the group a collective or point-to-point op names, and the world rank of a peer.
+[[nodiscard]] const std::vector<int>& group_members(const RankProgram& rank, std::uint32_t handle);
+[[nodiscard]] int world_peer(const RankProgram& rank, const PointToPoint& p2p);
+
+}  // namespace commscale

@@ -1,0 +1,60 @@
+#pragma once
+
+// Sizes of one layer on one tensor-parallel rank for one microbatch (shared by the op lists).
+
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "workload/op_list.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+struct LayerDims {
+  std::int64_t tokens = 0;     // T = B s, the rows of every token-wise GEMM
+  std::int64_t tokens_sp = 0;  // T / t with sequence parallelism (norms, dropouts, residuals), else T
+  std::int64_t seq = 0;
+  std::int64_t hidden = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t heads_batch = 0;  // B a / t: the batch of the attention GEMMs
+  std::int64_t qkv_out = 0;      // (a + 2g) d / t
+  std::int64_t ffn = 0;          // F / t
+  std::int64_t fc1_out = 0;      // F / t, or 2 F / t for SwiGLU (gate and up in one GEMM)
+  std::int64_t vocab = 0;        // ceil(V / t)
+  int tp = 1;
+  bool sp = false;
+  bool tp_comm = false;  // tp > 1
+  DataType dtype = DataType::kBFloat16;
+  double w = 2.0;  // bytes per element of dtype
+};
+
+[[nodiscard]] inline LayerDims layer_dims(const TransformerConfig& m, const LayerSharding& s) {
+  LayerDims d;
+  d.tp = s.tp;
+  d.sp = s.sequence_parallel && s.tp > 1;
+  d.tp_comm = s.tp > 1;
+  d.tokens = static_cast<std::int64_t>(s.micro_batch) * m.seq;
+  d.tokens_sp = d.sp ? d.tokens / s.tp : d.tokens;
+  d.seq = m.seq;
+  d.hidden = m.hidden;
+  d.head_dim = head_dim(m);
+  d.heads_batch = static_cast<std::int64_t>(s.micro_batch) * m.heads / s.tp;
+  d.qkv_out = (m.heads + 2 * static_cast<std::int64_t>(m.kv_heads)) * d.head_dim / s.tp;
+  d.ffn = m.ffn / s.tp;
+  d.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * d.ffn : d.ffn;
+  d.vocab = vocab_shard(m, s.tp);
+  d.dtype = m.dtype;
+  d.w = static_cast<double>(size_of(m.dtype));
+  return d;
+}
+
+// A collective over all T tokens of the hidden state (the size nccl-tests reports for AR, AG and RS).
+[[nodiscard]] inline TpCollective hidden_collective(const LayerDims& d, Collective kind) {
+  return {kind, Bytes(static_cast<std::uint64_t>(d.tokens * d.hidden) * size_of(d.dtype)), d.dtype};
+}
+
+[[nodiscard]] inline std::uint64_t elements(std::int64_t a, std::int64_t b) {
+  return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
+}
+
+}  // namespace commscale

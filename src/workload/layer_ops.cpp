@@ -1,0 +1,195 @@
+#include "workload/layer_ops.hpp"
+
+#include "workload/layer_dims.hpp"
+
+namespace commscale {
+namespace {
+
+using K = MemoryKernelKind;
+
+Gemm gemm(const LayerDims& d, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
+  return make_gemm(m, n, k, batch, d.dtype);
+}
+
+// Names of the collective after a row-parallel GEMM and before a column-parallel one.
+Collective reduce_kind(const LayerDims& d) { return d.sp ? Collective::kReduceScatter : Collective::kAllReduce; }
+std::string reduce_name(const LayerDims& d, const std::string& prefix) {
+  return prefix + (d.sp ? ".reduce_scatter" : ".all_reduce");
+}
+
+// Q K^T, softmax, dropout, P V: the part of attention whose activations grow with s^2.
+void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash) {
+  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+  if (!flash) {
+    b.compute("attn.softmax", memory_kernel(K::kSoftmax, scores, d.w, d.w));
+    b.compute("attn.dropout", memory_kernel(K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
+  }
+  b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+}
+
+void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash) {
+  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  b.compute("ln1", memory_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
+  attention_core_forward(b, d, flash);
+  b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
+  const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
+  b.compute("attn.residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {attn_reduce});
+  b.compute("ln2", memory_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
+  b.compute("mlp.fc2", gemm(d, d.tokens, d.hidden, d.ffn));
+  const int mlp_reduce = b.collective(d.tp_comm, reduce_name(d, "mlp"), hidden_collective(d, reduce_kind(d)));
+  b.compute("mlp.residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {mlp_reduce});
+}
+
+// dX = dY W^T, then (column-parallel layers) the reduction of dX runs while dW = X^T dY does.
+struct Linear {
+  std::string name;
+  std::int64_t in = 0;   // k of the forward GEMM
+  std::int64_t out = 0;  // n of the forward GEMM
+};
+
+void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
+  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  if (flash) {
+    b.set_phase(Phase::kRecompute);
+    b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+    b.set_phase(Phase::kBackward);
+  }
+  b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
+  b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
+  if (!flash) {
+    b.compute("attn.dropout", memory_kernel(K::kDropout, scores, d.w + 1, d.w));
+    b.compute("attn.softmax", memory_kernel(K::kSoftmax, scores, 2 * d.w, d.w));
+  }
+  b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dQ = dS K
+  b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
+}
+
+void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerSharding& s) {
+  if (s.recompute == Recompute::kNone) return;
+  if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
+  b.set_phase(Phase::kRecompute);
+  if (s.recompute == Recompute::kFull) {
+    forward(b, m, d, s.flash_attention);
+  } else {
+    attention_core_forward(b, d, false);
+  }
+  b.set_phase(Phase::kBackward);
+}
+
+// The backward of norm -> [AG] -> column-parallel GEMMs, ending with the norm's own backward.
+void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
+                           std::uint64_t norm_params, std::uint64_t linear_params) {
+  const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out));
+  const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
+  const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
+  b.set_grad_parameters(wgrad, linear_params);
+  const int norm_bwd =
+      b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {reduce});
+  b.set_grad_parameters(norm_bwd, norm_params);
+}
+
+// The backward of a row-parallel GEMM followed by bias-dropout-residual.
+void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& prefix, const Linear& linear,
+                        std::uint64_t linear_params) {
+  b.compute(prefix + ".residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  const int gather = b.collective(d.sp, prefix + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), {gather});
+  const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens));
+  b.set_grad_parameters(wgrad, linear_params);
+}
+
+}  // namespace
+
+OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
+  OpListBuilder b(Phase::kForward);
+  forward(b, m, layer_dims(m, s), s.flash_attention);
+  return b.take();
+}
+
+OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s) {
+  const LayerDims d = layer_dims(m, s);
+  const LayerParameters p = layer_parameters(m, s.tp);
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  OpListBuilder b(Phase::kBackward);
+  recompute_prelude(b, m, d, s);
+  row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
+  b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
+                                     swiglu ? 2 * d.w : d.w));
+  column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
+  row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
+  attention_core_backward(b, d, s.flash_attention);
+  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
+  return b.take();
+}
+
+OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
+  OpListBuilder b(Phase::kForward);
+  if (m.vocab == 0) return b.take();
+  const LayerDims d = layer_dims(m, s);
+  const double tables = m.positions == PositionEmbedding::kLearned ? 2 : 1;  // token rows (+ position rows)
+  b.compute("embedding", memory_kernel(K::kEmbedding, elements(d.tokens, d.hidden), tables * d.w, d.w));
+  // Each rank looked up its slice of the vocabulary: sum the partial embeddings (scatter them with SP).
+  b.collective(d.tp_comm, reduce_name(d, "embedding"), hidden_collective(d, reduce_kind(d)));
+  return b.take();
+}
+
+OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s) {
+  OpListBuilder b(Phase::kBackward);
+  if (m.vocab == 0) return b.take();
+  const LayerDims d = layer_dims(m, s);
+  const int gather = b.collective(d.sp, "embedding.all_gather", hidden_collective(d, Collective::kAllGather));
+  const int scatter_add =
+      b.compute("embedding", memory_kernel(K::kEmbedding, elements(d.tokens, d.hidden), 2 * d.w, d.w), {gather});
+  b.set_grad_parameters(scatter_add, embedding_parameters(m, s.tp));
+  return b.take();
+}
+
+OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
+  OpListBuilder b(Phase::kForward);
+  if (m.vocab == 0) return b.take();
+  const LayerDims d = layer_dims(m, s);
+  b.compute("final_norm", memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), d.w, d.w));
+  const int gather = b.collective(d.sp, "final_norm.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("logits", gemm(d, d.tokens, d.vocab, d.hidden), {gather});
+  // Softmax kept in fp32 for the backward, as Megatron-LM's vocabulary-parallel cross entropy does.
+  b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), d.w, 4));
+  // That cross entropy all-reduces, over the tensor-parallel group, one fp32 per token three times:
+  // the logit maximum, the target logit and the sum of exponentials.
+  const TpCollective per_token{Collective::kAllReduce, Bytes(static_cast<std::uint64_t>(d.tokens) * 4),
+                               DataType::kFloat32};
+  for (const char* what : {"loss.max.all_reduce", "loss.target.all_reduce", "loss.sum.all_reduce"}) {
+    b.collective(d.tp_comm, what, per_token);
+  }
+  return b.take();
+}
+
+OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp) {
+  OpListBuilder b(Phase::kBackward);
+  if (m.vocab == 0) return b.take();
+  const LayerDims d = layer_dims(m, s);
+  b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), 4, d.w));
+  column_block_backward(b, d, "final_norm", {"logits", d.hidden, d.vocab}, norm_parameters(m),
+                        output_parameters(m, s.tp, pp));
+  return b.take();
+}
+
+std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept {
+  return size_of(m.dtype) < 4 ? 12 : 8;
+}
+
+MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters) {
+  const auto w = static_cast<double>(size_of(m.dtype));
+  const auto state = static_cast<double>(optimizer_bytes_per_parameter(m));
+  // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
+  return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+}
+
+}  // namespace commscale

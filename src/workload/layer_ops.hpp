@@ -1,0 +1,50 @@
+#pragma once
+
+// Per-op costs of a transformer layer, the embedding, the head (final norm, logits, loss) and the
+// optimizer, for one tensor-parallel rank and one microbatch, following Megatron-LM's layout:
+//
+//   forward:  ln1 [AG] qkv | attn.scores attn.softmax attn.dropout attn.context | attn.proj AR|RS
+//             attn.residual ln2 [AG] mlp.fc1 mlp.act mlp.fc2 AR|RS mlp.residual
+//
+// AR is the tensor-parallel all-reduce; with sequence parallelism it becomes a reduce-scatter (RS)
+// after a row-parallel GEMM and an all-gather (AG) before a column-parallel one. Backward runs the
+// mirror image: each GEMM Y = X W becomes dgrad dX = dY W^T and wgrad dW = X^T dY (equal FLOPs each),
+// the dgrad of a column-parallel GEMM is all-reduced (or reduce-scattered) while the wgrad runs, and
+// with sequence parallelism the sharded norm output is all-gathered again for the wgrad (Megatron-LM
+// keeps only the shard, which is what makes activations 1/t).
+//
+// Flash attention keeps the scores and context GEMMs (same FLOPs) but drops the softmax and dropout
+// kernels (fused, no s x s tensor in memory), and its backward recomputes QK^T (one more GEMM).
+// Selective recompute re-runs scores, softmax, dropout and context before the attention backward
+// (with flash attention there is nothing left to recompute). Full recompute re-runs the whole layer
+// forward, its collectives included, before the layer's backward.
+//
+// Dropout kernels are present for every model (Korthikanti et al. assume them; the memory model
+// counts their masks).
+
+#include "workload/op_list.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+[[nodiscard]] OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s);
+// Includes the recompute prelude that `s.recompute` asks for, with Phase::kRecompute.
+[[nodiscard]] OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s);
+
+// First pipeline stage: token (+ learned position) embedding, vocabulary-parallel. Empty for vocab 0.
+[[nodiscard]] OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s);
+[[nodiscard]] OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s);
+// Last pipeline stage: final norm, logits, vocabulary-parallel cross entropy. Empty for vocab 0.
+// `pp` decides whether a tied output weight is a copy (pp > 1) whose gradient the logits wgrad completes.
+[[nodiscard]] OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s);
+[[nodiscard]] OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp);
+
+// Mixed-precision Adam over `parameters` (this rank's optimizer shard): reads gradient, master
+// weight and both moments, writes them and the 16-bit weight.
+[[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters);
+
+// Bytes of optimizer state per parameter: fp32 master weight + two fp32 moments for 16-bit
+// training (12), two moments for fp32 training (8).
+[[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept;
+
+}  // namespace commscale

@@ -1,0 +1,57 @@
+#include "workload/memory.hpp"
+
+#include "workload/layer_dims.hpp"
+#include "workload/layer_ops.hpp"
+
+namespace commscale {
+namespace {
+
+std::uint64_t shard(std::uint64_t total, int ways) {
+  const auto n = static_cast<std::uint64_t>(ways);
+  return (total + n - 1) / n;
+}
+
+}  // namespace
+
+ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp) {
+  const std::uint64_t w = size_of(m.dtype);
+  const std::uint64_t o = optimizer_bytes_per_parameter(m);
+  ModelStateBytes s;
+  s.weights = Bytes(w * (zero_stage >= 3 ? shard(parameters, dp) : parameters));
+  s.gradients = Bytes(w * (zero_stage >= 2 ? shard(parameters, dp) : parameters));
+  s.optimizer = Bytes(o * (zero_stage >= 1 ? shard(parameters, dp) : parameters));
+  return s;
+}
+
+Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s) {
+  const LayerDims d = layer_dims(m, s);
+  const std::uint64_t t = static_cast<std::uint64_t>(s.tp);
+  const std::uint64_t w = size_of(m.dtype);
+  const std::uint64_t tokens_hidden = elements(d.tokens, d.hidden);  // T h, all tokens
+  const std::uint64_t local = d.sp ? tokens_hidden / t : tokens_hidden;
+  if (s.recompute == Recompute::kFull) return Bytes(w * local);  // the layer input only
+
+  // Replicated without sequence parallelism: two norm inputs, the QKV and fc1 inputs (4 tensors of
+  // w bytes), two residual dropout masks (one byte each).
+  const std::uint64_t replicated = 4 * w * local + 2 * local;
+  // Split t ways: Q, K, V, the projection input, the activation input and the fc2 input.
+  const std::uint64_t kv = tokens_hidden / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kv_heads);
+  const std::uint64_t act_in = elements(d.tokens, d.fc1_out) * t;  // full width, divided below
+  const std::uint64_t fc2_in = elements(d.tokens, d.ffn) * t;
+  const std::uint64_t split = w * (2 * tokens_hidden + 2 * kv + act_in + fc2_in) / t;
+  std::uint64_t total = replicated + split;
+  const bool keeps_scores = s.recompute == Recompute::kNone && !s.flash_attention;
+  if (keeps_scores) {
+    const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);  // B a s^2 / t
+    total += 2 * w * scores + scores;  // softmax output, dropout output, dropout mask
+  }
+  return Bytes(total);
+}
+
+Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s) {
+  if (m.vocab == 0) return Bytes(0);
+  const LayerDims d = layer_dims(m, s);
+  return Bytes(4 * elements(d.tokens, d.vocab));
+}
+
+}  // namespace commscale

@@ -1,0 +1,41 @@
+#pragma once
+
+// Memory primitives per rank (shared/MODEL.md): model states per ZeRO stage (Rajbhandari et al.,
+// arXiv 1910.02054) and activations per layer (Korthikanti et al., arXiv 2205.05198). The pipeline
+// composition (how many microbatches are in flight on each stage) is in parallel/plan_memory.hpp.
+
+#include <cstdint>
+
+#include "core/units.hpp"
+#include "workload/op_list.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+struct ModelStateBytes {
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;  // fp32 master weights and Adam moments
+};
+
+// `parameters` is this rank's share after tensor and pipeline sharding (Psi in MODEL.md). Mixed
+// precision Adam, w = bytes of the model dtype, o = 12 (16-bit) or 8 (fp32):
+// stage 0 (w + w + o) Psi; 1: optimizer / d; 2: gradients too; 3: weights too. Shards round up.
+[[nodiscard]] ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage,
+                                                int dp);
+
+// Bytes one layer keeps from its forward to its backward for one microbatch on one tensor-parallel
+// rank. Korthikanti et al.'s count generalized to GQA (K and V are g/a of Q), any MLP size and SwiGLU
+// (the activation input is 2F wide), with masks of one byte and tensors of the model dtype:
+//   replicated (÷t only with sequence parallelism): norm inputs 2, QKV and fc1 inputs 2, masks 2/w
+//   split t ways: Q 1, K and V 2g/a, projection input 1, activation input F/h (2F/h SwiGLU), fc2 input F/h
+//   the s^2 terms, split t ways: softmax and dropout outputs 2 a s/h, dropout mask a s/(h w)
+// all times T h w (T = B s tokens). For GPT (g = a, F = 4h, w = 2) this is s B h (10 + 24/t + 5 a s/(h t))
+// without and s B h/t (34 + 5 a s/h) with sequence parallelism. Selective recompute and flash attention
+// drop the s^2 terms; full recompute keeps only the layer input, 2 s B h (÷t with sequence parallelism).
+[[nodiscard]] Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s);
+
+// The logits' fp32 softmax kept for the backward on the last stage: 4 T ceil(V/t) bytes per microbatch.
+[[nodiscard]] Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s);
+
+}  // namespace commscale

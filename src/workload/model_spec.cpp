@@ -1,0 +1,184 @@
+#include "workload/model_spec.hpp"
+
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "workload/presets.hpp"
+
+namespace commscale {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 14> kModelKeys = {
+    "name", "layers",     "hidden", "heads",     "kv_heads",        "ffn",   "vocab",
+    "seq",  "activation", "norm",   "positions", "tied_embeddings", "dtype", "linear_bias"};
+
+template <class T>
+T read_number(const json& doc, std::string_view origin, std::string_view key) {
+  const json& value = doc.at(std::string(key));
+  if (!value.is_number_integer()) {
+    throw InputError(field_where(origin, key), fmt::format("{} is not a whole number", value.dump()), "an integer");
+  }
+  return value.get<T>();
+}
+
+std::string read_string(const json& doc, std::string_view origin, std::string_view key) {
+  const json& value = doc.at(std::string(key));
+  if (!value.is_string()) throw InputError(field_where(origin, key), fmt::format("{} is not a string", value.dump()));
+  return value.get<std::string>();
+}
+
+bool read_bool(const json& doc, std::string_view origin, std::string_view key) {
+  const json& value = doc.at(std::string(key));
+  if (!value.is_boolean()) {
+    throw InputError(field_where(origin, key), fmt::format("{} is not a boolean", value.dump()), "true or false");
+  }
+  return value.get<bool>();
+}
+
+void check_keys(const json& doc, std::string_view origin) {
+  if (!doc.is_object()) throw InputError(origin, "the model is not a JSON object", "{\"layers\": ..., ...}");
+  for (const auto& item : doc.items()) {
+    bool known = false;
+    for (std::string_view key : kModelKeys) known = known || item.key() == key;
+    if (!known) {
+      throw InputError(field_where(origin, item.key()), "unknown key",
+                       "name, layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, positions, "
+                       "linear_bias, tied_embeddings, dtype");
+    }
+  }
+  for (std::string_view key : {"layers", "hidden", "heads", "seq", "vocab"}) {
+    if (!doc.contains(std::string(key))) throw InputError(field_where(origin, key), "missing", "a whole number");
+  }
+}
+
+void apply_optional_fields(const json& doc, std::string_view origin, TransformerConfig& m) {
+  if (doc.contains("name")) m.name = read_string(doc, origin, "name");
+  if (doc.contains("activation")) {
+    m.activation = parse_activation(read_string(doc, origin, "activation"), field_where(origin, "activation"));
+  }
+  if (doc.contains("norm")) m.norm = parse_norm(read_string(doc, origin, "norm"), field_where(origin, "norm"));
+  if (doc.contains("positions")) {
+    m.positions = parse_positions(read_string(doc, origin, "positions"), field_where(origin, "positions"));
+  }
+  if (doc.contains("linear_bias")) m.linear_bias = read_bool(doc, origin, "linear_bias");
+  if (doc.contains("tied_embeddings")) m.tied_embeddings = read_bool(doc, origin, "tied_embeddings");
+  if (doc.contains("dtype")) m.dtype = parse_data_type(read_string(doc, origin, "dtype"), field_where(origin, "dtype"));
+  m.kv_heads = doc.contains("kv_heads") ? read_number<int>(doc, origin, "kv_heads") : m.heads;
+  if (doc.contains("ffn")) {
+    m.ffn = read_number<std::int64_t>(doc, origin, "ffn");
+  } else if (m.activation == MlpActivation::kSwiGlu) {
+    throw InputError(field_where(origin, "ffn"), "missing", "the MLP size, required with swiglu");
+  } else {
+    m.ffn = 4 * m.hidden;
+  }
+}
+
+TransformerConfig custom_model(const ModelOverrides& o) {
+  const std::array<std::pair<bool, std::string_view>, 5> required = {{{o.layers.has_value(), "--layers"},
+                                                                      {o.hidden.has_value(), "--hidden"},
+                                                                      {o.heads.has_value(), "--heads"},
+                                                                      {o.seq.has_value(), "--seq"},
+                                                                      {o.vocab.has_value(), "--vocab"}}};
+  for (const auto& [given, flag] : required) {
+    if (!given) {
+      throw InputError(flag, "missing for a custom model",
+                       "--model NAME, --model-file PATH, or --layers, --hidden, --heads, --seq and --vocab "
+                       "(--vocab 0 for a bare stack of blocks)");
+    }
+  }
+  TransformerConfig m;
+  m.layers = *o.layers;
+  m.hidden = *o.hidden;
+  m.heads = *o.heads;
+  m.kv_heads = o.kv_heads.value_or(*o.heads);
+  m.activation = o.activation.value_or(MlpActivation::kGelu);
+  if (!o.ffn && m.activation == MlpActivation::kSwiGlu) {
+    throw InputError("--ffn", "missing", "the MLP size, required with --activation swiglu");
+  }
+  m.ffn = o.ffn.value_or(4 * m.hidden);
+  m.vocab = *o.vocab;
+  m.seq = *o.seq;
+  return m;
+}
+
+}  // namespace
+
+TransformerConfig model_from_json(const json& doc, std::string_view origin) {
+  check_keys(doc, origin);
+  TransformerConfig m;
+  m.name = "custom";
+  m.layers = read_number<int>(doc, origin, "layers");
+  m.hidden = read_number<std::int64_t>(doc, origin, "hidden");
+  m.heads = read_number<int>(doc, origin, "heads");
+  m.seq = read_number<std::int64_t>(doc, origin, "seq");
+  m.vocab = read_number<std::int64_t>(doc, origin, "vocab");
+  apply_optional_fields(doc, origin, m);
+  validate_model(m, origin);
+  return m;
+}
+
+TransformerConfig load_model_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--model-file", fmt::format("cannot read \"{}\"", path), "a readable JSON file");
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
+  }
+  return model_from_json(doc, path);
+}
+
+json model_to_json(const TransformerConfig& m) {
+  return {{"name", m.name},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"ffn", m.ffn},
+          {"vocab", m.vocab},
+          {"seq", m.seq},
+          {"activation", name(m.activation)},
+          {"norm", name(m.norm)},
+          {"positions", name(m.positions)},
+          {"linear_bias", m.linear_bias},
+          {"tied_embeddings", m.tied_embeddings},
+          {"dtype", name(m.dtype)}};
+}
+
+TransformerConfig resolve_model(std::string_view preset, const std::string& file_path, const ModelOverrides& o) {
+  if (!preset.empty() && !file_path.empty()) {
+    throw InputError("--model", "given together with --model-file", "a preset or a file, not both");
+  }
+  if (preset.empty() && file_path.empty()) {
+    TransformerConfig m = custom_model(o);
+    if (o.dtype) m.dtype = *o.dtype;
+    validate_model(m, "");
+    return m;
+  }
+  TransformerConfig m = preset.empty() ? load_model_file(file_path) : find_preset(preset, "--model");
+  if (o.layers) m.layers = *o.layers;
+  if (o.hidden) m.hidden = *o.hidden;
+  if (o.heads) {
+    if (m.kv_heads == m.heads) m.kv_heads = *o.heads;  // multi-head attention stays multi-head
+    m.heads = *o.heads;
+  }
+  if (o.kv_heads) m.kv_heads = *o.kv_heads;
+  if (o.ffn) m.ffn = *o.ffn;
+  if (o.vocab) m.vocab = *o.vocab;
+  if (o.seq) m.seq = *o.seq;
+  if (o.activation) m.activation = *o.activation;
+  if (o.dtype) m.dtype = *o.dtype;
+  validate_model(m, "");  // any error now comes from an override
+  return m;
+}
+
+}  // namespace commscale

@@ -1,0 +1,85 @@
+#include "workload/op_list.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+namespace {
+
+std::vector<int> without_absent(std::vector<int> deps) {
+  std::erase(deps, -1);
+  return deps;
+}
+
+}  // namespace
+
+std::string_view name(Recompute r) noexcept {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(std::string_view text, std::string_view where) {
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    if (text == name(r)) return r;
+  }
+  throw InputError(where, fmt::format("unknown recompute mode \"{}\"", text), "none, selective or full");
+}
+
+int OpListBuilder::add(WorkloadOp op) {
+  op.phase = phase_;
+  ops_.push_back(std::move(op));
+  return static_cast<int>(ops_.size() - 1);
+}
+
+int OpListBuilder::compute(std::string name, Gemm gemm, std::vector<int> deps) {
+  last_compute_ = add({std::move(name), phase_, gemm, without_absent(std::move(deps)), 0});
+  return last_compute_;
+}
+
+int OpListBuilder::compute(std::string name, MemoryKernel kernel, std::vector<int> deps) {
+  last_compute_ = add({std::move(name), phase_, kernel, without_absent(std::move(deps)), 0});
+  return last_compute_;
+}
+
+int OpListBuilder::collective(bool enabled, std::string name, TpCollective c) {
+  if (!enabled) return -1;
+  std::vector<int> deps;
+  if (last_compute_ >= 0) deps.push_back(last_compute_);
+  return add({std::move(name), phase_, c, std::move(deps), 0});
+}
+
+int OpListBuilder::prefetch(bool enabled, std::string name, TpCollective c) {
+  if (!enabled) return -1;
+  return add({std::move(name), phase_, c, {}, 0});
+}
+
+MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
+                           double written_per_element) {
+  MemoryKernel k;
+  k.kind = kind;
+  k.elements = elements;
+  const auto e = static_cast<double>(elements);
+  k.bytes_read = Bytes(static_cast<std::uint64_t>(std::llround(e * read_per_element)));
+  k.bytes_written = Bytes(static_cast<std::uint64_t>(std::llround(e * written_per_element)));
+  return k;
+}
+
+Flops gemm_flops(const OpList& ops) {
+  Flops total;
+  for (const WorkloadOp& op : ops) {
+    if (const auto* g = std::get_if<Gemm>(&op.payload)) total += g->flops;
+  }
+  return total;
+}
+
+}  // namespace commscale

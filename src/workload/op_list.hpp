@@ -1,0 +1,77 @@
+#pragma once
+
+// The ops of one transformer layer (or the embedding, the head, the optimizer) as one
+// tensor-parallel rank runs them for one microbatch: compute ops with exact GEMM shapes or memory
+// traffic, and the tensor-parallel collectives between them. The program builder stamps these lists
+// once per (layer, microbatch) of a pipeline stage.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/collective.hpp"
+#include "program/op.hpp"
+
+namespace commscale {
+
+enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
+[[nodiscard]] std::string_view name(Recompute r) noexcept;  // none selective full
+[[nodiscard]] Recompute parse_recompute(std::string_view text, std::string_view where);
+
+// How a layer is split and run: what the per-op costs depend on beyond the model.
+struct LayerSharding {
+  int micro_batch = 1;
+  int tp = 1;
+  bool sequence_parallel = false;  // norms, dropouts and residuals split along the sequence (needs tp > 1)
+  bool flash_attention = false;    // fused attention: no s x s matrix in memory; backward recomputes QK^T
+  Recompute recompute = Recompute::kNone;
+};
+
+// A collective over the tensor-parallel group; bytes as nccl-tests counts them (op.hpp).
+struct TpCollective {
+  Collective kind = Collective::kAllReduce;
+  Bytes bytes;
+  DataType dtype = DataType::kBFloat16;
+};
+
+struct WorkloadOp {
+  std::string name;  // relative to its layer and phase: "qkv", "attn.scores", "mlp.fc1.dgrad"
+  Phase phase = Phase::kForward;
+  std::variant<Gemm, MemoryKernel, TpCollective> payload;
+  std::vector<int> deps;              // earlier ops of this list, on another stream, that it waits for
+  std::uint64_t grad_parameters = 0;  // parameters whose gradients this op completes (backward)
+};
+using OpList = std::vector<WorkloadOp>;
+
+// Appends ops with the dependency rules the lists share: a collective waits for the compute op
+// before it (its producer); a compute op waits for the collectives it names.
+class OpListBuilder {
+ public:
+  explicit OpListBuilder(Phase phase) : phase_(phase) {}
+  void set_phase(Phase phase) noexcept { phase_ = phase; }
+  int compute(std::string name, Gemm gemm, std::vector<int> deps = {});
+  int compute(std::string name, MemoryKernel kernel, std::vector<int> deps = {});
+  // Returns -1 (and adds nothing) when `enabled` is false, so callers can list it as a dependency.
+  int collective(bool enabled, std::string name, TpCollective c);
+  // A collective that waits for no compute op (a prefetch, e.g. the sequence-parallel re-gather).
+  int prefetch(bool enabled, std::string name, TpCollective c);
+  void set_grad_parameters(int index, std::uint64_t parameters) {
+    ops_.at(static_cast<std::size_t>(index)).grad_parameters = parameters;
+  }
+  [[nodiscard]] OpList take() { return std::move(ops_); }
+
+ private:
+  int add(WorkloadOp op);
+  Phase phase_;
+  OpList ops_;
+  int last_compute_ = -1;
+};
+
+// A memory kernel over `elements` elements reading and writing the given bytes per element.
+[[nodiscard]] MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
+                                         double written_per_element);
+
+[[nodiscard]] Flops gemm_flops(const OpList& ops);
+
+}  // namespace commscale

@@ -1,0 +1,117 @@
+#include "workload/transformer.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+namespace {
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+void require_positive(std::int64_t value, std::string_view origin, std::string_view key) {
+  if (value < 1) throw InputError(field_where(origin, key), fmt::format("{} is not positive", value), "at least 1");
+}
+
+}  // namespace
+
+std::string_view name(MlpActivation a) noexcept { return a == MlpActivation::kGelu ? "gelu" : "swiglu"; }
+std::string_view name(NormKind n) noexcept { return n == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
+std::string_view name(PositionEmbedding p) noexcept { return p == PositionEmbedding::kLearned ? "learned" : "rotary"; }
+
+MlpActivation parse_activation(std::string_view text, std::string_view where) {
+  if (text == "gelu") return MlpActivation::kGelu;
+  if (text == "swiglu") return MlpActivation::kSwiGlu;
+  throw InputError(where, fmt::format("unknown activation \"{}\"", text), "gelu or swiglu");
+}
+
+NormKind parse_norm(std::string_view text, std::string_view where) {
+  if (text == "layernorm") return NormKind::kLayerNorm;
+  if (text == "rmsnorm") return NormKind::kRmsNorm;
+  throw InputError(where, fmt::format("unknown norm \"{}\"", text), "layernorm or rmsnorm");
+}
+
+PositionEmbedding parse_positions(std::string_view text, std::string_view where) {
+  if (text == "learned") return PositionEmbedding::kLearned;
+  if (text == "rotary") return PositionEmbedding::kRotary;
+  throw InputError(where, fmt::format("unknown position embedding \"{}\"", text), "learned or rotary");
+}
+
+std::string field_where(std::string_view origin, std::string_view key) {
+  if (!origin.empty()) return fmt::format("{}: {}", origin, key);
+  std::string flag = fmt::format("--{}", key);
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
+}
+
+void validate_model(const TransformerConfig& m, std::string_view origin) {
+  require_positive(m.layers, origin, "layers");
+  require_positive(m.hidden, origin, "hidden");
+  require_positive(m.heads, origin, "heads");
+  require_positive(m.kv_heads, origin, "kv_heads");
+  require_positive(m.ffn, origin, "ffn");
+  require_positive(m.seq, origin, "seq");
+  if (m.vocab < 0) {
+    throw InputError(field_where(origin, "vocab"), fmt::format("{} is negative", m.vocab),
+                     "0 (no embedding, logits or loss) or a vocabulary size");
+  }
+  if (m.hidden % m.heads != 0) {
+    throw InputError(field_where(origin, "heads"),
+                     fmt::format("{} heads do not divide the hidden size {}", m.heads, m.hidden),
+                     "a head count that divides the hidden size");
+  }
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    throw InputError(field_where(origin, "kv_heads"),
+                     fmt::format("{} KV heads do not divide the {} attention heads", m.kv_heads, m.heads),
+                     "a divisor of the head count (equal to it for multi-head attention)");
+  }
+  if (m.dtype != DataType::kBFloat16 && m.dtype != DataType::kFloat16 && m.dtype != DataType::kFloat32) {
+    throw InputError(field_where(origin, "dtype"), fmt::format("{} is not a training type", name(m.dtype)),
+                     "bf16, fp16 or fp32");
+  }
+}
+
+std::uint64_t norm_parameters(const TransformerConfig& m) noexcept {
+  return m.norm == NormKind::kLayerNorm ? 2 * u(m.hidden) : u(m.hidden);
+}
+
+LayerParameters layer_parameters(const TransformerConfig& m, int tp) {
+  const std::uint64_t t = u(tp);
+  const std::uint64_t h = u(m.hidden);
+  const std::uint64_t qkv_out = u(head_dim(m)) * u(m.heads + 2 * m.kv_heads);  // (a + 2g) d
+  const std::uint64_t fc1_out = u(m.ffn) * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
+  const std::uint64_t bias = m.linear_bias ? 1 : 0;
+  LayerParameters p;
+  p.ln1 = norm_parameters(m);
+  p.ln2 = norm_parameters(m);
+  p.qkv = (h * qkv_out + bias * qkv_out) / t;
+  p.proj = h * h / t + bias * h;
+  p.fc1 = (h * fc1_out + bias * fc1_out) / t;
+  p.fc2 = u(m.ffn) * h / t + bias * h;
+  return p;
+}
+
+std::int64_t vocab_shard(const TransformerConfig& m, int tp) noexcept { return (m.vocab + tp - 1) / tp; }
+
+std::uint64_t embedding_parameters(const TransformerConfig& m, int tp) {
+  if (m.vocab == 0) return 0;
+  const std::uint64_t positions = m.positions == PositionEmbedding::kLearned ? u(m.seq) * u(m.hidden) : 0;
+  return u(vocab_shard(m, tp)) * u(m.hidden) + positions;
+}
+
+std::uint64_t output_parameters(const TransformerConfig& m, int tp, int pp) {
+  if (m.vocab == 0 || (m.tied_embeddings && pp == 1)) return 0;
+  return u(vocab_shard(m, tp)) * u(m.hidden);
+}
+
+std::uint64_t parameter_count(const TransformerConfig& m) {
+  std::uint64_t total = u(m.layers) * layer_parameters(m, 1).total();
+  if (m.vocab == 0) return total;
+  total += embedding_parameters(m, 1) + norm_parameters(m);  // + the final norm
+  if (!m.tied_embeddings) total += u(m.vocab) * u(m.hidden);
+  return total;
+}
+
+}  // namespace commscale

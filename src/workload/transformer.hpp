@@ -1,0 +1,82 @@
+#pragma once
+
+// Decoder-only transformer configurations (GPT and LLaMA families) and their parameter counts.
+//
+// `vocab == 0` describes a bare stack of transformer blocks: no embedding, no logits, no loss (for
+// block-level studies). Counts are exact for the architectures described: GPT-style models have
+// biases in every linear layer, LayerNorm with a bias and learned position embeddings; LLaMA-style
+// models have no biases, RMSNorm, rotary positions (no parameters) and untied output weights.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/dtype.hpp"
+
+namespace commscale {
+
+enum class MlpActivation : std::uint8_t { kGelu, kSwiGlu };
+enum class NormKind : std::uint8_t { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding : std::uint8_t { kLearned, kRotary };
+
+struct TransformerConfig {
+  std::string name = "custom";
+  int layers = 0;
+  std::int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;        // == heads for multi-head attention, fewer for grouped-query attention
+  std::int64_t ffn = 0;    // MLP inner size F (per branch for SwiGLU: gate and up are each h x F)
+  std::int64_t vocab = 0;  // 0: no embedding, logits or loss
+  std::int64_t seq = 0;
+  MlpActivation activation = MlpActivation::kGelu;
+  NormKind norm = NormKind::kLayerNorm;
+  PositionEmbedding positions = PositionEmbedding::kLearned;
+  bool linear_bias = true;
+  bool tied_embeddings = true;
+  DataType dtype = DataType::kBFloat16;  // weights, activations, gradients
+};
+
+[[nodiscard]] std::string_view name(MlpActivation a) noexcept;      // gelu swiglu
+[[nodiscard]] std::string_view name(NormKind n) noexcept;           // layernorm rmsnorm
+[[nodiscard]] std::string_view name(PositionEmbedding p) noexcept;  // learned rotary
+[[nodiscard]] MlpActivation parse_activation(std::string_view text, std::string_view where);
+[[nodiscard]] NormKind parse_norm(std::string_view text, std::string_view where);
+[[nodiscard]] PositionEmbedding parse_positions(std::string_view text, std::string_view where);
+
+[[nodiscard]] inline std::int64_t head_dim(const TransformerConfig& m) noexcept { return m.hidden / m.heads; }
+
+// Where a model field came from, for error messages: command-line flags ("--kv-heads") or a JSON
+// file ("model.json: kv_heads").
+[[nodiscard]] std::string field_where(std::string_view origin, std::string_view key);
+
+// Throws InputError naming the offending field (see field_where) and what was expected.
+void validate_model(const TransformerConfig& m, std::string_view origin);
+
+// Parameters of one layer held by one tensor-parallel rank, grouped by the op whose backward
+// produces their gradient. Column-parallel weights and biases are split t ways; the biases of
+// row-parallel layers and the norms are replicated (as in Megatron-LM).
+struct LayerParameters {
+  std::uint64_t ln1 = 0;
+  std::uint64_t qkv = 0;
+  std::uint64_t proj = 0;
+  std::uint64_t ln2 = 0;
+  std::uint64_t fc1 = 0;
+  std::uint64_t fc2 = 0;
+  [[nodiscard]] std::uint64_t total() const noexcept { return ln1 + qkv + proj + ln2 + fc1 + fc2; }
+};
+[[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp);
+
+// Rows of the output/embedding table per tensor-parallel rank: ceil(V / t) (the vocabulary is padded
+// to a multiple of t, as Megatron-LM pads it).
+[[nodiscard]] std::int64_t vocab_shard(const TransformerConfig& m, int tp) noexcept;
+[[nodiscard]] std::uint64_t norm_parameters(const TransformerConfig& m) noexcept;  // one norm: 2h or h
+// Word embedding shard plus (replicated) learned positions, on the first pipeline stage.
+[[nodiscard]] std::uint64_t embedding_parameters(const TransformerConfig& m, int tp);
+// Output weight shard on the last stage: untied, or a tied copy when the embedding lives on another
+// stage (Megatron-LM keeps one and all-reduces the two gradients). 0 when shared with the embedding.
+[[nodiscard]] std::uint64_t output_parameters(const TransformerConfig& m, int tp, int pp);
+
+// Parameters of the whole model, unsharded, unpadded (the number quoted for a model, "6.7 B").
+[[nodiscard]] std::uint64_t parameter_count(const TransformerConfig& m);
+
+}  // namespace commscale

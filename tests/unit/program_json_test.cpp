@@ -1,0 +1,72 @@
+// The step program's JSON form: a round trip keeps everything; bad documents are named precisely.
+
+#include <gtest/gtest.h>
+
+#include "input_error_matcher.hpp"
+#include "parallel/program_builder.hpp"
+#include "program/checker.hpp"
+#include "program/program_json.hpp"
+#include "workload/presets.hpp"
+
+namespace commscale {
+namespace {
+
+using nlohmann::json;
+using testing::throws_input_error;
+
+ProgramSet sample() {
+  ParallelPlan p;
+  p.dp = 2;
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 4;
+  p.zero_stage = 3;
+  p.sequence_parallel = true;
+  return build_program(find_preset("tiny", ""), p);
+}
+
+TEST(ProgramJson, RoundTripKeepsEverything) {
+  const ProgramSet set = sample();
+  const json doc = set;
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["programs"].size(), 2u);  // shared lists stay shared
+  const ProgramSet back = doc.get<ProgramSet>();
+  EXPECT_EQ(json(back), doc);
+  EXPECT_TRUE(check_program(back).ok());
+}
+
+TEST(ProgramJson, OpFields) {
+  const ProgramSet set = sample();
+  const json op = ops_of(set, 0)[1];  // mb0.fwd.embedding waits for its ZeRO-3 parameter gather
+  EXPECT_EQ(op["name"], "mb0.fwd.embedding");
+  EXPECT_EQ(op["type"], "memory");
+  EXPECT_EQ(op["kernel"], "embedding");
+  EXPECT_EQ(op["stream"], "compute");
+  EXPECT_EQ(op["deps"], json::array({0}));
+  const json gather = ops_of(set, 0)[0];
+  EXPECT_EQ(gather["type"], "collective");
+  EXPECT_EQ(gather["collective"], "all_gather");
+  EXPECT_EQ(gather["stream"], "dp");
+  EXPECT_EQ(gather["group"], 1);
+}
+
+TEST(ProgramJson, RejectsBadDocuments) {
+  json op = ops_of(sample(), 0)[1];
+  op["strem"] = "compute";
+  EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"op 'mb0.fwd.embedding'", "unknown key \"strem\""}));
+  op.erase("strem");
+  op["stream"] = "gpu";
+  EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"stream", "\"gpu\"", "pp-send"}));
+  op["stream"] = "compute";
+  op["type"] = "fft";
+  EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"type", "fft", "gemm, memory, collective or p2p"}));
+  op["type"] = "memory";
+  op.erase("elements");
+  EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"missing key \"elements\""}));
+  json doc = sample();
+  doc["schema_version"] = 7;
+  EXPECT_TRUE(throws_input_error([&] { (void)doc.get<ProgramSet>(); }, {"schema_version", "7"}));
+}
+
+}  // namespace
+}  // namespace commscale

@@ -1,0 +1,185 @@
+// Per-op costs of a layer, the head and the optimizer against hand-computed values and the closed-form
+// FLOP counts of Narayanan et al. 2021, Korthikanti et al. 2022 and Megatron-LM.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "workload/flops.hpp"
+#include "workload/layer_ops.hpp"
+#include "workload/presets.hpp"
+
+namespace commscale {
+namespace {
+
+std::map<std::string, const WorkloadOp*> by_name(const OpList& ops) {
+  std::map<std::string, const WorkloadOp*> out;
+  for (const WorkloadOp& op : ops) out[op.name] = &op;
+  return out;
+}
+
+double list_flops(const OpList& ops) { return gemm_flops(ops).value(); }
+
+LayerSharding sharding(int micro_batch, int tp, bool sp = false, Recompute r = Recompute::kNone, bool flash = false) {
+  LayerSharding s;
+  s.micro_batch = micro_batch;
+  s.tp = tp;
+  s.sequence_parallel = sp;
+  s.recompute = r;
+  s.flash_attention = flash;
+  return s;
+}
+
+TEST(LayerOps, Gpt3_175bForwardLayerFlopsByHand) {
+  // B = 1, s = 2048, h = 12288: 24 B s h^2 + 4 B s^2 h
+  //   = 24 * 2048 * 150994944 + 4 * 4194304 * 12288 = 7421703487488 + 206158430208 = 7627861917696.
+  const TransformerConfig m = find_preset("gpt3-175b", "");
+  EXPECT_DOUBLE_EQ(list_flops(layer_forward_ops(m, sharding(1, 1))), 7627861917696.0);
+  EXPECT_DOUBLE_EQ(gpt_layer_forward_flops(m, 1).value(), 7627861917696.0);
+  // Backward is twice the forward; t ranks each run 1/t of it.
+  EXPECT_DOUBLE_EQ(list_flops(layer_backward_ops(m, sharding(1, 1))), 2 * 7627861917696.0);
+  EXPECT_DOUBLE_EQ(list_flops(layer_forward_ops(m, sharding(1, 8))), 7627861917696.0 / 8);
+}
+
+TEST(LayerOps, Gpt3_175bGemmShapesAtTp8) {
+  // Tokens T = B s = 2 * 2048 = 4096; a/t = 12 heads of d = 128 per rank.
+  const auto ops = by_name(layer_forward_ops(find_preset("gpt3-175b", ""), sharding(2, 8)));
+  const Gemm& qkv = std::get<Gemm>(ops.at("qkv")->payload);
+  EXPECT_EQ(qkv.m, 4096);
+  EXPECT_EQ(qkv.n, 3 * 12288 / 8);
+  EXPECT_EQ(qkv.k, 12288);
+  const Gemm& scores = std::get<Gemm>(ops.at("attn.scores")->payload);
+  EXPECT_EQ(scores.batch, 2 * 12);
+  EXPECT_EQ(scores.m, 2048);
+  EXPECT_EQ(scores.n, 2048);
+  EXPECT_EQ(scores.k, 128);
+  const Gemm& fc2 = std::get<Gemm>(ops.at("mlp.fc2")->payload);
+  EXPECT_EQ(fc2.n, 12288);
+  EXPECT_EQ(fc2.k, 4 * 12288 / 8);
+  EXPECT_EQ(fc2.accumulate, DataType::kFloat32);
+  // fc2 reads X (4096 x 6144) and W (6144 x 12288), writes Y (4096 x 12288), 2 bytes each.
+  EXPECT_EQ(gemm_bytes_read(fc2).count(), 2ull * (4096 * 6144 + 6144 * 12288));
+  EXPECT_EQ(gemm_bytes_written(fc2).count(), 2ull * 4096 * 12288);
+  // The softmax walks B a/t s^2 = 2 * 12 * 2048^2 elements, reading and writing 2 bytes each.
+  const MemoryKernel& softmax = std::get<MemoryKernel>(ops.at("attn.softmax")->payload);
+  EXPECT_EQ(softmax.elements, 2ull * 12 * 2048 * 2048);
+  EXPECT_EQ(softmax.bytes_read.count(), 2 * softmax.elements);
+  EXPECT_EQ(softmax.bytes_written.count(), 2 * softmax.elements);
+  // The all-reduce after the projection carries the whole hidden state: T h 2 bytes.
+  const TpCollective& ar = std::get<TpCollective>(ops.at("attn.all_reduce")->payload);
+  EXPECT_EQ(ar.kind, Collective::kAllReduce);
+  EXPECT_EQ(ar.bytes.count(), 4096ull * 12288 * 2);
+}
+
+TEST(LayerOps, SequenceParallelReplacesAllReducesWithGatherAndScatter) {
+  const TransformerConfig m = find_preset("gpt3-175b", "");
+  const auto count = [](const OpList& ops, Collective kind) {
+    int n = 0;
+    for (const WorkloadOp& op : ops) {
+      const auto* c = std::get_if<TpCollective>(&op.payload);
+      n += c != nullptr && c->kind == kind ? 1 : 0;
+    }
+    return n;
+  };
+  const OpList fwd = layer_forward_ops(m, sharding(1, 8));
+  const OpList bwd = layer_backward_ops(m, sharding(1, 8));
+  EXPECT_EQ(count(fwd, Collective::kAllReduce), 2);  // Megatron: two all-reduces forward, two backward
+  EXPECT_EQ(count(bwd, Collective::kAllReduce), 2);
+  const OpList fwd_sp = layer_forward_ops(m, sharding(1, 8, true));
+  const OpList bwd_sp = layer_backward_ops(m, sharding(1, 8, true));
+  EXPECT_EQ(count(fwd_sp, Collective::kAllGather), 2);
+  EXPECT_EQ(count(fwd_sp, Collective::kReduceScatter), 2);
+  EXPECT_EQ(count(fwd_sp, Collective::kAllReduce), 0);
+  // Backward: the gradients' all-gathers and reduce-scatters, plus the re-gathers of the norm outputs.
+  EXPECT_EQ(count(bwd_sp, Collective::kAllGather), 4);
+  EXPECT_EQ(count(bwd_sp, Collective::kReduceScatter), 2);
+  // Norms run on T/t tokens with sequence parallelism.
+  EXPECT_EQ(std::get<MemoryKernel>(by_name(fwd_sp).at("ln1")->payload).elements, 2048ull * 12288 / 8);
+  // No collectives at all without tensor parallelism.
+  EXPECT_EQ(count(layer_forward_ops(m, sharding(1, 1)), Collective::kAllReduce), 0);
+}
+
+TEST(StepFlops, NarayananFormulaForGpt3_175b) {
+  // One step of B = 1536 sequences (Narayanan et al.'s 175B run):
+  // 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) with s/(6h) = 2048/73728 and V/(12 l h) = 51200/14155776.
+  const TransformerConfig m = find_preset("gpt3-175b", "");
+  const double base = 72.0 * 1536 * 2048 * 96 * 150994944.0;
+  const double expected = base * (1 + 2048.0 / 73728 + 51200.0 / 14155776);
+  EXPECT_DOUBLE_EQ(narayanan_flops(m, 1536).value(), expected);
+  EXPECT_NEAR(expected, 3.386e18, 0.001e18);
+  // The same from the ops: per sequence, l layers forward + backward, logits forward + backward.
+  const LayerSharding one = sharding(1, 1);
+  const double per_sequence = 96 * (list_flops(layer_forward_ops(m, one)) + list_flops(layer_backward_ops(m, one))) +
+                              list_flops(head_forward_ops(m, one)) + list_flops(head_backward_ops(m, one, 1));
+  EXPECT_NEAR(1536 * per_sequence / expected, 1.0, 1e-12);
+  // Megatron-LM's general form agrees for GPT (g = a, F = 4h, GELU).
+  EXPECT_NEAR(megatron_model_flops(m, 1536).value() / expected, 1.0, 1e-12);
+}
+
+TEST(StepFlops, FullRecomputeAddsOneForwardPerLayer) {
+  // 96 B s l h^2 (1 + s/(6h) + V/(16 l h)): the layers' 72 + 24 (one more forward), logits unchanged.
+  const TransformerConfig m = find_preset("gpt3-175b", "");
+  const LayerSharding full = sharding(1, 1, false, Recompute::kFull);
+  const double per_sequence = 96 * (list_flops(layer_forward_ops(m, full)) + list_flops(layer_backward_ops(m, full))) +
+                              list_flops(head_forward_ops(m, full)) + list_flops(head_backward_ops(m, full, 1));
+  EXPECT_NEAR(per_sequence / narayanan_full_recompute_flops(m, 1).value(), 1.0, 1e-12);
+}
+
+TEST(StepFlops, SelectiveRecomputeAndFlashAddAttentionGemmsOnly) {
+  // Selective recompute re-runs QK^T and PV: 2 * 2 B s^2 h per layer. (MODEL.md quotes Korthikanti
+  // et al.'s appendix as 72 B s l h^2 (1 + s/(3h) + ...), i.e. 12 B s^2 h more per layer: that is
+  // three times what re-running the two attention GEMMs costs, so it is not what the ops count.)
+  const TransformerConfig m = find_preset("gpt3-175b", "");
+  const double s = 2048, h = 12288;
+  const double plain = list_flops(layer_backward_ops(m, sharding(1, 1)));
+  EXPECT_DOUBLE_EQ(list_flops(layer_backward_ops(m, sharding(1, 1, false, Recompute::kSelective))) - plain,
+                   4 * s * s * h);
+  // Flash attention's backward recomputes QK^T once: 2 B s^2 h.
+  EXPECT_DOUBLE_EQ(list_flops(layer_backward_ops(m, sharding(1, 1, false, Recompute::kNone, true))) - plain,
+                   2 * s * s * h);
+}
+
+TEST(StepFlops, MegatronGeneralFormCoversGqaAndSwiglu) {
+  // LLaMA-2 70B: 12 B s l h^2 [(1 + g/a + s/h) + (F/h) 1.5 + V/(2 l h)], against the ops.
+  const TransformerConfig m = find_preset("llama2-70b", "");
+  const LayerSharding one = sharding(1, 1);
+  const double per_sequence = 80 * (list_flops(layer_forward_ops(m, one)) + list_flops(layer_backward_ops(m, one))) +
+                              list_flops(head_forward_ops(m, one)) + list_flops(head_backward_ops(m, one, 1));
+  const double h = 8192, s = 4096, l = 80;
+  const double formula = 12 * s * l * h * h * ((1 + 8.0 / 64 + s / h) + 28672 / h * 1.5 + 32000 / (2 * l * h));
+  EXPECT_NEAR(per_sequence / formula, 1.0, 1e-12);
+  EXPECT_NEAR(megatron_model_flops(m, 1).value() / formula, 1.0, 1e-12);
+}
+
+TEST(LayerOps, GradientsOfEveryParameterAreProducedOnce) {
+  for (const char* preset : {"gpt3-1.3b", "llama3-8b", "tiny"}) {
+    const TransformerConfig m = find_preset(preset, "");
+    for (int tp : {1, 2, 4}) {
+      const LayerSharding s = sharding(1, tp, tp > 1);
+      std::uint64_t grads = 0;
+      for (const WorkloadOp& op : layer_backward_ops(m, s)) grads += op.grad_parameters;
+      EXPECT_EQ(grads, layer_parameters(m, tp).total()) << preset << " tp " << tp;
+      std::uint64_t head = 0;
+      for (const WorkloadOp& op : head_backward_ops(m, s, 2)) head += op.grad_parameters;
+      EXPECT_EQ(head, norm_parameters(m) + output_parameters(m, tp, 2)) << preset;
+    }
+  }
+}
+
+TEST(LayerOps, BareStackHasNoEmbeddingOrHead) {
+  TransformerConfig m = find_preset("tiny", "");
+  m.vocab = 0;
+  EXPECT_TRUE(embedding_forward_ops(m, sharding(1, 2)).empty());
+  EXPECT_TRUE(head_backward_ops(m, sharding(1, 2), 1).empty());
+}
+
+TEST(LayerOps, OptimizerTraffic) {
+  // bf16 Adam: reads the gradient (2), fp32 master, m, v (12); writes master, m, v and the bf16 weight.
+  const MemoryKernel k = optimizer_kernel(find_preset("tiny", ""), 1000);
+  EXPECT_EQ(k.bytes_read.count(), 14000u);
+  EXPECT_EQ(k.bytes_written.count(), 14000u);
+}
+
+}  // namespace
+}  // namespace commscale
