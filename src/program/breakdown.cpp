@@ -1,0 +1,107 @@
+#include "program/breakdown.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace commscale {
+namespace {
+
+// Sorted, merged intervals.
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.end <= i.start) continue;
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+double union_length(std::vector<Interval> intervals) {
+  double total = 0.0;
+  for (const Interval& i : merged(std::move(intervals))) total += i.end - i.start;
+  return total;
+}
+
+double uncovered_length(std::vector<Interval> a, std::vector<Interval> b) {
+  const std::vector<Interval> ua = merged(std::move(a));
+  const std::vector<Interval> ub = merged(std::move(b));
+  double covered = 0.0;
+  std::size_t j = 0;
+  for (const Interval& x : ua) {
+    while (j < ub.size() && ub[j].end <= x.start) ++j;
+    for (std::size_t k = j; k < ub.size() && ub[k].start < x.end; ++k) {
+      covered += std::min(x.end, ub[k].end) - std::max(x.start, ub[k].start);
+    }
+  }
+  return union_length(ua) - covered;
+}
+
+std::string charge_group(const ProgramSet& set, int rank, const Op& op) {
+  const RankProgram& rp = set.ranks.at(static_cast<std::size_t>(rank));
+  std::uint32_t handle = 0;
+  if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+    handle = c->group;
+  } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+    handle = p->group;
+  } else {
+    return "compute";
+  }
+  const std::string& group = rp.groups.at(handle).name;
+  return group.rfind("pp", 0) == 0 ? "pp" : group;
+}
+
+StepBreakdown break_down_step(const ProgramSet& set, const Timeline& timeline, int step) {
+  StepBreakdown b;
+  b.step = step;
+  const auto n = static_cast<std::size_t>(set.world_size);
+  std::vector<std::vector<Interval>> compute(n);
+  std::vector<std::vector<Interval>> comm(n);
+  std::vector<std::map<std::string, std::vector<Interval>>> by_group(n);
+  double first = std::numeric_limits<double>::max();
+  double last = std::numeric_limits<double>::lowest();
+  for (const TimelineEvent& e : timeline.events) {
+    if (e.step != step) continue;
+    const auto r = static_cast<std::size_t>(e.rank);
+    const Op& op = ops_of(set, e.rank).at(e.op);
+    const Interval interval{e.start.value(), e.end.value()};
+    first = std::min(first, interval.start);
+    last = std::max(last, interval.end);
+    const std::string group = charge_group(set, e.rank, op);
+    if (group == "compute") {
+      compute[r].push_back(interval);
+    } else {
+      comm[r].push_back(interval);
+      by_group[r][group].push_back(interval);
+    }
+  }
+  if (first > last) return b;  // no events for this step
+  b.step_time = Seconds(last - first);
+  for (std::size_t r = 0; r < n; ++r) {
+    RankBreakdown rb;
+    rb.rank = static_cast<int>(r);
+    rb.compute = Seconds(union_length(compute[r]));
+    rb.exposed_comm = Seconds(uncovered_length(comm[r], compute[r]));
+    rb.bubble = b.step_time - rb.compute - rb.exposed_comm;
+    for (const auto& [group, intervals] : by_group[r]) {
+      rb.groups[group] = GroupTime{Seconds(union_length(intervals)), Seconds(uncovered_length(intervals, compute[r]))};
+    }
+    b.compute += rb.compute / static_cast<double>(n);
+    b.exposed_comm += rb.exposed_comm / static_cast<double>(n);
+    for (const auto& [group, t] : rb.groups) {
+      b.groups[group].busy += t.busy / static_cast<double>(n);
+      b.groups[group].exposed += t.exposed / static_cast<double>(n);
+    }
+    b.ranks.push_back(std::move(rb));
+  }
+  b.bubble = b.step_time - b.compute - b.exposed_comm;
+  return b;
+}
+
+}  // namespace commscale

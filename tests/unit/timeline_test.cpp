@@ -1,0 +1,110 @@
+// The step breakdown by hand on tiny timelines, and the timeline's checks and JSON form.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "program/breakdown.hpp"
+#include "program/timeline.hpp"
+
+namespace commscale {
+namespace {
+
+TEST(Intervals, UnionAndUncoveredByHand) {
+  // [0,2) u [1,3) u [5,6) = [0,3) u [5,6): length 4.
+  EXPECT_DOUBLE_EQ(union_length({{0, 2}, {1, 3}, {5, 6}}), 4.0);
+  EXPECT_DOUBLE_EQ(union_length({}), 0.0);
+  // [0,10) minus [2,3) u [5,7) u [9,12): 10 - (1 + 2 + 1) = 6.
+  EXPECT_DOUBLE_EQ(uncovered_length({{0, 10}}, {{2, 3}, {5, 7}, {9, 12}}), 6.0);
+  // Overlapping pieces of a and b are each counted once: [0,4) u [2,6) minus [3,5) = 6 - 2 = 4.
+  EXPECT_DOUBLE_EQ(uncovered_length({{0, 4}, {2, 6}}, {{3, 5}}), 4.0);
+}
+
+// Two ranks, one tp group: rank r computes, then all-reduces, then computes again.
+ProgramSet two_rank_program() {
+  ProgramSet set;
+  set.world_size = 2;
+  std::vector<Op> ops(3);
+  ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "a", 0, 0, make_gemm(64, 64, 64, 1, DataType::kBFloat16)};
+  ops[1] = Op{1, Stream::kTp, Phase::kForward, {0}, "ar", 0, 0, CollectiveOp{Collective::kAllReduce, 0, Bytes(64)}};
+  ops[2] = Op{2, Stream::kCompute, Phase::kForward, {1}, "b", 0, 0, make_gemm(64, 64, 64, 1, DataType::kBFloat16)};
+  set.programs.push_back(ops);
+  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{"tp", {0, 1}}}});
+  return set;
+}
+
+TEST(Breakdown, ComputeExposedCommunicationAndBubbleByHand) {
+  const ProgramSet set = two_rank_program();
+  Timeline t{"test", 2, 1, {}};
+  // Rank 0: compute [0,4), all-reduce [4,7), compute [7,9). Rank 1: compute [0,2), all-reduce
+  // [3,7) (it waited for rank 0), compute [7,10). Step window [0,10): 10.
+  t.events = {{0, 0, 0, Seconds(0), Seconds(4)}, {0, 0, 1, Seconds(4), Seconds(7)}, {0, 0, 2, Seconds(7), Seconds(9)},
+              {1, 0, 0, Seconds(0), Seconds(2)}, {1, 0, 1, Seconds(3), Seconds(7)}, {1, 0, 2, Seconds(7), Seconds(10)}};
+  validate_timeline(set, t, "test");
+  const StepBreakdown b = break_down_step(set, t, 0);
+  EXPECT_DOUBLE_EQ(b.step_time.value(), 10.0);
+  // Rank 0: compute 4 + 2 = 6, exposed 3, bubble 1. Rank 1: compute 2 + 3 = 5, exposed 4, bubble 1.
+  EXPECT_DOUBLE_EQ(b.ranks[0].compute.value(), 6.0);
+  EXPECT_DOUBLE_EQ(b.ranks[0].exposed_comm.value(), 3.0);
+  EXPECT_DOUBLE_EQ(b.ranks[0].bubble.value(), 1.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].compute.value(), 5.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].exposed_comm.value(), 4.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].bubble.value(), 1.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].groups.at("tp").busy.value(), 4.0);
+  // Means: compute 5.5, exposed 3.5, bubble 1; they add up to the step.
+  EXPECT_DOUBLE_EQ(b.compute.value(), 5.5);
+  EXPECT_DOUBLE_EQ(b.exposed_comm.value(), 3.5);
+  EXPECT_DOUBLE_EQ(b.bubble.value(), 1.0);
+  EXPECT_DOUBLE_EQ(b.groups.at("tp").exposed.value(), 3.5);
+}
+
+TEST(Breakdown, OverlappedCommunicationIsNotExposed) {
+  const ProgramSet set = two_rank_program();
+  Timeline t{"test", 2, 1, {}};
+  // The all-reduce [1,3) runs under compute [0,4): nothing exposed.
+  for (int r = 0; r < 2; ++r) {
+    t.events.push_back({r, 0, 0, Seconds(0), Seconds(4)});
+    t.events.push_back({r, 0, 1, Seconds(1), Seconds(3)});
+    t.events.push_back({r, 0, 2, Seconds(4), Seconds(6)});
+  }
+  const StepBreakdown b = break_down_step(set, t, 0);
+  EXPECT_DOUBLE_EQ(b.exposed_comm.value(), 0.0);
+  EXPECT_DOUBLE_EQ(b.groups.at("tp").busy.value(), 2.0);
+  EXPECT_DOUBLE_EQ(b.bubble.value(), 0.0);
+}
+
+TEST(Timeline, ValidationNamesTheProblem) {
+  const ProgramSet set = two_rank_program();
+  Timeline t{"test", 2, 1, {}};
+  for (int r = 0; r < 2; ++r) {
+    for (OpId op = 0; op < 3; ++op) t.events.push_back({r, 0, op, Seconds(op), Seconds(op + 1.0)});
+  }
+  EXPECT_NO_THROW(validate_timeline(set, t, "t.json"));
+  Timeline missing = t;
+  missing.events.pop_back();
+  EXPECT_THROW(validate_timeline(set, missing, "t.json"), InputError);
+  Timeline backwards = t;
+  std::swap(backwards.events[0].start, backwards.events[0].end);
+  try {
+    validate_timeline(set, backwards, "t.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "t.json: events[0]: ends before it starts (expected end >= start)");
+  }
+  Timeline wrong_op = t;
+  wrong_op.events[1].op = 7;
+  EXPECT_THROW(validate_timeline(set, wrong_op, "t.json"), InputError);
+}
+
+TEST(Timeline, JsonRoundTrip) {
+  Timeline t{"executor", 2, 1, {{1, 0, 2, Seconds(0.5), Seconds(0.75)}}};
+  const nlohmann::json j = t;
+  EXPECT_EQ(j["events"][0], nlohmann::json::parse("[1, 0, 2, 0.5, 0.75]"));
+  const Timeline back = j.get<Timeline>();
+  EXPECT_EQ(back.engine, "executor");
+  EXPECT_EQ(back.events[0].op, 2u);
+  EXPECT_DOUBLE_EQ(back.events[0].end.value(), 0.75);
+}
+
+}  // namespace
+}  // namespace commscale
