@@ -9,7 +9,8 @@
 set -euo pipefail
 
 purpose="${1:-build}"
-packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
+packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libopenblas-dev)
 if [ "$purpose" = test ]; then packages+=(libgtest-dev); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

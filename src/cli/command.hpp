@@ -21,6 +21,7 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
 // `plan` is pure: it starts no MPI and returns its exit code.
 void add_plan_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_hw_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_train_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, &action, command_line);
   add_plan_command(app, &action, command_line);
   add_hw_command(app, &action, command_line);
+  add_train_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);

@@ -3,14 +3,20 @@
 // Where a step's time went, from a timeline of a step program: the same arithmetic for measured
 // and predicted timelines.
 //
+// A communication op moves data only once every rank it involves has reached it: before that, the
+// rank that arrived first waits for the others. So a collective counts from the latest start among
+// its group's members (for the same call, matched in program order) to its end, and a transfer from
+// the later of its send and its receive; the time before is waiting, not communicating.
+//
 // Per rank and step, within the step window (the earliest start to the latest end over all ranks):
 //   compute       time the compute stream is busy (the union of its ops' intervals);
-//   exposed comm  time some communication op is running and the compute stream is not;
-//   bubble        the rest: the rank waits for others (pipeline fill and drain, stragglers);
+//   exposed comm  time some communication op is moving data and the compute stream is not;
+//   bubble        the rest: the rank waits for others (pipeline fill and drain, stragglers, a peer
+//                 that has not reached the collective yet);
 // so compute + exposed comm + bubble = step time on every rank. Per group ("tp", "dp", "pp",
-// "embedding"), busy is the union of that group's op intervals and exposed the part of it the compute
-// stream does not cover; groups running at once are each charged, so the exposed times of the groups
-// can add up to more than the rank's exposed communication.
+// "embedding"), busy is the union of that group's data-moving intervals and exposed the part of it
+// the compute stream does not cover; groups running at once are each charged, so the exposed times of
+// the groups can add up to more than the rank's exposed communication.
 
 #include <map>
 #include <string>

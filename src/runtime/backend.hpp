@@ -16,6 +16,7 @@
 #include "core/pattern.hpp"
 #include "core/units.hpp"
 #include "report/context.hpp"
+#include "runtime/step_engine.hpp"
 
 namespace commscale {
 
@@ -103,6 +104,8 @@ class Backend {
   [[nodiscard]] virtual std::unique_ptr<Communicator> world() = 0;
   // Fills this rank's entry and the library versions of the run context.
   virtual void describe(RankPlacement& placement, RunContext& context) const = 0;
+  // An engine that runs this rank's step program (`train`). Collective: every rank makes one.
+  [[nodiscard]] virtual std::unique_ptr<StepEngine> make_step_engine(const StepEngineConfig& config) = 0;
 };
 
 }  // namespace commscale

@@ -25,6 +25,7 @@ class HostBackend final : public Backend {
   void store_element(Buffer& buffer, std::uint64_t offset, DataType type, double value) override;
   [[nodiscard]] std::unique_ptr<Communicator> world() override;
   void describe(RankPlacement& placement, RunContext& context) const override;
+  [[nodiscard]] std::unique_ptr<StepEngine> make_step_engine(const StepEngineConfig& config) override;
 
  private:
   const MpiComm& world_;

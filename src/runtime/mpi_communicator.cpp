@@ -102,7 +102,7 @@ MpiCommunicator::Started MpiCommunicator::start_movement(const Call& m) const {
   return s;
 }
 
-void MpiCommunicator::start(const CollectiveCall& call) {
+MpiCommunicator::Started MpiCommunicator::begin(const CollectiveCall& call) {
   const bool whole_group = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
                            call.collective == Collective::kReduceScatter;
   const std::uint64_t elements = call.count * (whole_group ? static_cast<std::uint64_t>(size()) : 1);
@@ -118,10 +118,39 @@ void MpiCommunicator::start(const CollectiveCall& call) {
                rank(),
                size(),
                comm_.get()};
-  Started s = takes_reduce_op(call.collective) ? start_reduction(m) : start_movement(m);
+  return takes_reduce_op(call.collective) ? start_reduction(m) : start_movement(m);
+}
+
+void MpiCommunicator::start(const CollectiveCall& call) {
+  Started s = begin(call);
   queue_.push(fmt::format("{} of {} {} elements on a group of {} ranks", name(call.collective), call.count,
                           name(call.type), size()),
               std::move(s.requests), std::move(s.then));
+}
+
+namespace {
+
+int checked_count(std::uint64_t count) {
+  if (count > static_cast<std::uint64_t>(INT_MAX)) {
+    throw RuntimeFailure(fmt::format("{} elements in one MPI transfer is more than MPI's int count", count));
+  }
+  return static_cast<int>(count);
+}
+
+}  // namespace
+
+MpiCommunicator::Started MpiCommunicator::begin_send(const std::byte* data, std::uint64_t count, DataType type,
+                                                     int peer, int tag) {
+  Started s;
+  MPI_CHECK(MPI_Isend(data, checked_count(count), types_->datatype(type), peer, tag, comm_.get(), &s.requests[0]));
+  return s;
+}
+
+MpiCommunicator::Started MpiCommunicator::begin_recv(std::byte* data, std::uint64_t count, DataType type, int peer,
+                                                     int tag) {
+  Started s;
+  MPI_CHECK(MPI_Irecv(data, checked_count(count), types_->datatype(type), peer, tag, comm_.get(), &s.requests[0]));
+  return s;
 }
 
 }  // namespace commscale

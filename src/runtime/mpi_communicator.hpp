@@ -25,13 +25,20 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] bool in_place_defined(Collective) const noexcept override { return true; }
   [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
- private:
-  struct Call;
   // The requests of a started call, and what to run once they complete.
   struct Started {
     std::vector<MPI_Request> requests = std::vector<MPI_Request>(1, MPI_REQUEST_NULL);
     std::function<void()> then;
   };
+  // Starts a call without queueing it: the caller completes the requests (the CPU step engine, which
+  // runs several streams of operations at once).
+  [[nodiscard]] Started begin(const CollectiveCall& call);
+  // One direction of a point-to-point transfer, to or from `peer` (a rank of this communicator).
+  [[nodiscard]] Started begin_send(const std::byte* data, std::uint64_t count, DataType type, int peer, int tag);
+  [[nodiscard]] Started begin_recv(std::byte* data, std::uint64_t count, DataType type, int peer, int tag);
+
+ private:
+  struct Call;
   [[nodiscard]] Started start_reduction(const Call& call) const;  // all_reduce, reduce, reduce_scatter
   [[nodiscard]] Started start_movement(const Call& call) const;   // all_gather, broadcast, alltoall, sendrecv
 

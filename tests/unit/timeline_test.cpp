@@ -43,19 +43,49 @@ TEST(Breakdown, ComputeExposedCommunicationAndBubbleByHand) {
   validate_timeline(set, t, "test");
   const StepBreakdown b = break_down_step(set, t, 0);
   EXPECT_DOUBLE_EQ(b.step_time.value(), 10.0);
-  // Rank 0: compute 4 + 2 = 6, exposed 3, bubble 1. Rank 1: compute 2 + 3 = 5, exposed 4, bubble 1.
+  // The all-reduce moves data from 4, when rank 0 arrives: rank 1 waits [3,4).
+  // Rank 0: compute 4 + 2 = 6, exposed [4,7) = 3, bubble 10 - 6 - 3 = 1.
+  // Rank 1: compute 2 + 3 = 5, exposed [4,7) = 3, bubble 10 - 5 - 3 = 2 (idle [2,3), waiting [3,4)).
   EXPECT_DOUBLE_EQ(b.ranks[0].compute.value(), 6.0);
   EXPECT_DOUBLE_EQ(b.ranks[0].exposed_comm.value(), 3.0);
   EXPECT_DOUBLE_EQ(b.ranks[0].bubble.value(), 1.0);
   EXPECT_DOUBLE_EQ(b.ranks[1].compute.value(), 5.0);
-  EXPECT_DOUBLE_EQ(b.ranks[1].exposed_comm.value(), 4.0);
-  EXPECT_DOUBLE_EQ(b.ranks[1].bubble.value(), 1.0);
-  EXPECT_DOUBLE_EQ(b.ranks[1].groups.at("tp").busy.value(), 4.0);
-  // Means: compute 5.5, exposed 3.5, bubble 1; they add up to the step.
+  EXPECT_DOUBLE_EQ(b.ranks[1].exposed_comm.value(), 3.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].bubble.value(), 2.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].groups.at("tp").busy.value(), 3.0);
+  // Means: compute 5.5, exposed 3, bubble 1.5; they add up to the step.
   EXPECT_DOUBLE_EQ(b.compute.value(), 5.5);
-  EXPECT_DOUBLE_EQ(b.exposed_comm.value(), 3.5);
-  EXPECT_DOUBLE_EQ(b.bubble.value(), 1.0);
-  EXPECT_DOUBLE_EQ(b.groups.at("tp").exposed.value(), 3.5);
+  EXPECT_DOUBLE_EQ(b.exposed_comm.value(), 3.0);
+  EXPECT_DOUBLE_EQ(b.bubble.value(), 1.5);
+  EXPECT_DOUBLE_EQ(b.groups.at("tp").exposed.value(), 3.0);
+}
+
+TEST(Breakdown, ATransferMovesDataOnceBothSidesArrive) {
+  // Two pipeline stages: rank 0 computes [0,5) then sends; rank 1 posts its receive at 0 and waits
+  // for the send, which starts at 5 and ends at 6; then rank 1 computes [6,9). Step [0,9).
+  ProgramSet set;
+  set.world_size = 2;
+  const Gemm g = make_gemm(8, 8, 8, 1, DataType::kBFloat16);
+  std::vector<Op> first(2);
+  first[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "f", 0, 0, g};
+  first[1] = Op{1, Stream::kPpSend, Phase::kForward, {0}, "send", 0, -1,
+                PointToPoint{P2pDirection::kSend, 0, 1, Bytes(64), DataType::kBFloat16}};
+  std::vector<Op> second(2);
+  second[0] = Op{0, Stream::kPpRecv, Phase::kForward, {}, "recv", 0, -1,
+                 PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(64), DataType::kBFloat16}};
+  second[1] = Op{1, Stream::kCompute, Phase::kForward, {0}, "f", 0, 1, g};
+  set.programs = {first, second};
+  set.ranks = {RankProgram{0, 0, {Group{"pp-fwd", {0, 1}}}}, RankProgram{1, 1, {Group{"pp-fwd", {0, 1}}}}};
+  Timeline t{"test", 2, 1, {}};
+  t.events = {{0, 0, 0, Seconds(0), Seconds(5)}, {0, 0, 1, Seconds(5), Seconds(6)},
+              {1, 0, 0, Seconds(0), Seconds(6)}, {1, 0, 1, Seconds(6), Seconds(9)}};
+  const StepBreakdown b = break_down_step(set, t, 0);
+  // Rank 1: the receive moves data [5,6): exposed 1; compute 3; bubble 9 - 3 - 1 = 5 (the pipeline's fill).
+  EXPECT_DOUBLE_EQ(b.ranks[1].exposed_comm.value(), 1.0);
+  EXPECT_DOUBLE_EQ(b.ranks[1].bubble.value(), 5.0);
+  // Rank 0: compute 5, exposed 1, bubble 3 (the drain).
+  EXPECT_DOUBLE_EQ(b.ranks[0].bubble.value(), 3.0);
+  EXPECT_DOUBLE_EQ(b.groups.at("pp").busy.value(), 1.0);
 }
 
 TEST(Breakdown, OverlappedCommunicationIsNotExposed) {

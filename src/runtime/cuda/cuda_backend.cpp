@@ -9,6 +9,7 @@
 
 #include "core/size.hpp"
 #include "kernels/pattern.cuh"
+#include "runtime/cuda/cuda_step_engine.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
 #include "runtime/gpu.hpp"
@@ -92,6 +93,11 @@ class CudaBackend final : public Backend {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     NCCL_CHECK(ncclCommInitRankConfig(&comm, world_.size(), id, world_.rank(), &config));
     return std::make_unique<NcclCommunicator>(comm);
+  }
+
+  [[nodiscard]] std::unique_ptr<StepEngine> make_step_engine(const StepEngineConfig& config) override {
+    CUDA_CHECK(cudaSetDevice(device_));
+    return make_cuda_step_engine(config, world_);
   }
 
   void describe(RankPlacement& placement, RunContext& context) const override {

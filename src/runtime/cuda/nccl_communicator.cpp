@@ -49,11 +49,10 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   return std::make_unique<NcclCommunicator>(child);
 }
 
-void NcclCommunicator::start(const CollectiveCall& c) {
+void launch_nccl_collective(const CollectiveCall& c, ncclComm_t comm, cudaStream_t stream, int rank, int size,
+                            int library_version) {
   const ncclDataType_t type = nccl_type(c.type);
   const ncclRedOp_t op = nccl_op(c.op);
-  const cudaStream_t stream = queue_.stream();
-  ncclComm_t comm = comm_.get();
   switch (c.collective) {
     case Collective::kAllReduce: NCCL_CHECK(ncclAllReduce(c.send, c.recv, c.count, type, op, comm, stream)); break;
     case Collective::kAllGather: NCCL_CHECK(ncclAllGather(c.send, c.recv, c.count, type, comm, stream)); break;
@@ -63,15 +62,19 @@ void NcclCommunicator::start(const CollectiveCall& c) {
     case Collective::kBroadcast: NCCL_CHECK(ncclBroadcast(c.send, c.recv, c.count, type, c.root, comm, stream)); break;
     case Collective::kReduce: NCCL_CHECK(ncclReduce(c.send, c.recv, c.count, type, op, c.root, comm, stream)); break;
     case Collective::kAllToAll:
-      NCCL_CHECK(nccl_alltoall(c.send, c.recv, c.count, type, size_of(c.type), comm, stream, library_version_));
+      NCCL_CHECK(nccl_alltoall(c.send, c.recv, c.count, type, size_of(c.type), comm, stream, library_version));
       break;
     case Collective::kSendRecv:
       NCCL_CHECK(ncclGroupStart());
-      NCCL_CHECK(ncclSend(c.send, c.count, type, (rank_ + 1) % size_, comm, stream));
-      NCCL_CHECK(ncclRecv(c.recv, c.count, type, (rank_ + size_ - 1) % size_, comm, stream));
+      NCCL_CHECK(ncclSend(c.send, c.count, type, (rank + 1) % size, comm, stream));
+      NCCL_CHECK(ncclRecv(c.recv, c.count, type, (rank + size - 1) % size, comm, stream));
       NCCL_CHECK(ncclGroupEnd());
       break;
   }
+}
+
+void NcclCommunicator::start(const CollectiveCall& c) {
+  launch_nccl_collective(c, comm_.get(), queue_.stream(), rank_, size_, library_version_);
 }
 
 }  // namespace commscale

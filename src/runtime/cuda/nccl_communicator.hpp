@@ -33,4 +33,9 @@ class NcclCommunicator final : public Communicator {
 [[nodiscard]] ncclDataType_t nccl_type(DataType type) noexcept;
 [[nodiscard]] ncclRedOp_t nccl_op(ReduceOp op) noexcept;
 
+// Enqueues one collective on `stream` (sendrecv: the ring exchange of `bench`). `rank` and `size` are
+// the caller's place in `comm`; `library_version` is ncclGetVersion's (for version shims).
+void launch_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_t stream, int rank, int size,
+                            int library_version);
+
 }  // namespace commscale

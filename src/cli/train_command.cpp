@@ -1,0 +1,166 @@
+// `commscale train`: runs a model's training step under a parallel plan for real on every rank, and
+// reports compute against communication (text; JSON with -J; CSV; a Chrome trace; the timeline).
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "core/atomic_file.hpp"
+#include "hw/catalog.hpp"
+#include "hw/gpu_match.hpp"
+#include "hw/topology_dir.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/train_report.hpp"
+#include "runtime/executor.hpp"
+#include "workload/flops.hpp"
+#include "workload/model_spec.hpp"
+
+namespace commscale {
+namespace {
+
+struct TrainArguments {
+  ModelPlanArguments model_plan;
+  RuntimeOptions runtime;
+  std::string backend = "auto";
+  std::string timing = "op";
+  double timeout_s = 0.0;
+  double workspace_gib = 2.0;
+  std::string gpu;  // catalog GPU for the MFU peak; empty: from the device name
+  std::string json_path;
+  std::string csv_path;
+  std::string trace_path;
+  std::string timeline_path;
+  TrainOptions options;
+  ModelAndPlan resolved;
+};
+
+void finish(TrainArguments& a) {
+  a.resolved = finish_model_plan_options(a.model_plan);
+  finish_runtime_options(&a.runtime, a.backend);
+  TrainOptions& o = a.options;
+  if (a.timing == "op") {
+    o.timing = TrainTiming::kPerOp;
+  } else if (a.timing == "step") {
+    o.timing = TrainTiming::kStepOnly;
+  } else if (a.timing == "both") {
+    o.timing = TrainTiming::kBoth;
+  } else {
+    throw InputError("--timing", fmt::format("\"{}\"", a.timing), "op, step or both");
+  }
+  if (o.steps < 1) throw InputError("--steps", fmt::format("{}", o.steps), "at least 1");
+  if (o.warmup_steps < 0) throw InputError("--warmup", fmt::format("{}", o.warmup_steps), "0 or more");
+  if (a.timeout_s < 0) throw InputError("-T/--timeout", fmt::format("{} s", a.timeout_s), "0 (none) or more seconds");
+  o.timeout = Seconds(a.timeout_s);
+  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
+  o.workspace_allowance = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  if (launched_as_rank_zero()) {
+    for (const auto& [path, flag] : {std::pair{&a.json_path, "-J/--output_file"}, std::pair{&a.csv_path, "--csv"},
+                                     std::pair{&a.trace_path, "--trace"}, std::pair{&a.timeline_path, "--timeline"}}) {
+      if (!path->empty()) ensure_writable(*path, flag);
+    }
+  }
+}
+
+hw::MathRate rate_for(DataType type, bool tf32) {
+  switch (type) {
+    case DataType::kBFloat16: return hw::MathRate::kBf16Fp32Acc;
+    case DataType::kFloat16: return hw::MathRate::kFp16Fp32Acc;
+    case DataType::kFloat64: return hw::MathRate::kFp64Tensor;
+    default: return tf32 ? hw::MathRate::kTf32Tensor : hw::MathRate::kFp32;
+  }
+}
+
+// The catalog GPU and its peak for the step's type: --gpu, else the device's name; none on the CPU.
+void set_peak(const TrainArguments& a, const RunContext& context, TrainReport* report, StepSummaryInputs* inputs) {
+  if (context.backend != "gpu" && a.gpu.empty()) return;
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  std::string name = a.gpu;
+  if (name.empty()) {
+    const std::optional<std::string> match = hw::match_gpu_name(context.ranks.front().gpu_name, catalog.gpu_names());
+    if (!match) return;
+    name = *match;
+  }
+  const hw::GpuSpec gpu = catalog.gpu(name, "--gpu");
+  const hw::MathRate rate = rate_for(a.resolved.model.dtype, a.options.tf32);
+  const auto& figure = gpu.rate(rate);
+  if (!figure.value) return;
+  report->gpu = gpu.name;
+  report->math = std::string(hw::rate_key(rate));
+  report->peak_tflops = figure.value->value() / 1e12;
+  inputs->peak = *figure.value;
+}
+
+int run_train(const TrainArguments& a, const MpiComm& world) {
+  const RankSession session = start_rank_session(a.runtime, world);
+  const ModelAndPlan& mp = a.resolved;
+  const TrainRun run = run_training(mp.model, mp.plan, a.options, *session.backend, world);
+  if (world.rank() != 0) return 0;
+
+  StepSummaryInputs inputs;
+  inputs.set = &run.program;
+  inputs.timeline = &run.timeline;
+  inputs.step_s = run.step_s;
+  inputs.step_only_s = run.step_only_s;
+  inputs.model_flops = megatron_model_flops(mp.model, mp.plan.global_batch);
+  inputs.hardware_flops = run.hardware_flops;
+  inputs.tokens_per_step = static_cast<double>(mp.plan.global_batch) * static_cast<double>(mp.model.seq);
+  TrainReport report;
+  set_peak(a, session.context, &report, &inputs);
+  report.context = session.context;
+  report.model = model_to_json(mp.model);
+  report.plan = plan_to_json(mp.plan);
+  report.summary = summarize_steps(inputs);
+  report.method = run.method;
+  report.timing = a.timing;
+  report.warmup_steps = a.options.warmup_steps;
+  report.steps = a.options.steps;
+  report.pool = run.pool;
+  report.modelled = run.modelled;
+  report.step_s = run.step_s;
+  report.step_only_s = run.step_only_s;
+
+  print_train_text(std::cout, report);
+  if (!a.json_path.empty()) write_file_atomically(a.json_path, train_json(report).dump(1) + "\n");
+  if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, chrome_trace(run.program, run.timeline).dump() + "\n");
+  if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, nlohmann::json(run.timeline).dump() + "\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
+  auto args = std::make_shared<TrainArguments>();
+  args->runtime.command_line = command_line;
+  CLI::App* cmd = app.add_subcommand("train", "Run a training step of a model under a parallel plan, for real, on every "
+                                              "rank, and report compute against communication");
+  add_model_plan_options(*cmd, &args->model_plan);
+  TrainOptions& o = args->options;
+  cmd->add_option("--steps", o.steps, "timed steps")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup_steps, "untimed steps first")->capture_default_str();
+  cmd->add_option("--timing", args->timing,
+                  "op: time every op (timeline, breakdown); step: whole steps only; both: alternate, to show what "
+                  "per-op timing costs")
+      ->capture_default_str();
+  cmd->add_flag("--tf32", o.tf32, "fp32 GEMMs on TF32 tensor cores (as torch.backends.cuda.matmul.allow_tf32)");
+  cmd->add_option("--workspace-gib", args->workspace_gib,
+                  "the memory model's allowance for the CUDA context, cuBLAS and NCCL (not allocated by commscale)")
+      ->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "catalog GPU whose peak the MFU refers to (default: the device's own name)");
+  cmd->add_option("-T,--timeout", args->timeout_s, "seconds a step may take before the job is aborted (0: none)")
+      ->capture_default_str();
+  cmd->add_option("-J,--output_file", args->json_path, "write the results as JSON to this file");
+  cmd->add_option("--csv", args->csv_path, "write one line per step and rank as CSV to this file");
+  cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the timed steps");
+  cmd->add_option("--timeline", args->timeline_path, "write the timeline (the schema `predict` writes) to this file");
+  add_runtime_options(*cmd, &args->runtime, &args->backend);
+  cmd->callback([args, action] {
+    finish(*args);
+    *action = [args] { return run_on_all_ranks([&](const MpiComm& world) { return run_train(*args, world); }); };
+  });
+}
+
+}  // namespace commscale

@@ -1,0 +1,130 @@
+#include "report/train_report.hpp"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "core/size.hpp"
+
+namespace commscale {
+namespace {
+
+std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+std::string share(double part, double whole) {
+  return whole > 0 ? fmt::format("{:5.1f}%", 100.0 * part / whole) : std::string("    -");
+}
+
+void print_header(std::ostream& out, const TrainReport& r) {
+  const RunContext& c = r.context;
+  fmt::print(out, "# commscale {} ({}) train: {} ranks on {} host{}, backend {} ({})\n", c.commscale_version, c.git_sha,
+             c.ranks.size(), c.hosts.size(), c.hosts.size() == 1 ? "" : "s", c.backend, c.comm_library);
+  if (!c.backend_note.empty()) fmt::print(out, "# {}\n", c.backend_note);
+  const auto& m = r.model;
+  const auto& p = r.plan;
+  fmt::print(out, "# model {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.value("name", "custom"),
+             m.value("layers", 0), m.value("hidden", 0), m.value("heads", 0), m.value("seq", 0), m.value("dtype", ""));
+  fmt::print(out, "# plan dp {} x tp {} x pp {} ({}), micro-batch {}, global batch {}, schedule {}\n", p.value("dp", 0),
+             p.value("tp", 0), p.value("pp", 0), p.value("order", ""), p.value("micro_batch", 0),
+             p.value("global_batch", 0), p.value("schedule", ""));
+  fmt::print(out, "# {} warm-up and {} timed steps, timing {}; {}\n", r.warmup_steps, r.steps, r.timing, r.method);
+  fmt::print(out, "# memory per rank: {} allocated for the step's data ({} modelled, without the workspace allowance)\n",
+             format_size(r.pool), format_size(r.modelled));
+  for (const RankPlacement& p : c.ranks) {
+    if (p.device >= 0) {
+      fmt::print(out, "#  Rank {:2} on {} device {} [{}] {}\n", p.rank, p.host, p.device, p.pci_bus_id, p.gpu_name);
+    }
+  }
+}
+
+}  // namespace
+
+void print_train_text(std::ostream& out, const TrainReport& r) {
+  print_header(out, r);
+  const JobSummary& s = r.summary;
+  const double t = s.step_time_s;
+  fmt::print(out, "\nstep time          {:>12}   (median of {} steps)\n", ms(t), std::max(r.step_s.size(), r.step_only_s.size()));
+  if (!s.steps.empty()) {
+    fmt::print(out, "  compute          {:>12}  {}\n", ms(s.compute_s), share(s.compute_s, t));
+    fmt::print(out, "  exposed comm     {:>12}  {}\n", ms(s.exposed_comm_s), share(s.exposed_comm_s, t));
+    fmt::print(out, "  bubble / idle    {:>12}  {}\n", ms(s.bubble_s), share(s.bubble_s, t));
+    fmt::print(out, "\ncommunication by group (per rank, median):   busy        exposed\n");
+    for (const auto& [group, g] : s.groups) {
+      fmt::print(out, "  {:<12} {:>14} {:>14}\n", group, ms(g.busy.value()), ms(g.exposed.value()));
+    }
+  }
+  fmt::print(out, "\nthroughput         {:.4g} tokens/s, {:.2f} TFLOP/s per GPU (model), {:.2f} (hardware)\n",
+             s.tokens_per_s, s.tflops_per_gpu, s.hardware_tflops_per_gpu);
+  if (s.mfu && r.peak_tflops) {
+    fmt::print(out, "MFU                {:.1f}% of {} {} at {:.1f} TFLOP/s (HFU {:.1f}%)\n", *s.mfu * 100.0, r.gpu, r.math,
+               *r.peak_tflops, s.hfu.value_or(0) * 100.0);
+  } else {
+    fmt::print(out, "MFU                n/a ({})\n", r.gpu.empty() ? "no catalog peak for this backend" : r.gpu);
+  }
+  if (s.per_op_overhead) {
+    fmt::print(out, "per-op timing      costs {:+.2f}% of the step ({} per-op vs {} whole-step median)\n",
+               *s.per_op_overhead * 100.0, ms(t), ms(*s.step_only_time_s));
+  }
+  if (!s.steps.empty()) {
+    fmt::print(out, "\nper rank (last step):  {:>12} {:>12} {:>12}\n", "compute", "exposed", "bubble");
+    for (const RankBreakdown& rb : s.steps.back().ranks) {
+      fmt::print(out, "  rank {:<5}            {:>12} {:>12} {:>12}\n", rb.rank, ms(rb.compute.value()),
+                 ms(rb.exposed_comm.value()), ms(rb.bubble.value()));
+    }
+  }
+  out.flush();
+}
+
+nlohmann::json train_json(const TrainReport& r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.summary.steps.size(); ++i) {
+    const StepBreakdown& b = r.summary.steps[i];
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankBreakdown& rb : b.ranks) {
+      ranks.push_back({{"rank", rb.rank},
+                       {"compute_s", rb.compute.value()},
+                       {"exposed_comm_s", rb.exposed_comm.value()},
+                       {"bubble_s", rb.bubble.value()}});
+    }
+    steps.push_back({{"step", b.step},
+                     {"step_time_s", i < r.step_s.size() ? r.step_s[i] : b.step_time.value()},
+                     {"compute_s", b.compute.value()},
+                     {"exposed_comm_s", b.exposed_comm.value()},
+                     {"bubble_s", b.bubble.value()},
+                     {"ranks", std::move(ranks)}});
+  }
+  return {{"schema_version", kTrainSchemaVersion},
+          {"kind", "commscale-train"},
+          {"context", r.context},
+          {"model", r.model},
+          {"plan", r.plan},
+          {"config",
+           {{"warmup_steps", r.warmup_steps},
+            {"steps", r.steps},
+            {"timing", r.timing},
+            {"method", r.method},
+            {"gpu", r.gpu},
+            {"peak_tflops", r.peak_tflops ? nlohmann::json(*r.peak_tflops) : nlohmann::json(nullptr)},
+            {"memory_pool_bytes", r.pool.count()},
+            {"memory_modelled_bytes", r.modelled.count()}}},
+          {"summary", r.summary},
+          {"step_times_s", r.step_s},
+          {"step_only_times_s", r.step_only_s},
+          {"steps", std::move(steps)}};
+}
+
+std::string train_csv(const TrainReport& r) {
+  std::string text = "step,rank,step_time_s,compute_s,exposed_comm_s,bubble_s\n";
+  for (std::size_t i = 0; i < r.summary.steps.size(); ++i) {
+    const StepBreakdown& b = r.summary.steps[i];
+    const double step = i < r.step_s.size() ? r.step_s[i] : b.step_time.value();
+    for (const RankBreakdown& rb : b.ranks) {
+      text += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f}\n", b.step, rb.rank, step, rb.compute.value(),
+                          rb.exposed_comm.value(), rb.bubble.value());
+    }
+  }
+  return text;
+}
+
+}  // namespace commscale

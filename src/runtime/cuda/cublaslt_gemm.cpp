@@ -1,0 +1,118 @@
+#include "runtime/cuda/cublaslt_gemm.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "runtime/cuda/checks.hpp"
+
+namespace commscale {
+namespace {
+
+cudaDataType_t cuda_type(DataType t) {
+  switch (t) {
+    case DataType::kFloat16: return CUDA_R_16F;
+    case DataType::kBFloat16: return CUDA_R_16BF;
+    case DataType::kFloat32: return CUDA_R_32F;
+    case DataType::kFloat64: return CUDA_R_64F;
+    case DataType::kInt8: return CUDA_R_8I;
+    case DataType::kInt32: return CUDA_R_32I;
+  }
+  return CUDA_R_32F;
+}
+
+// The compute type and the type of alpha and beta for a GEMM's input and accumulate types.
+std::pair<cublasComputeType_t, cudaDataType_t> compute_of(const Gemm& g, bool tf32) {
+  if (g.dtype == DataType::kFloat64) return {CUBLAS_COMPUTE_64F, CUDA_R_64F};
+  if (g.accumulate == DataType::kFloat16) return {CUBLAS_COMPUTE_16F, CUDA_R_16F};
+  if (g.dtype == DataType::kFloat32 && tf32) return {CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F};
+  return {CUBLAS_COMPUTE_32F, CUDA_R_32F};
+}
+
+cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t batch) {
+  cublasLtMatrixLayout_t l = nullptr;
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
+                                          rows));
+  if (batch > 1) {
+    const auto count = static_cast<std::int32_t>(batch);
+    const std::int64_t stride = rows * cols;
+    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return l;
+}
+
+}  // namespace
+
+CublasLtGemm::CublasLtGemm(bool tf32, std::size_t workspace_bytes) : tf32_(tf32), workspace_bytes_(workspace_bytes) {
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  for (auto& [key, p] : plans_) {
+    cublasLtMatrixLayoutDestroy(p.a);
+    cublasLtMatrixLayoutDestroy(p.b);
+    cublasLtMatrixLayoutDestroy(p.c);
+    cublasLtMatmulDescDestroy(p.op);
+  }
+  CUDA_CHECK_NOTHROW(cudaFree(workspace_));
+  cublasLtDestroy(handle_);
+}
+
+CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
+  const Key key{g.m, g.n, g.k, g.batch, g.dtype, g.accumulate};
+  if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
+  Plan p;
+  const auto [compute, scale] = compute_of(g, tf32_);
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, compute, scale));
+  const cublasOperation_t transpose = CUBLAS_OP_T;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  const cudaDataType_t type = cuda_type(g.dtype);
+  p.a = layout(type, g.k, g.m, g.batch);
+  p.b = layout(type, g.k, g.n, g.batch);
+  p.c = layout(type, g.m, g.n, g.batch);
+  cublasLtMatmulPreference_t preference = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes_, sizeof(workspace_bytes_)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
+    throw RuntimeFailure(fmt::format("cuBLASLt has no algorithm for the GEMM m={} n={} k={} batch={} {} on {}", g.m,
+                                     g.n, g.k, g.batch, describe(g), process_identity()));
+  }
+  p.algo = result.algo;
+  return plans_.emplace(key, p).first->second;
+}
+
+void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cudaStream_t stream) {
+  Plan& p = plan_for(g);
+  // alpha = 1, beta = 0 in the scale type (fp16 for fp16 accumulate, fp64 for fp64, else fp32).
+  const double one64 = 1.0;
+  const double zero64 = 0.0;
+  const float one32 = 1.0f;
+  const float zero32 = 0.0f;
+  const std::uint16_t one16 = 0x3C00;
+  const std::uint16_t zero16 = 0;
+  const cudaDataType_t scale = compute_of(g, tf32_).second;
+  const void* alpha = scale == CUDA_R_64F ? static_cast<const void*>(&one64)
+                      : scale == CUDA_R_16F ? static_cast<const void*>(&one16)
+                                            : static_cast<const void*>(&one32);
+  const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero64)
+                     : scale == CUDA_R_16F ? static_cast<const void*>(&zero16)
+                                           : static_cast<const void*>(&zero32);
+  CUBLAS_CHECK(cublasLtMatmul(handle_, p.op, alpha, a, p.a, b, p.b, beta, c, p.c, c, p.c, &p.algo, workspace_,
+                              workspace_bytes_, stream));
+}
+
+std::string CublasLtGemm::describe(const Gemm& g) const {
+  const std::string type(name(g.dtype));
+  if (g.dtype == DataType::kFloat32) return tf32_ ? "fp32 on TF32 tensor cores" : "fp32";
+  return fmt::format("{} x {} -> {}, {} accumulate", type, type, type, name(g.accumulate));
+}
+
+}  // namespace commscale

@@ -1,0 +1,47 @@
+#pragma once
+
+// GEMMs at exact shapes through cuBLASLt: C[m x n] = A^T B with A stored k x m and B k x n, column
+// major (the "TN" call PyTorch's linear layers make), strided-batched when batch > 1. One plan per
+// distinct shape and type: descriptors, layouts and the heuristic's best algorithm, made once.
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <tuple>
+
+#include "program/op.hpp"
+
+namespace commscale {
+
+class CublasLtGemm {
+ public:
+  // `tf32`: fp32 GEMMs run on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32).
+  CublasLtGemm(bool tf32, std::size_t workspace_bytes = 32ull << 20);
+  ~CublasLtGemm();
+  CublasLtGemm(const CublasLtGemm&) = delete;
+  CublasLtGemm& operator=(const CublasLtGemm&) = delete;
+
+  void run(const Gemm& g, const void* a, const void* b, void* c, cudaStream_t stream);
+  // The name of the compute mode a GEMM of this type runs in ("bf16 x bf16 -> bf16, fp32 accumulate").
+  [[nodiscard]] std::string describe(const Gemm& g) const;
+
+ private:
+  struct Plan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr;
+    cublasLtMatrixLayout_t b = nullptr;
+    cublasLtMatrixLayout_t c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+  };
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType, DataType>;
+  Plan& plan_for(const Gemm& g);
+
+  bool tf32_;
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_;
+  std::map<Key, Plan> plans_;
+};
+
+}  // namespace commscale

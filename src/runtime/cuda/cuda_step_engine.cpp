@@ -1,0 +1,270 @@
+// The GPU step engine: one rank's step program on one GPU. Every op is issued, in program order, on
+// the CUDA stream of its program stream (compute, tp, dp, pp-send, pp-recv); a dependency on an op of
+// another stream is a cudaStreamWaitEvent on that op's completion event, so the host never waits
+// inside a step. Compute ops are cuBLASLt GEMMs at their exact shapes and the memory-bound kernels of
+// kernels/step_kernels.cu; collectives run on an NCCL communicator per group (split from one over all
+// ranks); each directed point-to-point link (a pipeline's forward sends from stage i to i+1, say) has
+// a two-rank communicator of its own, so a rank's sends to its next stage and receives from its
+// previous one never queue behind each other inside NCCL, which runs one communicator's operations
+// one at a time.
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/size.hpp"
+#include "kernels/step_kernels.cuh"
+#include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/cuda_queue.hpp"
+#include "runtime/cuda/cuda_step_engine.hpp"
+#include "runtime/cuda/nccl_communicator.hpp"
+
+namespace commscale {
+namespace {
+
+std::unique_ptr<NcclComm> init_world_comm(const MpiComm& world) {
+  ncclUniqueId id{};
+  if (world.rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+  MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world.get()));
+  ncclComm_t comm = nullptr;
+  NCCL_CHECK(ncclCommInitRank(&comm, world.size(), id, world.rank()));
+  return std::make_unique<NcclComm>(comm);
+}
+
+class CudaStepEngine final : public StepEngine {
+ public:
+  CudaStepEngine(const StepEngineConfig& config, const MpiComm& world)
+      : config_(config),
+        world_(world),
+        ops_(ops_of(*config.set, config.rank)),
+        buffers_(place_step_buffers(ops_, config.modelled)),
+        cross_(cross_stream_dependencies(ops_)),
+        gemm_(config.tf32) {
+    allocate_pool();
+    make_group_comms();
+    make_link_comms();
+    for (std::size_t i = 0; i < 2 * ops_.size() + 2 + kStreamCount; ++i) events_.emplace_back();
+    NCCL_CHECK(ncclGetVersion(&nccl_version_));
+  }
+  ~CudaStepEngine() override { CUDA_CHECK_NOTHROW(cudaFree(pool_)); }
+  CudaStepEngine(const CudaStepEngine&) = delete;
+  CudaStepEngine& operator=(const CudaStepEngine&) = delete;
+
+  [[nodiscard]] std::string method() const override {
+    return "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
+           "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
+           "ops timed with CUDA events around each";
+  }
+  [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
+  [[nodiscard]] StepRun run_step(StepTiming timing) override;
+
+ private:
+  void allocate_pool();
+  void make_group_comms();
+  void make_link_comms();
+  void issue(const Op& op, cudaStream_t stream);
+  void wait_for(cudaEvent_t event);
+  [[nodiscard]] cudaStream_t stream_of(const Op& op) const { return streams_[static_cast<std::size_t>(op.stream)].get(); }
+  [[nodiscard]] std::byte* at(const Slice& s) const { return pool_ + s.offset; }
+  [[nodiscard]] cudaEvent_t start_event(OpId id) const { return events_[2 * id].get(); }
+  [[nodiscard]] cudaEvent_t end_event(OpId id) const { return events_[2 * id + 1].get(); }
+  [[nodiscard]] cudaEvent_t step_event(std::size_t k) const { return events_[2 * ops_.size() + k].get(); }
+
+  StepEngineConfig config_;
+  const MpiComm& world_;
+  const std::vector<Op>& ops_;
+  StepBuffers buffers_;
+  std::vector<bool> cross_;  // ops another stream waits for: their end is always recorded
+  std::byte* pool_ = nullptr;
+  CublasLtGemm gemm_;
+  std::array<CudaStream, kStreamCount> streams_;
+  std::vector<CudaEvent> events_;  // start and end of each op; then step start, step end, one per stream
+  std::unique_ptr<NcclComm> world_comm_;
+  std::vector<std::unique_ptr<NcclComm>> group_comms_;   // by handle; null where unused
+  std::vector<int> group_sizes_;
+  std::vector<int> group_ranks_;
+  std::map<P2pLink, std::unique_ptr<NcclComm>> link_comms_;
+  int nccl_version_ = 0;
+};
+
+void CudaStepEngine::allocate_pool() {
+  void* pool = nullptr;
+  const cudaError_t rc = cudaMalloc(&pool, buffers_.pool.count());
+  if (rc == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    throw RuntimeFailure(fmt::format(
+        "out of GPU memory on {}: the plan needs {} per rank here (weights, gradients, optimizer states, activations "
+        "as the memory model counts them; see `commscale plan`), and {} of {} is free: the plan does not fit",
+        process_identity(), format_size(buffers_.pool), format_size(Bytes(free_bytes)), format_size(Bytes(total_bytes))));
+  }
+  CUDA_CHECK(rc);
+  pool_ = static_cast<std::byte*>(pool);
+  kernels::launch_fill_random(pool_, buffers_.pool.count(), static_cast<std::uint32_t>(config_.rank) + 1, nullptr);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// One split of the world communicator per group handle, in handle order on every rank.
+void CudaStepEngine::make_group_comms() {
+  world_comm_ = init_world_comm(world_);
+  int handles = 0;
+  for (const RankProgram& r : config_.set->ranks) handles = std::max(handles, static_cast<int>(r.groups.size()));
+  const RankProgram& me = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
+  for (int h = 0; h < handles; ++h) {
+    const int color = collective_group_color(*config_.set, config_.rank, static_cast<std::uint32_t>(h));
+    int key = 0;
+    if (color >= 0) {
+      const std::vector<int>& m = me.groups[static_cast<std::size_t>(h)].members;
+      key = static_cast<int>(std::find(m.begin(), m.end(), config_.rank) - m.begin());
+    }
+    ncclComm_t comm = nullptr;
+    ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
+    NCCL_CHECK(ncclCommSplit(world_comm_->get(), color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &comm, &nccl_config));
+    group_comms_.push_back(comm != nullptr ? std::make_unique<NcclComm>(comm) : nullptr);
+    int size = 0;
+    int rank = 0;
+    if (comm != nullptr) {
+      NCCL_CHECK(ncclCommCount(comm, &size));
+      NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    }
+    group_sizes_.push_back(size);
+    group_ranks_.push_back(rank);
+  }
+}
+
+// A two-rank communicator per directed link: the sender is its rank 0, the receiver rank 1. Every
+// rank walks the links in the same order, so the blocking initializations cannot wait in a circle.
+void CudaStepEngine::make_link_comms() {
+  int tag = 0;
+  for (const P2pLink& link : p2p_links(*config_.set)) {
+    ++tag;
+    if (link.from != config_.rank && link.to != config_.rank) continue;
+    ncclUniqueId id{};
+    if (link.from == config_.rank) {
+      NCCL_CHECK(ncclGetUniqueId(&id));
+      MPI_CHECK(MPI_Send(&id, sizeof(id), MPI_BYTE, link.to, tag, world_.get()));
+    } else {
+      MPI_CHECK(MPI_Recv(&id, sizeof(id), MPI_BYTE, link.from, tag, world_.get(), MPI_STATUS_IGNORE));
+    }
+    ncclComm_t comm = nullptr;
+    NCCL_CHECK(ncclCommInitRank(&comm, 2, id, link.from == config_.rank ? 0 : 1));
+    link_comms_.emplace(link, std::make_unique<NcclComm>(comm));
+  }
+}
+
+void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
+  const OpBuffers& b = buffers_.operands.at(op.id);
+  if (const auto* g = std::get_if<Gemm>(&op.payload)) {
+    gemm_.run(*g, at(b.a), at(b.b), at(b.c), stream);
+  } else if (const auto* k = std::get_if<MemoryKernel>(&op.payload)) {
+    kernels::launch_memory_kernel(k->kind, at(b.a), k->bytes_read.count(), at(b.c), k->bytes_written.count(), stream);
+    CUDA_CHECK(cudaGetLastError());
+  } else if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+    const int size = group_sizes_.at(c->group);
+    const int rank = group_ranks_.at(c->group);
+    const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, size, rank);
+    std::byte* data = at(b.c);
+    const CollectiveCall call{c->kind, data + l.send_inplace_offset * size_of(c->dtype),
+                              data + l.recv_inplace_offset * size_of(c->dtype), l.count, c->dtype, ReduceOp::kSum, 0};
+    launch_nccl_collective(call, group_comms_.at(c->group)->get(), stream, rank, size, nccl_version_);
+  } else {
+    const auto& p = std::get<PointToPoint>(op.payload);
+    const RankProgram& me = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
+    const int peer = world_peer(me, p);
+    const bool send = p.direction == P2pDirection::kSend;
+    const P2pLink link{p.group, send ? config_.rank : peer, send ? peer : config_.rank};
+    ncclComm_t comm = link_comms_.at(link)->get();
+    const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
+    if (send) {
+      NCCL_CHECK(ncclSend(at(b.c), count, nccl_type(p.dtype), 1, comm, stream));
+    } else {
+      NCCL_CHECK(ncclRecv(at(b.c), count, nccl_type(p.dtype), 0, comm, stream));
+    }
+  }
+}
+
+// Waits for `event`, checking every NCCL communicator for asynchronous errors, within the timeout.
+void CudaStepEngine::wait_for(cudaEvent_t event) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (int polls = 0;; ++polls) {
+    const cudaError_t state = cudaEventQuery(event);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) CUDA_CHECK(state);
+    if (polls % 256 == 0) {
+      for (auto& comm : group_comms_) {
+        if (!comm) continue;
+        ncclResult_t async = ncclSuccess;
+        NCCL_CHECK(ncclCommGetAsyncError(comm->get(), &async));
+        if (async != ncclSuccess && async != ncclInProgress) {
+          throw_library_error("NCCL", "a collective of the step", nccl_error_text(async), __FILE__, __LINE__);
+        }
+      }
+    }
+    if (config_.timeout.value() > 0 &&
+        Clock::now() - start > std::chrono::duration<double>(config_.timeout.value())) {
+      for (auto& comm : group_comms_) {
+        if (comm) comm->abort();
+      }
+      for (auto& [link, comm] : link_comms_) comm->abort();
+      throw TimeoutError(fmt::format("the step did not complete within {} s on {}", config_.timeout.value(),
+                                     process_identity()));
+    }
+    if (polls > 1000) std::this_thread::yield();
+  }
+}
+
+StepRun CudaStepEngine::run_step(StepTiming timing) {
+  const bool per_op = timing == StepTiming::kPerOp;
+  const cudaStream_t compute = streams_[0].get();
+  world_.barrier();
+  CUDA_CHECK(cudaEventRecord(step_event(0), compute));
+  for (std::size_t s = 1; s < kStreamCount; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), step_event(0), 0));
+  for (const Op& op : ops_) {
+    const cudaStream_t stream = stream_of(op);
+    for (OpId d : op.deps) {
+      if (ops_[d].stream != op.stream) CUDA_CHECK(cudaStreamWaitEvent(stream, end_event(d), 0));
+    }
+    if (per_op) CUDA_CHECK(cudaEventRecord(start_event(op.id), stream));
+    issue(op, stream);
+    if (per_op || cross_[op.id]) CUDA_CHECK(cudaEventRecord(end_event(op.id), stream));
+  }
+  // The step ends when every stream has finished.
+  for (std::size_t s = 1; s < kStreamCount; ++s) {
+    CUDA_CHECK(cudaEventRecord(step_event(2 + s), streams_[s].get()));
+    CUDA_CHECK(cudaStreamWaitEvent(compute, step_event(2 + s), 0));
+  }
+  CUDA_CHECK(cudaEventRecord(step_event(1), compute));
+  wait_for(step_event(1));
+
+  StepRun run;
+  float ms = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, step_event(0), step_event(1)));
+  run.step = milliseconds(ms);
+  if (per_op) {
+    run.start_s.resize(ops_.size());
+    run.end_s.resize(ops_.size());
+    for (const Op& op : ops_) {
+      CUDA_CHECK(cudaEventElapsedTime(&ms, step_event(0), start_event(op.id)));
+      run.start_s[op.id] = ms * 1e-3;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, step_event(0), end_event(op.id)));
+      run.end_s[op.id] = ms * 1e-3;
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+std::unique_ptr<StepEngine> make_cuda_step_engine(const StepEngineConfig& config, const MpiComm& world) {
+  return std::make_unique<CudaStepEngine>(config, world);
+}
+
+}  // namespace commscale

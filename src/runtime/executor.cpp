@@ -1,0 +1,122 @@
+#include "runtime/executor.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "parallel/plan_memory.hpp"
+#include "parallel/program_builder.hpp"
+#include "program/checker.hpp"
+
+namespace commscale {
+namespace {
+
+Flops gemm_flops_of(const ProgramSet& set) {
+  Flops total;
+  for (int r = 0; r < set.world_size; ++r) {
+    for (const Op& op : ops_of(set, r)) {
+      if (const auto* g = std::get_if<Gemm>(&op.payload)) total += g->flops;
+    }
+  }
+  return total;
+}
+
+// The stage of a world rank, from its pipeline group (its index there) or 0 without a pipeline.
+int stage_of(const ProgramSet& set, int rank) {
+  const RankProgram& rp = set.ranks.at(static_cast<std::size_t>(rank));
+  for (const Group& g : rp.groups) {
+    if (g.name != "pp-fwd") continue;
+    return static_cast<int>(std::find(g.members.begin(), g.members.end(), rank) - g.members.begin());
+  }
+  return 0;
+}
+
+// Adds one per-op step of every rank to rank 0's timeline.
+void gather_step(const MpiComm& world, const StepRun& run, int step, TrainRun* out) {
+  std::vector<double> mine;
+  mine.reserve(2 * run.start_s.size());
+  for (std::size_t i = 0; i < run.start_s.size(); ++i) {
+    mine.push_back(run.start_s[i]);
+    mine.push_back(run.end_s[i]);
+  }
+  // Op lists differ in length between stages: gather the lengths, then the times.
+  const std::vector<int> counts = world.allgather(static_cast<int>(mine.size()));
+  std::vector<int> offsets(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+  std::vector<double> all(world.rank() == 0 ? static_cast<std::size_t>(offsets.back() + counts.back()) : 0);
+  MPI_CHECK(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(),
+                        offsets.data(), MPI_DOUBLE, 0, world.get()));
+  if (world.rank() != 0) return;
+  for (int r = 0; r < world.size(); ++r) {
+    const auto base = static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]);
+    const std::size_t n = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]) / 2;
+    for (std::size_t op = 0; op < n; ++op) {
+      out->timeline.events.push_back(TimelineEvent{r, step, static_cast<OpId>(op), Seconds(all[base + 2 * op]),
+                                                   Seconds(all[base + 2 * op + 1])});
+    }
+  }
+}
+
+// Every rank's step time of one step, on rank 0.
+std::vector<double> gather_step_times(const MpiComm& world, const StepRun& run) {
+  const double mine = run.step.value();
+  return world.gather(std::span<const double>(&mine, 1), 0);
+}
+
+}  // namespace
+
+TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
+                      Backend& backend, const MpiComm& world) {
+  if (world_size(plan) != world.size()) {
+    fail_on_all_ranks(world, InputError("--tp/--pp/--dp", fmt::format("the plan has dp {} x tp {} x pp {} = {} ranks "
+                                                                      "but the job has {}",
+                                                                      plan.dp, plan.tp, plan.pp, world_size(plan),
+                                                                      world.size()),
+                                        "a plan whose ranks equal mpirun's -np"));
+  }
+  TrainRun out;
+  out.program = build_program(model, plan);
+  const ProgramCheck check = check_program(out.program);
+  if (!check.problems.empty()) {
+    throw RuntimeFailure(fmt::format("the step program failed its deadlock check: {}", check.problems.front()));
+  }
+  out.hardware_flops = gemm_flops_of(out.program);
+
+  MemoryOptions memory;
+  memory.workspace = options.workspace_allowance;
+  const std::vector<StageMemory> stages = memory_per_stage(model, plan, memory);
+  const MemoryBreakdown& mine = stages.at(static_cast<std::size_t>(stage_of(out.program, world.rank()))).bytes;
+  // The workspace allowance stands for the CUDA context, cuBLAS and NCCL, which allocate for real.
+  StepEngineConfig config{&out.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32};
+  const std::unique_ptr<StepEngine> engine = backend.make_step_engine(config);
+  out.method = engine->method();
+  out.modelled = config.modelled;
+  const double pool = static_cast<double>(engine->buffers().pool.count());
+  out.pool = Bytes(static_cast<std::uint64_t>(world.broadcast(pool, 0)));
+
+  const StepTiming warm = options.timing == TrainTiming::kStepOnly ? StepTiming::kStepOnly : StepTiming::kPerOp;
+  for (int i = 0; i < options.warmup_steps; ++i) (void)engine->run_step(warm);
+
+  out.timeline.engine = "executor";
+  out.timeline.world_size = world.size();
+  for (int s = 0; s < options.steps; ++s) {
+    if (options.timing != TrainTiming::kPerOp) {
+      const std::vector<double> times = gather_step_times(world, engine->run_step(StepTiming::kStepOnly));
+      if (world.rank() == 0) out.step_only_s.push_back(*std::max_element(times.begin(), times.end()));
+    }
+    if (options.timing != TrainTiming::kStepOnly) {
+      const StepRun run = engine->run_step(StepTiming::kPerOp);
+      gather_step(world, run, out.timeline.steps, &out);
+      const std::vector<double> times = gather_step_times(world, run);
+      if (world.rank() == 0) {
+        out.step_s.push_back(*std::max_element(times.begin(), times.end()));
+        out.rank_step_s.push_back(times);
+      }
+      ++out.timeline.steps;
+    }
+  }
+  return out;
+}
+
+}  // namespace commscale

@@ -1,0 +1,52 @@
+#pragma once
+
+// `commscale train` on every rank: builds the step program of a model and plan, runs warm-up and
+// timed steps on the backend's step engine, and gathers what happened to rank 0 as a timeline (the
+// predictor's schema) and per-step times.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parallel/plan.hpp"
+#include "program/breakdown.hpp"
+#include "program/timeline.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/mpi.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale {
+
+enum class TrainTiming {
+  kPerOp,     // every op timed (the timeline and breakdown)
+  kStepOnly,  // only whole steps timed
+  kBoth,      // alternate the two, step by step, to measure what per-op timing costs
+};
+
+struct TrainOptions {
+  int warmup_steps = 2;
+  int steps = 5;  // timed steps (of each mode with kBoth)
+  TrainTiming timing = TrainTiming::kPerOp;
+  Seconds timeout{0.0};
+  bool tf32 = false;
+  Bytes workspace_allowance = Bytes(2 * kGiB);  // the memory model's allowance for context and libraries
+};
+
+// What rank 0 reports (other ranks get an empty result).
+struct TrainRun {
+  ProgramSet program;
+  Timeline timeline;                      // per-op steps, engine "executor"
+  std::vector<double> step_s;             // per-op steps: the slowest rank's step time
+  std::vector<double> step_only_s;        // step-only steps
+  std::vector<std::vector<double>> rank_step_s;  // [step][rank], per-op steps
+  Bytes pool;                             // memory the engine allocated per rank (the largest)
+  Bytes modelled;                         // what the memory model says (without the workspace allowance)
+  std::string method;                     // how the engine runs and times ops
+  Flops hardware_flops;                   // every rank's GEMMs in one step
+};
+
+// Runs the steps. Collective over `world`.
+[[nodiscard]] TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan,
+                                    const TrainOptions& options, Backend& backend, const MpiComm& world);
+
+}  // namespace commscale

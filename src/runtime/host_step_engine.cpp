@@ -1,0 +1,227 @@
+// The CPU step engine: one rank's step program on host memory, with OpenBLAS GEMMs, plain loops for
+// the memory-bound kernels and MPI non-blocking collectives and transfers, scheduled by one host
+// thread that keeps the program's five streams: each stream runs its ops one at a time in program
+// order, an op starts once its cross-stream dependencies are done, communication runs in the
+// background (progressed by MPI_Test) while the thread computes.
+//
+// Compute is in fp32 whatever the program's type (OpenBLAS's sgemm; the pool is laid out for 4-byte
+// GEMM elements); communication moves the program's bytes in the program's type.
+
+#include <cblas.h>
+
+#include <array>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <variant>
+
+#include <fmt/format.h>
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
+#include "core/error.hpp"
+#include "runtime/host_backend.hpp"
+#include "runtime/mpi_communicator.hpp"
+#include "runtime/step_engine.hpp"
+
+namespace commscale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// out[i] = f(in[i mod n_in]) over the bytes a memory kernel writes: it reads and writes what the
+// workload model says, with arithmetic of its kind.
+void run_memory_kernel(const MemoryKernel& k, const float* in, float* out) {
+  const std::uint64_t n_in = std::max<std::uint64_t>(1, k.bytes_read.count() / sizeof(float));
+  const std::uint64_t n_out = k.bytes_written.count() / sizeof(float);
+  if (k.bytes_read.count() < sizeof(float)) {
+    std::fill(out, out + n_out, 1.0f);
+    return;
+  }
+  for (std::uint64_t i = 0; i < n_out; ++i) {
+    const float x = in[i % n_in];
+    switch (k.kind) {
+      case MemoryKernelKind::kActivation: out[i] = x / (1.0f + std::exp(-1.702f * x)); break;
+      case MemoryKernelKind::kSoftmax: out[i] = std::exp(std::fmin(x, 10.0f)); break;
+      case MemoryKernelKind::kNorm: out[i] = x * 0.999f + 0.001f; break;
+      default: out[i] = x * 0.5f + 0.25f; break;
+    }
+  }
+}
+
+class HostStepEngine final : public StepEngine {
+ public:
+  HostStepEngine(const StepEngineConfig& config, const MpiComm& world, std::shared_ptr<const MpiTypes> types)
+      : config_(config),
+        world_(world),
+        ops_(ops_of(*config.set, config.rank)),
+        buffers_(place_step_buffers(ops_, config.modelled, sizeof(float))) {
+    openblas_set_num_threads(1);  // one rank per core: threads would only contend
+#if defined(__SSE__)
+    _mm_setcsr(_mm_getcsr() | 0x8040);  // flush denormals to zero: their slow path is not what we measure
+#endif
+    allocate_pool();
+    make_communicators(std::move(types));
+    for (const Op& op : ops_) by_stream_[static_cast<std::size_t>(op.stream)].push_back(op.id);
+  }
+
+  [[nodiscard]] std::string method() const override {
+    return "CPU backend: one host thread runs the five streams (OpenBLAS sgemm, loops, MPI non-blocking "
+           "operations progressed between ops); ops timed with the host's steady clock";
+  }
+
+  [[nodiscard]] StepRun run_step(StepTiming timing) override;
+  [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
+
+ private:
+  struct InFlight {
+    OpId op = 0;
+    MpiCommunicator::Started started;
+  };
+
+  void allocate_pool() {
+    const std::uint64_t bytes = buffers_.pool.count();
+    pool_.reset(static_cast<float*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096 + 4096)));
+    if (!pool_) {
+      throw RuntimeFailure(fmt::format("the plan needs {:.2f} GiB of host memory per rank; allocating it failed on {}",
+                                       buffers_.pool.gib(), process_identity()));
+    }
+    std::memset(pool_.get(), 0x3C, bytes);  // 0.0115 as fp32 or bf16, 1.06 as fp16: small, normal numbers
+  }
+
+  void make_communicators(std::shared_ptr<const MpiTypes> types) {
+    const RankProgram& rp = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
+    // Every rank splits once per group handle, in handle order, so the splits match across ranks.
+    int handles = 0;
+    for (const RankProgram& r : config_.set->ranks) handles = std::max(handles, static_cast<int>(r.groups.size()));
+    for (int h = 0; h < handles; ++h) {
+      const bool member = static_cast<std::size_t>(h) < rp.groups.size();
+      int color = MPI_UNDEFINED;
+      int key = 0;
+      if (member) {
+        const std::vector<int>& m = rp.groups[static_cast<std::size_t>(h)].members;
+        color = *std::min_element(m.begin(), m.end());
+        key = static_cast<int>(std::find(m.begin(), m.end(), config_.rank) - m.begin());
+      }
+      MpiComm comm = world_.split(color, key);
+      groups_.push_back(member ? std::make_unique<MpiCommunicator>(std::move(comm), types) : nullptr);
+    }
+  }
+
+  [[nodiscard]] std::byte* at(const Slice& s) const { return reinterpret_cast<std::byte*>(pool_.get()) + s.offset; }
+
+  void compute(const Op& op) {
+    const OpBuffers& b = buffers_.operands.at(op.id);
+    if (const auto* g = std::get_if<Gemm>(&op.payload)) {
+      const auto* a = reinterpret_cast<const float*>(at(b.a));
+      const auto* bb = reinterpret_cast<const float*>(at(b.b));
+      auto* c = reinterpret_cast<float*>(at(b.c));
+      for (std::int64_t i = 0; i < g->batch; ++i) {
+        cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<blasint>(g->m), static_cast<blasint>(g->n),
+                    static_cast<blasint>(g->k), 1.0f, a + i * g->k * g->m, static_cast<blasint>(g->k),
+                    bb + i * g->k * g->n, static_cast<blasint>(g->k), 0.0f, c + i * g->m * g->n,
+                    static_cast<blasint>(g->m));
+      }
+      return;
+    }
+    const auto& k = std::get<MemoryKernel>(op.payload);
+    run_memory_kernel(k, reinterpret_cast<const float*>(at(b.a)), reinterpret_cast<float*>(at(b.c)));
+  }
+
+  [[nodiscard]] MpiCommunicator::Started communicate(const Op& op) {
+    const OpBuffers& b = buffers_.operands.at(op.id);
+    std::byte* data = at(b.c);
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      MpiCommunicator& comm = *groups_.at(c->group);
+      const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, comm.size(), comm.rank());
+      // In place, as Megatron-LM and PyTorch run them: the send buffer is where the layout puts it.
+      CollectiveCall call{c->kind, data + l.send_inplace_offset * size_of(c->dtype),
+                          data + l.recv_inplace_offset * size_of(c->dtype), l.count, c->dtype, ReduceOp::kSum, 0};
+      return comm.begin(call);
+    }
+    const auto& p = std::get<PointToPoint>(op.payload);
+    MpiCommunicator& comm = *groups_.at(p.group);
+    const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
+    const int tag = static_cast<int>(p.group);
+    return p.direction == P2pDirection::kSend ? comm.begin_send(data, count, p.dtype, p.peer, tag)
+                                              : comm.begin_recv(data, count, p.dtype, p.peer, tag);
+  }
+
+  StepEngineConfig config_;
+  const MpiComm& world_;
+  const std::vector<Op>& ops_;
+  StepBuffers buffers_;
+  std::unique_ptr<float, decltype(&std::free)> pool_{nullptr, &std::free};
+  std::vector<std::unique_ptr<MpiCommunicator>> groups_;  // by handle; null where not a member
+  std::array<std::vector<OpId>, kStreamCount> by_stream_;
+};
+
+StepRun HostStepEngine::run_step(StepTiming timing) {
+  const std::size_t n = ops_.size();
+  std::vector<char> done(n, 0);
+  std::array<std::size_t, kStreamCount> next{};  // per stream: index into by_stream_
+  std::array<std::optional<InFlight>, kStreamCount> running;
+  StepRun run;
+  run.start_s.assign(n, 0.0);
+  run.end_s.assign(n, 0.0);
+  std::size_t finished = 0;
+
+  world_.barrier();
+  const Clock::time_point t0 = Clock::now();
+  auto now = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  while (finished < n) {
+    bool progressed = false;
+    for (std::size_t s = 0; s < kStreamCount; ++s) {
+      if (running[s]) {
+        int complete = 0;
+        auto& requests = running[s]->started.requests;
+        MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &complete, MPI_STATUSES_IGNORE));
+        if (!complete) continue;
+        if (running[s]->started.then) running[s]->started.then();
+        const OpId id = running[s]->op;
+        run.end_s[id] = now();
+        done[id] = 1;
+        ++finished;
+        running[s].reset();
+        progressed = true;
+      }
+      if (next[s] >= by_stream_[s].size()) continue;
+      const Op& op = ops_[by_stream_[s][next[s]]];
+      if (!std::all_of(op.deps.begin(), op.deps.end(), [&](OpId d) { return done[d] != 0; })) continue;
+      ++next[s];
+      progressed = true;
+      run.start_s[op.id] = now();
+      if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
+        compute(op);
+        run.end_s[op.id] = now();
+        done[op.id] = 1;
+        ++finished;
+      } else {
+        running[s] = InFlight{op.id, communicate(op)};
+      }
+    }
+    if (!progressed && config_.timeout.value() > 0 && now() > config_.timeout.value()) {
+      throw TimeoutError(fmt::format("step did not complete within {} s on {} ({} of {} ops done)",
+                                     config_.timeout.value(), process_identity(), finished, n));
+    }
+  }
+  run.step = Seconds(now());
+  if (timing == StepTiming::kStepOnly) {
+    run.start_s.clear();
+    run.end_s.clear();
+  }
+  return run;
+}
+
+}  // namespace
+
+std::unique_ptr<StepEngine> HostBackend::make_step_engine(const StepEngineConfig& config) {
+  return std::make_unique<HostStepEngine>(config, world_, types_);
+}
+
+}  // namespace commscale

@@ -1,0 +1,50 @@
+#pragma once
+
+// Where each op of a step program reads and writes, in one device (or host) memory pool per rank.
+//
+// The pool is as large as the memory model says one rank of the plan holds (weights, gradients,
+// optimizer states, activations of the microbatches in flight, logits, workspace): allocating it is
+// what makes a plan that does not fit fail as a real job would. Every op then gets its operands as
+// slices of the pool, placed one after another and wrapping around, so consecutive ops touch
+// different memory (no op runs out of the previous op's cache lines) and operands of one op never
+// overlap. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n output (TN, as
+// PyTorch's linear layers call cuBLAS); a memory kernel reads A and writes C; a collective or a
+// point-to-point transfer works in place on C.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/units.hpp"
+#include "program/op.hpp"
+
+namespace commscale {
+
+struct Slice {
+  std::uint64_t offset = 0;  // bytes from the start of the pool
+  Bytes size;
+};
+
+struct OpBuffers {
+  Slice a;
+  Slice b;
+  Slice c;
+};
+
+struct StepBuffers {
+  Bytes pool;                        // bytes to allocate
+  Bytes modelled;                    // what the memory model says the rank holds
+  Bytes largest_op;                  // the most one op needs at once
+  std::vector<OpBuffers> operands;   // by op id
+};
+
+// The bytes a GEMM's operands and result take with `element` bytes per element (0: the GEMM's type).
+[[nodiscard]] Bytes gemm_a_bytes(const Gemm& g, std::size_t element = 0) noexcept;
+[[nodiscard]] Bytes gemm_b_bytes(const Gemm& g, std::size_t element = 0) noexcept;
+[[nodiscard]] Bytes gemm_c_bytes(const Gemm& g, std::size_t element = 0) noexcept;
+
+// Places the operands of `ops` in a pool of max(modelled, 2 x largest op) bytes, slices aligned to
+// `alignment` bytes. `gemm_element` overrides the GEMMs' element size (the CPU engine computes in fp32).
+[[nodiscard]] StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::size_t gemm_element = 0,
+                                             std::uint64_t alignment = 256);
+
+}  // namespace commscale

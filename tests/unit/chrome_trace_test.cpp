@@ -1,0 +1,35 @@
+#include "report/chrome_trace.hpp"
+
+#include <gtest/gtest.h>
+
+namespace commscale {
+namespace {
+
+TEST(ChromeTrace, ProcessesThreadsAndStepsEndToEnd) {
+  ProgramSet set;
+  set.world_size = 1;
+  std::vector<Op> ops(1);
+  ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.qkv", 0, 0, make_gemm(8, 8, 8, 1, DataType::kBFloat16)};
+  set.programs = {ops};
+  set.ranks = {RankProgram{0, 0, {}}};
+  // Two steps of 2 ms each: the second is placed after the first ends.
+  const Timeline t{"executor", 1, 2, {{0, 0, 0, Seconds(0.0005), Seconds(0.002)}, {0, 1, 0, Seconds(0.0), Seconds(0.002)}}};
+  const nlohmann::json trace = chrome_trace(set, t);
+  const nlohmann::json& events = trace.at("traceEvents");
+  ASSERT_EQ(events.size(), 1u + kStreamCount + 2u);  // a process name, a thread name per stream, two ops
+  EXPECT_EQ(events[0]["ph"], "M");
+  EXPECT_EQ(events[0]["args"]["name"], "rank 0");
+  EXPECT_EQ(events[1]["args"]["name"], "compute");
+  const nlohmann::json& first = events[1 + kStreamCount];
+  EXPECT_EQ(first["name"], "mb0.L0.fwd.qkv");
+  EXPECT_EQ(first["ph"], "X");
+  EXPECT_EQ(first["pid"], 0);
+  EXPECT_EQ(first["tid"], 0);
+  EXPECT_DOUBLE_EQ(first["ts"], 500.0);    // microseconds
+  EXPECT_DOUBLE_EQ(first["dur"], 1500.0);
+  EXPECT_EQ(first["args"]["gemm"]["m"], 8);
+  EXPECT_DOUBLE_EQ(events[2 + kStreamCount]["ts"], 2000.0);  // step 1 starts where step 0 ended
+}
+
+}  // namespace
+}  // namespace commscale
