@@ -121,6 +121,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.modelled = run.modelled;
   report.step_s = run.step_s;
   report.step_only_s = run.step_only_s;
+  report.gemm_checks = run.gemm_checks;
 
   print_train_text(std::cout, report);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, train_json(report).dump(1) + "\n");
@@ -145,6 +146,8 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
                   "op: time every op (timeline, breakdown); step: whole steps only; both: alternate, to show what "
                   "per-op timing costs")
       ->capture_default_str();
+  cmd->add_flag("--gemm-check", o.gemm_check,
+                "after the steps, time each of rank 0's GEMM shapes alone and compare with its time inside the step");
   cmd->add_flag("--tf32", o.tf32, "fp32 GEMMs on TF32 tensor cores (as torch.backends.cuda.matmul.allow_tf32)");
   cmd->add_option("--workspace-gib", args->workspace_gib,
                   "the memory model's allowance for the CUDA context, cuBLAS and NCCL (not allocated by commscale)")

@@ -70,4 +70,19 @@ void to_json(nlohmann::json& out, const JobSummary& s) {
          {"per_op_overhead", optional(s.per_op_overhead)}};
 }
 
+void to_json(nlohmann::json& out, const GemmCheck& c) {
+  const Gemm& g = c.gemm;
+  out = {{"m", g.m},
+         {"n", g.n},
+         {"k", g.k},
+         {"batch", g.batch},
+         {"dtype", name(g.dtype)},
+         {"calls_per_step", c.calls_per_step},
+         {"in_step_us", c.in_step_s * 1e6},
+         {"standalone_us", c.standalone_s * 1e6},
+         {"in_step_tflops", c.in_step_s > 0 ? g.flops.value() / c.in_step_s / 1e12 : 0.0},
+         {"standalone_tflops", c.standalone_s > 0 ? g.flops.value() / c.standalone_s / 1e12 : 0.0},
+         {"in_step_over_standalone_rate", c.ratio()}};
+}
+
 }  // namespace commscale

@@ -47,6 +47,18 @@ struct JobSummary {
 
 [[nodiscard]] JobSummary summarize_steps(const StepSummaryInputs& in);
 
+// One GEMM shape of a step: its median time inside the timed steps, and alone (the same library call,
+// back to back, on fresh operands each call). The executor's check that running inside a step costs
+// a GEMM nothing.
+struct GemmCheck {
+  Gemm gemm;
+  int calls_per_step = 0;
+  double in_step_s = 0.0;
+  double standalone_s = 0.0;
+  [[nodiscard]] double ratio() const noexcept { return in_step_s > 0 ? standalone_s / in_step_s : 0.0; }
+};
+void to_json(nlohmann::json& out, const GemmCheck& c);
+
 [[nodiscard]] double median_of(std::vector<double> values);
 
 void to_json(nlohmann::json& out, const JobSummary& s);

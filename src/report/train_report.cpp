@@ -66,6 +66,17 @@ void print_train_text(std::ostream& out, const TrainReport& r) {
     fmt::print(out, "per-op timing      costs {:+.2f}% of the step ({} per-op vs {} whole-step median)\n",
                *s.per_op_overhead * 100.0, ms(t), ms(*s.step_only_time_s));
   }
+  if (!r.gemm_checks.empty()) {
+    fmt::print(out, "\nGEMMs of rank 0, inside the step against alone (median):\n");
+    fmt::print(out, "  {:>7} {:>7} {:>7} {:>5} {:>5}  {:>10} {:>10}  {:>8} {:>8}  {:>6}\n", "m", "n", "k", "batch",
+               "calls", "step us", "alone us", "step TF", "alone TF", "rate");
+    for (const GemmCheck& c : r.gemm_checks) {
+      const double flops = c.gemm.flops.value() / 1e12;
+      fmt::print(out, "  {:>7} {:>7} {:>7} {:>5} {:>5}  {:>10.1f} {:>10.1f}  {:>8.1f} {:>8.1f}  {:>5.1f}%\n", c.gemm.m,
+                 c.gemm.n, c.gemm.k, c.gemm.batch, c.calls_per_step, c.in_step_s * 1e6, c.standalone_s * 1e6,
+                 flops / c.in_step_s, flops / c.standalone_s, c.ratio() * 100.0);
+    }
+  }
   if (!s.steps.empty()) {
     fmt::print(out, "\nper rank (last step):  {:>12} {:>12} {:>12}\n", "compute", "exposed", "bubble");
     for (const RankBreakdown& rb : s.steps.back().ranks) {
@@ -111,6 +122,7 @@ nlohmann::json train_json(const TrainReport& r) {
           {"summary", r.summary},
           {"step_times_s", r.step_s},
           {"step_only_times_s", r.step_only_s},
+          {"gemm_checks", r.gemm_checks},
           {"steps", std::move(steps)}};
 }
 

@@ -35,6 +35,7 @@ struct TrainReport {
   std::optional<double> peak_tflops;
   std::vector<double> step_s;       // per-op steps
   std::vector<double> step_only_s;  // step-only steps
+  std::vector<GemmCheck> gemm_checks;  // --gemm-check
 };
 
 void print_train_text(std::ostream& out, const TrainReport& report);

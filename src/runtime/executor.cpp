@@ -1,6 +1,8 @@
 #include "runtime/executor.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -64,6 +66,29 @@ std::vector<double> gather_step_times(const MpiComm& world, const StepRun& run) 
   return world.gather(std::span<const double>(&mine, 1), 0);
 }
 
+// Rank 0's GEMMs by shape: the median duration over the timed steps, and the same GEMM alone.
+std::vector<GemmCheck> check_gemms(const std::vector<Op>& ops, const std::vector<StepRun>& runs, StepEngine& engine) {
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType>, std::pair<Gemm, std::vector<double>>>
+      shapes;
+  for (const Op& op : ops) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    if (g == nullptr) continue;
+    auto& [gemm, times] = shapes[{g->m, g->n, g->k, g->batch, g->dtype}];
+    gemm = *g;
+    for (const StepRun& run : runs) times.push_back(run.end_s[op.id] - run.start_s[op.id]);
+  }
+  std::vector<GemmCheck> checks;
+  for (auto& [key, entry] : shapes) {
+    auto& [gemm, times] = entry;
+    const std::optional<Seconds> alone = engine.standalone_gemm(gemm, 20);
+    if (!alone) return {};
+    std::sort(times.begin(), times.end());
+    checks.push_back(GemmCheck{gemm, static_cast<int>(times.size() / std::max<std::size_t>(1, runs.size())),
+                               times[times.size() / 2], alone->value()});
+  }
+  return checks;
+}
+
 }  // namespace
 
 TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
@@ -96,6 +121,7 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
   out.pool = Bytes(static_cast<std::uint64_t>(world.broadcast(pool, 0)));
 
   const StepTiming warm = options.timing == TrainTiming::kStepOnly ? StepTiming::kStepOnly : StepTiming::kPerOp;
+  std::vector<StepRun> per_op_runs;  // rank 0's, for the GEMM check
   for (int i = 0; i < options.warmup_steps; ++i) (void)engine->run_step(warm);
 
   out.timeline.engine = "executor";
@@ -106,16 +132,21 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
       if (world.rank() == 0) out.step_only_s.push_back(*std::max_element(times.begin(), times.end()));
     }
     if (options.timing != TrainTiming::kStepOnly) {
-      const StepRun run = engine->run_step(StepTiming::kPerOp);
+      StepRun run = engine->run_step(StepTiming::kPerOp);
       gather_step(world, run, out.timeline.steps, &out);
       const std::vector<double> times = gather_step_times(world, run);
       if (world.rank() == 0) {
         out.step_s.push_back(*std::max_element(times.begin(), times.end()));
         out.rank_step_s.push_back(times);
+        if (options.gemm_check) per_op_runs.push_back(std::move(run));
       }
       ++out.timeline.steps;
     }
   }
+  if (options.gemm_check && world.rank() == 0 && !per_op_runs.empty()) {
+    out.gemm_checks = check_gemms(ops_of(out.program, 0), per_op_runs, *engine);
+  }
+  world.barrier();  // the other ranks wait while rank 0 times its GEMMs alone
   return out;
 }
 

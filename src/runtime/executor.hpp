@@ -10,6 +10,7 @@
 
 #include "parallel/plan.hpp"
 #include "program/breakdown.hpp"
+#include "program/step_summary.hpp"
 #include "program/timeline.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/mpi.hpp"
@@ -30,7 +31,9 @@ struct TrainOptions {
   Seconds timeout{0.0};
   bool tf32 = false;
   Bytes workspace_allowance = Bytes(2 * kGiB);  // the memory model's allowance for context and libraries
+  bool gemm_check = false;  // after the steps, time each GEMM shape alone and compare (GPU)
 };
+
 
 // What rank 0 reports (other ranks get an empty result).
 struct TrainRun {
@@ -43,6 +46,7 @@ struct TrainRun {
   Bytes modelled;                         // what the memory model says (without the workspace allowance)
   std::string method;                     // how the engine runs and times ops
   Flops hardware_flops;                   // every rank's GEMMs in one step
+  std::vector<GemmCheck> gemm_checks;     // with TrainOptions::gemm_check, on GPUs
 };
 
 // Runs the steps. Collective over `world`.

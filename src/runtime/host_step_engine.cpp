@@ -77,6 +77,7 @@ class HostStepEngine final : public StepEngine {
 
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
   [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
+  [[nodiscard]] std::optional<Seconds> standalone_gemm(const Gemm&, int) override { return std::nullopt; }
 
  private:
   struct InFlight {

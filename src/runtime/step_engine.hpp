@@ -9,6 +9,7 @@
 // time in program order; an op starts when its stream reaches it and its cross-stream `deps` are done.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ class StepEngine {
   [[nodiscard]] virtual std::string method() const = 0;
   // Where the ops' operands live (the pool was allocated when the engine was made).
   [[nodiscard]] virtual const StepBuffers& buffers() const noexcept = 0;
+  // The median time of `g` run alone, back to back `repetitions` times on operands of the pool, with
+  // the same library call and algorithm the step uses; empty where the engine cannot say (CPU).
+  [[nodiscard]] virtual std::optional<Seconds> standalone_gemm(const Gemm& g, int repetitions) = 0;
 };
 
 // Which ops some op on another stream waits for: those need a completion mark.

@@ -61,6 +61,7 @@ class CudaStepEngine final : public StepEngine {
   }
   [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
+  [[nodiscard]] std::optional<Seconds> standalone_gemm(const Gemm& g, int repetitions) override;
 
  private:
   void allocate_pool();
@@ -259,6 +260,38 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
     }
   }
   return run;
+}
+
+// The GEMM back to back, with events between calls, each call on the next set of operands in the
+// pool (as the step's ops rotate through it), so no call finds its operands in L2 from the last one.
+std::optional<Seconds> CudaStepEngine::standalone_gemm(const Gemm& g, int repetitions) {
+  auto aligned = [](Bytes b) { return (b.count() + 255) / 256 * 256; };
+  const std::uint64_t b_at = aligned(gemm_a_bytes(g));
+  const std::uint64_t c_at = b_at + aligned(gemm_b_bytes(g));
+  const std::uint64_t set = c_at + aligned(gemm_c_bytes(g));
+  const std::uint64_t sets = std::max<std::uint64_t>(1, buffers_.pool.count() / set);
+  const cudaStream_t stream = streams_[0].get();
+  auto call = [&](int i) {
+    std::byte* base = pool_ + (static_cast<std::uint64_t>(i) % sets) * set;
+    gemm_.run(g, base, base + b_at, base + c_at, stream);
+  };
+  std::vector<CudaEvent> marks(static_cast<std::size_t>(repetitions) + 1);
+  for (int i = 0; i < 3; ++i) call(i);  // warm-up
+  CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
+  for (int i = 0; i < repetitions; ++i) {
+    call(i + 3);
+    CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> times;
+  for (int i = 0; i < repetitions; ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<std::size_t>(i)].get(),
+                                    marks[static_cast<std::size_t>(i) + 1].get()));
+    times.push_back(ms * 1e-3);
+  }
+  std::sort(times.begin(), times.end());
+  return Seconds(times[times.size() / 2]);
 }
 
 }  // namespace
