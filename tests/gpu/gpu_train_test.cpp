@@ -1,0 +1,54 @@
+// `train`'s GPU step engine under mpirun with 1 and 2 ranks: cuBLASLt GEMMs, the memory-bound kernels,
+// CUDA events for dependencies, NCCL groups and point-to-point links. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include "../support/train_checks.hpp"
+#include "runtime/gpu.hpp"
+#include "runtime/session.hpp"
+#include "workload/presets.hpp"
+
+namespace commscale {
+namespace {
+
+class GpuTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (visible_gpu_count(&why) == 0) GTEST_SKIP() << why;
+    if (MpiComm::world().size() > visible_gpu_count(&why)) GTEST_SKIP() << "more ranks than GPUs";
+  }
+
+  static void run(int dp, int tp, int pp) {
+    const MpiComm world = MpiComm::world();
+    if (dp * tp * pp != world.size()) GTEST_SKIP() << "needs " << dp * tp * pp << " ranks";
+    RuntimeOptions runtime;
+    runtime.backend = BackendChoice::kGpu;
+    const RankSession session = start_rank_session(runtime, world);
+    ParallelPlan plan;
+    plan.dp = dp;
+    plan.tp = tp;
+    plan.pp = pp;
+    plan.global_batch = dp * 2 * pp;
+    plan.bucket_bytes = Bytes(64 * kKiB);
+    TrainOptions options;
+    options.warmup_steps = 1;
+    options.steps = 2;
+    options.gemm_check = true;
+    const TrainRun r = run_training(find_preset("tiny", "test"), plan, options, *session.backend, world);
+    if (world.rank() != 0) return;
+    testing::check_run(r, options.steps);
+    ASSERT_FALSE(r.gemm_checks.empty());
+    for (const GemmCheck& c : r.gemm_checks) {
+      EXPECT_GT(c.in_step_s, 0.0);
+      EXPECT_GT(c.standalone_s, 0.0);
+    }
+  }
+};
+
+TEST_F(GpuTrain, OneRank) { run(1, 1, 1); }
+TEST_F(GpuTrain, DataParallel2) { run(2, 1, 1); }
+TEST_F(GpuTrain, TensorParallel2) { run(1, 2, 1); }
+TEST_F(GpuTrain, PipelineParallel2) { run(1, 1, 2); }
+
+}  // namespace
+}  // namespace commscale
