@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 namespace commscale {
 namespace {
@@ -68,20 +69,14 @@ std::span<const DataType> all_data_types() noexcept { return kDataTypes; }
 std::span<const ReduceOp> all_reduce_ops() noexcept { return kReduceOps; }
 
 DataType parse_data_type(std::string_view text, std::string_view where) {
-  for (DataType type : kDataTypes) {
-    if (text == name(type)) return type;
-  }
   for (const Alias& alias : kTypeAliases) {
     if (text == alias.text) return alias.type;
   }
-  throw InputError(where, fmt::format("unknown data type \"{}\"", text), "int8, int32, fp16, bf16, fp32, fp64 or all");
+  return parse_by_name(kDataTypes, text, where, "data type", "int8, int32, fp16, bf16, fp32, fp64 or all");
 }
 
 ReduceOp parse_reduce_op(std::string_view text, std::string_view where) {
-  for (ReduceOp op : kReduceOps) {
-    if (text == name(op)) return op;
-  }
-  throw InputError(where, fmt::format("unknown reduction \"{}\"", text), "sum, prod, max, min, avg or all");
+  return parse_by_name(kReduceOps, text, where, "reduction", "sum, prod, max, min, avg or all");
 }
 
 std::uint16_t float_to_bf16(float value) noexcept {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "parallel/rank_layout.hpp"
 
 namespace commscale {
@@ -69,10 +70,8 @@ std::string_view name(ScheduleKind s) noexcept {
 }
 
 ScheduleKind parse_schedule(std::string_view text, std::string_view where) {
-  for (ScheduleKind s : {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved}) {
-    if (text == name(s)) return s;
-  }
-  throw InputError(where, fmt::format("unknown schedule \"{}\"", text), "gpipe, 1f1b or interleaved");
+  constexpr std::array kSchedules = {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved};
+  return parse_by_name(kSchedules, text, where, "schedule");
 }
 
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {

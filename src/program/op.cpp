@@ -6,18 +6,10 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 namespace commscale {
 namespace {
-
-template <class Enum, std::size_t N>
-Enum parse_by_name(const std::array<Enum, N>& all, std::string_view text, std::string_view where,
-                   std::string_view expected) {
-  for (Enum value : all) {
-    if (name(value) == text) return value;
-  }
-  throw InputError(where, fmt::format("unknown value \"{}\"", text), expected);
-}
 
 constexpr std::array kStreams = {Stream::kCompute, Stream::kTp, Stream::kDp, Stream::kPpSend, Stream::kPpRecv};
 constexpr std::array kPhases = {Phase::kForward, Phase::kBackward, Phase::kRecompute, Phase::kStep};
@@ -84,17 +76,16 @@ std::string_view name(MemoryKernelKind kind) noexcept {
 std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
 
 Stream parse_stream(std::string_view text, std::string_view where) {
-  return parse_by_name(kStreams, text, where, "compute, tp, dp, pp-send or pp-recv");
+  return parse_by_name(kStreams, text, where, "stream");
 }
 Phase parse_phase(std::string_view text, std::string_view where) {
-  return parse_by_name(kPhases, text, where, "fwd, bwd, recompute or step");
+  return parse_by_name(kPhases, text, where, "phase");
 }
 MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where) {
-  return parse_by_name(kKernelKinds, text, where,
-                       "norm, softmax, dropout, activation, residual, embedding, cross_entropy or optimizer");
+  return parse_by_name(kKernelKinds, text, where, "kernel kind");
 }
 P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
-  return parse_by_name(kDirections, text, where, "send or recv");
+  return parse_by_name(kDirections, text, where, "direction");
 }
 
 bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept {

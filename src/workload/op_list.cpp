@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 namespace commscale {
 namespace {
@@ -29,10 +30,8 @@ std::string_view name(Recompute r) noexcept {
 }
 
 Recompute parse_recompute(std::string_view text, std::string_view where) {
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-    if (text == name(r)) return r;
-  }
-  throw InputError(where, fmt::format("unknown recompute mode \"{}\"", text), "none, selective or full");
+  constexpr std::array kModes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  return parse_by_name(kModes, text, where, "recompute mode");
 }
 
 int OpListBuilder::add(WorkloadOp op) {

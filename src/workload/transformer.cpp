@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 namespace commscale {
 namespace {
@@ -22,21 +23,18 @@ std::string_view name(NormKind n) noexcept { return n == NormKind::kLayerNorm ? 
 std::string_view name(PositionEmbedding p) noexcept { return p == PositionEmbedding::kLearned ? "learned" : "rotary"; }
 
 MlpActivation parse_activation(std::string_view text, std::string_view where) {
-  if (text == "gelu") return MlpActivation::kGelu;
-  if (text == "swiglu") return MlpActivation::kSwiGlu;
-  throw InputError(where, fmt::format("unknown activation \"{}\"", text), "gelu or swiglu");
+  constexpr std::array kActivations = {MlpActivation::kGelu, MlpActivation::kSwiGlu};
+  return parse_by_name(kActivations, text, where, "activation");
 }
 
 NormKind parse_norm(std::string_view text, std::string_view where) {
-  if (text == "layernorm") return NormKind::kLayerNorm;
-  if (text == "rmsnorm") return NormKind::kRmsNorm;
-  throw InputError(where, fmt::format("unknown norm \"{}\"", text), "layernorm or rmsnorm");
+  constexpr std::array kNorms = {NormKind::kLayerNorm, NormKind::kRmsNorm};
+  return parse_by_name(kNorms, text, where, "norm");
 }
 
 PositionEmbedding parse_positions(std::string_view text, std::string_view where) {
-  if (text == "learned") return PositionEmbedding::kLearned;
-  if (text == "rotary") return PositionEmbedding::kRotary;
-  throw InputError(where, fmt::format("unknown position embedding \"{}\"", text), "learned or rotary");
+  constexpr std::array kPositions = {PositionEmbedding::kLearned, PositionEmbedding::kRotary};
+  return parse_by_name(kPositions, text, where, "position embedding");
 }
 
 std::string field_where(std::string_view origin, std::string_view key) {
