@@ -21,6 +21,9 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
 // `plan` is pure: it starts no MPI and returns its exit code.
 void add_plan_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_hw_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// `topo` and `p2p` run in one process that drives every GPU: they start no MPI.
+void add_topo_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_train_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
@@ -39,5 +42,9 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
 
 // Splits "a,b,c" into items; an empty item is an error naming `where`.
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, const std::string& where);
+
+// CUDA device numbers from "0,2,3": each a number, each once; an InputError naming `where` otherwise.
+// (Defined in topo_command.cpp.)
+[[nodiscard]] std::vector<int> parse_device_list(const std::string& text, const std::string& where);
 
 }  // namespace commscale

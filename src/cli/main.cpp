@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   add_bench_command(app, &action, command_line);
   add_plan_command(app, &action, command_line);
   add_hw_command(app, &action, command_line);
+  add_topo_command(app, &action, command_line);
+  add_p2p_command(app, &action, command_line);
   add_train_command(app, &action, command_line);
 
   try {
