@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "runtime/gpu.hpp"
+#include "runtime/gpu_probes.hpp"
 
 namespace commscale {
 
@@ -12,6 +13,10 @@ int visible_gpu_count(std::string* why) {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const MpiComm&, int) {
+  throw RuntimeFailure("this commscale was built without the GPU backend");
+}
+
+std::unique_ptr<GpuProbes> make_gpu_probes(Bytes, bool) {
   throw RuntimeFailure("this commscale was built without the GPU backend");
 }
 

@@ -1,0 +1,135 @@
+// `commscale calibrate`: measures this GPU machine into a profile for `predict --calibration`.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "bench/calibrate.hpp"
+#include "cli/command.hpp"
+#include "core/atomic_file.hpp"
+#include "core/size.hpp"
+
+namespace commscale {
+namespace {
+
+struct CalibrateArguments {
+  std::string output;
+  bool merge = false;
+  bool quick = false;
+  std::string measure = "gemm,memory,collectives";
+  std::string gemm_types = "bf16,fp16,fp32";
+  std::string collectives = "all_reduce,all_gather,reduce_scatter,alltoall,sendrecv";
+  std::string max_bytes = "1G";
+  std::string backend = "auto";
+  CalibrateOptions options;
+  RuntimeOptions runtime;
+};
+
+void finish(CalibrateArguments& a) {
+  CalibrateOptions& o = a.options;
+  bool gemm = false;
+  bool memory = false;
+  bool collectives = false;
+  for (const std::string& item : split_list(a.measure, "--measure")) {
+    if (item == "gemm") {
+      gemm = true;
+    } else if (item == "memory") {
+      memory = true;
+    } else if (item == "collectives") {
+      collectives = true;
+    } else {
+      throw InputError("--measure", fmt::format("unknown measurement \"{}\"", item), "gemm, memory and/or collectives");
+    }
+  }
+  o.gemm_types.clear();
+  if (gemm) {
+    for (const std::string& item : split_list(a.gemm_types, "--gemm-types")) {
+      const DataType type = parse_data_type(item, "--gemm-types");
+      if (type != DataType::kBFloat16 && type != DataType::kFloat16 && type != DataType::kFloat32) {
+        throw InputError("--gemm-types", fmt::format("{} GEMMs are not calibrated", item), "bf16, fp16 or fp32");
+      }
+      o.gemm_types.push_back(type);
+    }
+  }
+  if (!memory) o.memory_max = Bytes(0);
+  o.collectives.clear();
+  if (collectives) {
+    for (const std::string& item : split_list(a.collectives, "--collectives")) {
+      o.collectives.push_back(parse_collective(item, "--collectives"));
+    }
+  }
+  o.collective_max = parse_size(a.max_bytes, "--max-bytes");
+  if (o.collective_max < o.collective_min) {
+    throw InputError("--max-bytes", fmt::format("{} is below the smallest size", a.max_bytes), "at least 1K");
+  }
+  if (a.quick) {
+    o.gemm_dims = {2048, 8192};
+    o.collective_max = std::min(o.collective_max, Bytes(64ull << 20));
+    o.memory_max = std::min(o.memory_max, Bytes(1ull << 30));
+    o.repetitions = std::min(o.repetitions, 10);
+  }
+  if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
+  if (a.merge && !std::filesystem::exists(a.output)) {
+    throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
+  }
+  if (launched_as_rank_zero()) ensure_writable(a.output, "-o/--output");
+  finish_runtime_options(&a.runtime, a.backend);
+}
+
+nlohmann::ordered_json read_profile(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
+  }
+  return doc;
+}
+
+int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {
+  const RankSession session = start_rank_session(a.runtime, world);
+  nlohmann::ordered_json profile = run_calibration(a.options, session, world, std::cout);
+  if (world.rank() != 0) return 0;
+  if (a.merge) {
+    nlohmann::ordered_json base = read_profile(a.output);
+    merge_calibration(base, profile, a.output);
+    profile = std::move(base);
+  }
+  write_file_atomically(a.output, profile.dump(1) + "\n");
+  std::cout << fmt::format("# calibration profile: {}\n", a.output);
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
+  auto args = std::make_shared<CalibrateArguments>();
+  args->runtime.command_line = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Measure this GPU machine (GEMMs, memory kernels, collectives) into a profile for predict --calibration");
+  CalibrateOptions& o = args->options;
+  cmd->add_option("-o,--output", args->output, "the profile to write")->required();
+  cmd->add_flag("--merge", args->merge,
+                "add to the profile already in -o (rows of the same shape or group replace it): run once per "
+                "transport, e.g. under NCCL_P2P_DISABLE=1, with --measure collectives");
+  cmd->add_option("--measure", args->measure, "what to measure: gemm, memory, collectives")->capture_default_str();
+  cmd->add_option("--gemm-types", args->gemm_types, "GEMM types (fp32 runs without TF32)")->capture_default_str();
+  cmd->add_option("--gemm-dims", o.gemm_dims, "m, n and k of the GEMM grid (each combination)")->capture_default_str();
+  cmd->add_option("--collectives", args->collectives, "collectives to sweep")->capture_default_str();
+  cmd->add_option("--max-bytes", args->max_bytes, "largest collective size (from 1K, doubling)")->capture_default_str();
+  cmd->add_option("-n,--repetitions", o.repetitions, "timed calls per shape, kernel or size (median kept)")
+      ->capture_default_str();
+  cmd->add_flag("--quick", args->quick, "a small grid (2048 and 8192), collectives to 64M, 10 repetitions");
+  cmd->add_option("--gpu", o.gpu, "the catalog GPU this machine has (default: from the device name)");
+  cmd->add_option("--cluster", o.cluster, "the catalog cluster this machine is, recorded in the profile");
+  cmd->add_option("--description", o.description, "recorded in the profile");
+  add_runtime_options(*cmd, &args->runtime, &args->backend);
+  cmd->callback([args, action] {
+    finish(*args);
+    *action = [args] { return run_on_all_ranks([&](const MpiComm& world) { return run_calibrate(*args, world); }); };
+  });
+}
+
+}  // namespace commscale

@@ -1,0 +1,47 @@
+#include "runtime/cuda/probe_timing.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/cuda/checks.hpp"
+#include "runtime/cuda/handles.hpp"
+#include "runtime/step_buffers.hpp"
+
+namespace commscale {
+
+Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions) {
+  constexpr int kWarmup = 3;
+  std::vector<CudaEvent> marks(static_cast<std::size_t>(repetitions) + 1);
+  for (int i = 0; i < kWarmup; ++i) call(i);
+  CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
+  for (int i = 0; i < repetitions; ++i) {
+    call(kWarmup + i);
+    CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> times;
+  for (std::size_t i = 0; i + 1 < marks.size(); ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i].get(), marks[i + 1].get()));
+    times.push_back(ms * 1e-3);
+  }
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+  return Seconds(times[times.size() / 2]);
+}
+
+Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
+                         cudaStream_t stream, int repetitions) {
+  auto aligned = [](Bytes b) { return (b.count() + 255) / 256 * 256; };
+  const std::uint64_t b_at = aligned(gemm_a_bytes(g));
+  const std::uint64_t c_at = b_at + aligned(gemm_b_bytes(g));
+  const std::uint64_t set = c_at + aligned(gemm_c_bytes(g));
+  const std::uint64_t sets = std::max<std::uint64_t>(1, pool_bytes / set);
+  return median_call_time(
+      [&](int i) {
+        std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * set;
+        gemm.run(g, base, base + b_at, base + c_at, stream);
+      },
+      stream, repetitions);
+}
+
+}  // namespace commscale

@@ -1,0 +1,25 @@
+#pragma once
+
+// Timing one kind of call alone on a GPU, the way `train --gemm-check` and `calibrate` do it.
+
+#include <cstdint>
+#include <functional>
+
+#include <cuda_runtime.h>
+
+#include "core/units.hpp"
+#include "program/op.hpp"
+#include "runtime/cuda/cublaslt_gemm.hpp"
+
+namespace commscale {
+
+// The median time of `call(i)` issued back to back on `stream`, `repetitions` times after 3 warm-up
+// calls, with a CUDA event between calls.
+[[nodiscard]] Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions);
+
+// The median time of the GEMM alone, each call on the next set of operands in the `pool_bytes` at
+// `pool` (as the step's ops rotate through its pool), so no call finds its operands in L2 from the last.
+[[nodiscard]] Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
+                                       cudaStream_t stream, int repetitions);
+
+}  // namespace commscale

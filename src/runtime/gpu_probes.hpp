@@ -1,0 +1,31 @@
+#pragma once
+
+// Single-GPU measurements for `commscale calibrate`: a GEMM or a memory-bound kernel alone, run with
+// the same library call, algorithm and kernel the training step uses (cuBLASLt; kernels/step_kernels),
+// on operands rotated through a pool so no call finds them in L2.
+
+#include <memory>
+#include <string>
+
+#include "core/units.hpp"
+#include "program/op.hpp"
+
+namespace commscale {
+
+class GpuProbes {
+ public:
+  virtual ~GpuProbes() = default;
+  // Median seconds of one call of `g` over `repetitions` back-to-back calls.
+  [[nodiscard]] virtual Seconds gemm(const Gemm& g, int repetitions) = 0;
+  // Median seconds of the step's memory-bound kernel reading `bytes / 2` and writing `bytes / 2`.
+  [[nodiscard]] virtual Seconds memory(Bytes bytes, int repetitions) = 0;
+  // What the GEMM of this type runs as ("bf16 x bf16 -> bf16, fp32 accumulate").
+  [[nodiscard]] virtual std::string describe(const Gemm& g) const = 0;
+};
+
+// Probes on the current CUDA device with a pool of `pool` bytes (operands of the largest call must
+// fit). `tf32`: fp32 GEMMs on TF32 tensor cores. Throws RuntimeFailure in a build without the GPU
+// backend.
+[[nodiscard]] std::unique_ptr<GpuProbes> make_gpu_probes(Bytes pool, bool tf32);
+
+}  // namespace commscale

@@ -1,0 +1,24 @@
+# `commscale calibrate`: bad flags are rejected with exit code 2 before anything runs, and a run
+# without a GPU says it has nothing to measure (the measurements themselves: tests/gpu/).
+include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --backend cpu)
+expect_contains("${err}" "calibrate measures GPUs, and this run has none")
+if(EXISTS "${WORK_DIR}/cal.json")
+  message(FATAL_ERROR "calibrate without a GPU wrote a profile")
+endif()
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --measure gemm,flops)
+expect_contains("${err}" "--measure: unknown measurement \"flops\"")
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --gemm-types int8)
+expect_contains("${err}" "--gemm-types: int8 GEMMs are not calibrated")
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o missing.json --merge)
+expect_contains("${err}" "--merge: missing.json does not exist")
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --max-bytes 12Q)
+expect_contains("${err}" "--max-bytes")
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate)
+expect_contains("${err}" "--output")

@@ -1,0 +1,57 @@
+// `calibrate`'s measurements on the GPU under mpirun with 1 and 2 ranks: every GEMM, memory and
+// collective row present, positive and no faster than the catalog GPU allows. Skips without a GPU.
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "bench/calibrate.hpp"
+#include "hw/catalog.hpp"
+#include "hw/topology_dir.hpp"
+#include "runtime/gpu.hpp"
+
+namespace commscale {
+namespace {
+
+TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
+  std::string why;
+  if (visible_gpu_count(&why) == 0) GTEST_SKIP() << why;
+  const MpiComm world = MpiComm::world();
+  if (world.size() > visible_gpu_count(&why)) GTEST_SKIP() << "more ranks than GPUs";
+  RuntimeOptions runtime;
+  runtime.backend = BackendChoice::kGpu;
+  const RankSession session = start_rank_session(runtime, world);
+  CalibrateOptions o;
+  o.gemm_types = {DataType::kBFloat16, DataType::kFloat32};
+  o.gemm_dims = {256, 1024};
+  o.collective_max = Bytes(64 * 1024);
+  o.memory_max = Bytes(16ull << 20);
+  o.repetitions = 3;
+  std::ostringstream log;
+  const nlohmann::ordered_json profile = run_calibration(o, session, world, log);
+  if (world.rank() != 0) return;
+
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  const hw::GpuSpec gpu = catalog.gpu(profile["machine"]["gpu"].get<std::string>(), "test");
+  const double peak = gpu.rate(hw::MathRate::kBf16Fp32Acc).value->value();
+  ASSERT_EQ(profile["gemm"].size(), 2u * (8 + 6));  // 2^3 grid shapes and 6 attention GEMMs per type
+  for (const auto& row : profile["gemm"]) {
+    const double flops = 2.0 * row["m"].get<double>() * row["n"].get<double>() * row["k"].get<double>() *
+                         row["batch"].get<double>();
+    EXPECT_GT(row["seconds"].get<double>(), 0.0);
+    EXPECT_LT(flops / row["seconds"].get<double>(), peak) << row.dump();
+  }
+  ASSERT_EQ(profile["memory"].size(), 5u);  // 1, 2, 4, 8, 16 MiB
+  for (const auto& row : profile["memory"]) EXPECT_GT(row["seconds"].get<double>(), 0.0);
+  if (world.size() == 1) {
+    EXPECT_FALSE(profile.contains("collectives"));
+    return;
+  }
+  ASSERT_EQ(profile["collectives"].size(), o.collectives.size());
+  for (const auto& curve : profile["collectives"]) {
+    EXPECT_EQ(curve["ranks"].get<int>(), world.size());
+    EXPECT_EQ(curve["points"].size(), 7u);  // 1K to 64K
+  }
+}
+
+}  // namespace
+}  // namespace commscale
