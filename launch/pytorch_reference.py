@@ -15,6 +15,11 @@ parameters and activations, AdamW (fused). Parallelism, one at a time as the iss
   --mode pp  two or more stages, GPipe schedule: every microbatch forward, then every one backward,
              activations and gradients by send/recv (commscale --pp N --schedule gpipe)
 
+Attention is unfused by default (batched matmuls, mask, softmax, dropout: what commscale runs without
+--flash-attn); `--attention sdpa` uses F.scaled_dot_product_attention (flash attention: commscale's
+--flash-attn), and `--compile` runs the blocks through torch.compile, which fuses the elementwise ops as
+Megatron's hand-written fused kernels do (the bytes commscale's memory-bound kernels move).
+
 Prints one JSON line: median step time over --steps after --warmup, per rank 0.
 
 usage: mpirun -np 2 python3 launch/pytorch_reference.py --mode tp --layers 8 --hidden 4096 --heads 32 \
@@ -73,9 +78,10 @@ class ReduceFromTensorParallel(torch.autograd.Function):
 
 
 class Block(torch.nn.Module):
-    def __init__(self, hidden, heads, tp, dropout):
+    def __init__(self, hidden, heads, tp, dropout, attention):
         super().__init__()
         self.tp = tp
+        self.attention = attention
         self.heads = heads // tp
         self.head_dim = hidden // heads
         self.dropout = dropout
@@ -97,11 +103,15 @@ class Block(torch.nn.Module):
         qkv = self.qkv(self.enter(self.ln1(x)))
         qkv = qkv.view(s, b * self.heads, 3 * self.head_dim).transpose(0, 1)
         q, k, v = qkv.split(self.head_dim, dim=-1)
-        scores = torch.baddbmm(torch.empty(b * self.heads, s, s, dtype=x.dtype, device=x.device), q,
-                               k.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(self.head_dim))
-        mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-        probs = F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), self.dropout, True)
-        context = torch.bmm(probs, v).transpose(0, 1).reshape(s, b, self.heads * self.head_dim)
+        if self.attention == "sdpa":  # fused (flash) attention: commscale train --flash-attn
+            context = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)
+        else:
+            scores = torch.baddbmm(torch.empty(b * self.heads, s, s, dtype=x.dtype, device=x.device), q,
+                                   k.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(self.head_dim))
+            mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
+            probs = F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), self.dropout, True)
+            context = torch.bmm(probs, v)
+        context = context.transpose(0, 1).reshape(s, b, self.heads * self.head_dim)
         x = x + F.dropout(self.leave(self.proj(context)), self.dropout, True)
         h = F.gelu(self.fc1(self.enter(self.ln2(x))), approximate="tanh")
         return x + F.dropout(self.leave(self.fc2(h)), self.dropout, True)
@@ -132,6 +142,9 @@ def main():
     parser.add_argument("--micro-batch", type=int, default=1)
     parser.add_argument("--microbatches", type=int, default=1, help="per step (per replica with dp)")
     parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--attention", choices=("unfused", "sdpa"), default="unfused",
+                        help="unfused: batched matmuls, mask, softmax, dropout; sdpa: F.scaled_dot_product_attention")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the blocks (fuses the elementwise ops)")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
@@ -142,8 +155,12 @@ def main():
     stage = rank if args.mode == "pp" else 0
     layers = args.layers // stages
     torch.manual_seed(1234 + (rank if args.mode != "tp" else 0))
-    model = torch.nn.Sequential(*[Block(args.hidden, args.heads, tp, args.dropout) for _ in range(layers)])
+    model = torch.nn.Sequential(*[Block(args.hidden, args.heads, tp, args.dropout, args.attention)
+                                  for _ in range(layers)])
     model = model.to(device="cuda", dtype=torch.bfloat16)
+    if args.compile:
+        for block in model:
+            block.compile()
     if args.mode == "dp":
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25, gradient_as_bucket_view=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
@@ -187,6 +204,7 @@ def main():
         print(json.dumps({"tool": "pytorch", "torch": torch.__version__, "mode": args.mode, "world": world,
                           "layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
                           "micro_batch": args.micro_batch, "microbatches": args.microbatches,
+                          "attention": args.attention, "compile": args.compile,
                           "step_time_s": worst.item(), "steps": args.steps}))
     dist.destroy_process_group()
 
