@@ -122,6 +122,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.step_s = run.step_s;
   report.step_only_s = run.step_only_s;
   report.gemm_checks = run.gemm_checks;
+  report.comm_rates = comm_rates(run.program, run.timeline);
 
   print_train_text(std::cout, report);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, train_json(report).dump(1) + "\n");

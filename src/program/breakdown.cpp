@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "program/arrivals.hpp"
+
 namespace commscale {
 namespace {
 
@@ -22,57 +24,6 @@ std::vector<Interval> merged(std::vector<Interval> v) {
   }
   return out;
 }
-
-// Where each communication op of the step starts moving data: the latest start of the calls it is
-// matched with. Keyed by (rank, op id).
-class Arrivals {
- public:
-  Arrivals(const ProgramSet& set, const std::vector<const TimelineEvent*>& by_rank_op, const std::vector<std::size_t>& base)
-      : set_(set), events_(by_rank_op), base_(base) {
-    for (int r = 0; r < set.world_size; ++r) visit_rank(r);
-  }
-
-  [[nodiscard]] double data_start(int rank, OpId op, double own_start) const {
-    const auto it = latest_.find(key_of_[base_[static_cast<std::size_t>(rank)] + op]);
-    return it == latest_.end() ? own_start : std::max(own_start, it->second);
-  }
-
- private:
-  // A collective is the k-th call on its group instance (handle, lowest member); a transfer the k-th
-  // one from sender to receiver on its group.
-  using Key = std::tuple<int, std::uint32_t, int, int, std::uint64_t>;
-
-  void visit_rank(int r) {
-    const RankProgram& rp = set_.ranks[static_cast<std::size_t>(r)];
-    std::map<std::tuple<std::uint32_t, int, int>, std::uint64_t> counts;
-    const auto& ops = ops_of(set_, r);
-    for (const Op& op : ops) {
-      const TimelineEvent* e = events_[base_[static_cast<std::size_t>(r)] + op.id];
-      Key key{-1, 0, 0, 0, 0};
-      if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-        const auto& members = rp.groups.at(c->group).members;
-        const int lowest = *std::min_element(members.begin(), members.end());
-        key = Key{0, c->group, lowest, 0, counts[{c->group, lowest, -1}]++};
-      } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
-        const int peer = world_peer(rp, *p);
-        const bool send = p->direction == P2pDirection::kSend;
-        const int from = send ? r : peer;
-        const int to = send ? peer : r;
-        key = Key{1, p->group, from, to, counts[{p->group, from, to}]++};
-      }
-      key_of_.push_back(key);
-      if (std::get<0>(key) < 0 || e == nullptr) continue;
-      double& latest = latest_[key];
-      latest = std::max(latest, e->start.value());
-    }
-  }
-
-  const ProgramSet& set_;
-  const std::vector<const TimelineEvent*>& events_;
-  const std::vector<std::size_t>& base_;
-  std::vector<Key> key_of_;  // indexed like events_
-  std::map<Key, double> latest_;
-};
 
 }  // namespace
 
@@ -114,14 +65,9 @@ StepBreakdown break_down_step(const ProgramSet& set, const Timeline& timeline, i
   StepBreakdown b;
   b.step = step;
   const auto n = static_cast<std::size_t>(set.world_size);
-  // The step's event of every (rank, op), for matching communication calls across ranks.
-  std::vector<std::size_t> base(n + 1, 0);
-  for (std::size_t r = 0; r < n; ++r) base[r + 1] = base[r] + ops_of(set, static_cast<int>(r)).size();
-  std::vector<const TimelineEvent*> events(base[n], nullptr);
-  for (const TimelineEvent& e : timeline.events) {
-    if (e.step == step) events[base[static_cast<std::size_t>(e.rank)] + e.op] = &e;
-  }
-  const Arrivals arrivals(set, events, base);
+  const StepEvents step_events(set, timeline, step);
+  const std::vector<const TimelineEvent*>& events = step_events.events();
+  const Arrivals arrivals(set, step_events);
 
   std::vector<std::vector<Interval>> compute(n);
   std::vector<std::vector<Interval>> comm(n);

@@ -77,6 +77,15 @@ void print_train_text(std::ostream& out, const TrainReport& r) {
                  flops / c.in_step_s, flops / c.standalone_s, c.ratio() * 100.0);
     }
   }
+  if (!r.comm_rates.empty()) {
+    fmt::print(out, "\ncommunication inside the step (from the last rank's arrival, median over ranks, calls, steps):\n");
+    fmt::print(out, "  {:<10} {:<15} {:>10} {:>5} {:>6}  {:>11} {:>9} {:>9}\n", "group", "call", "size", "ranks", "calls",
+               "time us", "algbw", "busbw");
+    for (const CommRate& c : r.comm_rates) {
+      fmt::print(out, "  {:<10} {:<15} {:>10} {:>5} {:>6}  {:>11.1f} {:>9.2f} {:>9.2f}\n", c.group, c.call,
+                 format_size(c.size), c.ranks, c.calls, c.median.value() * 1e6, c.algbw.value(), c.busbw.value());
+    }
+  }
   if (!s.steps.empty()) {
     fmt::print(out, "\nper rank (last step):  {:>12} {:>12} {:>12}\n", "compute", "exposed", "bubble");
     for (const RankBreakdown& rb : s.steps.back().ranks) {
@@ -123,6 +132,7 @@ nlohmann::json train_json(const TrainReport& r) {
           {"step_times_s", r.step_s},
           {"step_only_times_s", r.step_only_s},
           {"gemm_checks", r.gemm_checks},
+          {"comm_rates", r.comm_rates},
           {"steps", std::move(steps)}};
 }
 

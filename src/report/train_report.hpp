@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.hpp"
+#include "program/comm_rates.hpp"
 #include "program/step_summary.hpp"
 #include "report/context.hpp"
 
@@ -36,6 +37,7 @@ struct TrainReport {
   std::vector<double> step_s;       // per-op steps
   std::vector<double> step_only_s;  // step-only steps
   std::vector<GemmCheck> gemm_checks;  // --gemm-check
+  std::vector<CommRate> comm_rates;    // per-op steps: the bandwidth of each kind of call inside the step
 };
 
 void print_train_text(std::ostream& out, const TrainReport& report);

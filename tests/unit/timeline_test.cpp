@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "program/breakdown.hpp"
+#include "program/comm_rates.hpp"
 #include "program/timeline.hpp"
 
 namespace commscale {
@@ -58,6 +59,30 @@ TEST(Breakdown, ComputeExposedCommunicationAndBubbleByHand) {
   EXPECT_DOUBLE_EQ(b.exposed_comm.value(), 3.0);
   EXPECT_DOUBLE_EQ(b.bubble.value(), 1.5);
   EXPECT_DOUBLE_EQ(b.groups.at("tp").exposed.value(), 3.0);
+}
+
+TEST(CommRates, TimeFromTheLastArrivalAndBenchsBusBandwidth) {
+  const ProgramSet set = two_rank_program();
+  Timeline t{"test", 2, 2, {}};
+  // Step 0 as above: the all-reduce moves data [4,7) on both ranks: 3 s. Step 1: rank 0 reaches it at
+  // 1, rank 1 at 2, both end at 3: 1 s on both. Median of {3, 3, 1, 1} (the upper middle): 3 s.
+  t.events = {{0, 0, 0, Seconds(0), Seconds(4)}, {0, 0, 1, Seconds(4), Seconds(7)}, {0, 0, 2, Seconds(7), Seconds(9)},
+              {1, 0, 0, Seconds(0), Seconds(2)}, {1, 0, 1, Seconds(3), Seconds(7)}, {1, 0, 2, Seconds(7), Seconds(10)},
+              {0, 1, 0, Seconds(0), Seconds(1)}, {0, 1, 1, Seconds(1), Seconds(3)}, {0, 1, 2, Seconds(3), Seconds(4)},
+              {1, 1, 0, Seconds(0), Seconds(2)}, {1, 1, 1, Seconds(2), Seconds(3)}, {1, 1, 2, Seconds(3), Seconds(4)}};
+  validate_timeline(set, t, "test");
+  const std::vector<CommRate> rates = comm_rates(set, t);
+  ASSERT_EQ(rates.size(), 1u);
+  const CommRate& r = rates[0];
+  EXPECT_EQ(r.group, "tp");
+  EXPECT_EQ(r.call, "all_reduce");
+  EXPECT_EQ(r.size.count(), 64u);
+  EXPECT_EQ(r.ranks, 2);
+  EXPECT_EQ(r.calls, 2);  // one per rank and step
+  EXPECT_DOUBLE_EQ(r.median.value(), 3.0);
+  // algbw = 64 B / 3 s; all-reduce busbw = algbw * 2 (n - 1) / n = algbw for 2 ranks.
+  EXPECT_DOUBLE_EQ(r.algbw.value(), 64.0 / 3.0 / 1e9);
+  EXPECT_DOUBLE_EQ(r.busbw.value(), r.algbw.value());
 }
 
 TEST(Breakdown, ATransferMovesDataOnceBothSidesArrive) {
