@@ -3,7 +3,8 @@
 # `commscale train` for every plan of the matrix below over each transport (NVLink or PCIe P2P as
 # found, NCCL_P2P_DISABLE=1 host-staged, and sockets with NCCL_SHM_DISABLE=1 too), the PyTorch
 # reference beside the DP, TP and PP points (launch/pytorch_reference.py, when python3 has torch),
-# then launch/predict_accuracy.py over every point. Builds nothing; every command line is written to
+# then launch/instep_vs_bench.py (each collective's bandwidth inside the DP, TP and PP steps against
+# `bench` at the same size) and launch/predict_accuracy.py over every point. Builds nothing; every command line is written to
 # OUT/commands.txt as run.
 #
 # usage: launch/gpu-train-matrix.sh --commscale BIN --out DIR [--np N] [--calibration FILE]
@@ -100,6 +101,14 @@ for transport in $transports; do
 done
 
 if [ "$dry_run" = 0 ]; then
+  instep=()
+  for point in "${points[@]}"; do
+    case "$point" in *-dp-mb*.json|*-tp-mb*.json|*-pp-mb*.json) instep+=("$point") ;; esac
+  done
+  if [ ${#instep[@]} -gt 0 ]; then
+    python3 "$here/instep_vs_bench.py" --commscale "$commscale" --out "$out/instep-vs-bench" \
+      --mpirun "mpirun --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root)" "${instep[@]}" || failed=1
+  fi
   accuracy=(python3 "$here/predict_accuracy.py" --commscale "$commscale" --out "$out/accuracy")
   if [ -n "$calibration" ]; then accuracy+=(--calibration "$calibration"); fi
   "${accuracy[@]}" "${points[@]}" || failed=1
