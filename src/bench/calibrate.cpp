@@ -230,35 +230,4 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
   return profile;
 }
 
-void merge_calibration(Json& base, const Json& more, const std::string& where) {
-  if (base.value("/machine/gpu"_json_pointer, std::string()) != more.value("/machine/gpu"_json_pointer, std::string())) {
-    throw InputError(where, fmt::format("it is a profile of {}, and this run measured {}", base["machine"].value("gpu", "?"),
-                                        more["machine"].value("gpu", "?")),
-                     "a profile of the same GPU");
-  }
-  auto merge = [&](const char* key, auto same) {
-    if (!more.contains(key)) return;
-    Json& rows = base[key];
-    if (!rows.is_array()) rows = Json::array();
-    for (const Json& row : more[key]) {
-      const auto it = std::find_if(rows.begin(), rows.end(), [&](const Json& r) { return same(r, row); });
-      if (it != rows.end()) {
-        *it = row;
-      } else {
-        rows.push_back(row);
-      }
-    }
-  };
-  auto equal_on = [](std::initializer_list<const char*> keys) {
-    return [keys](const Json& a, const Json& b) {
-      return std::all_of(keys.begin(), keys.end(), [&](const char* k) { return a.value(k, Json()) == b.value(k, Json()); });
-    };
-  };
-  merge("gemm", equal_on({"m", "n", "k", "batch", "dtype"}));
-  merge("memory", equal_on({"bytes"}));
-  merge("collectives", equal_on({"collective", "ranks", "nodes", "path_class"}));
-  base["machine"]["source"] =
-      fmt::format("{}; {}", base["machine"].value("source", ""), more["machine"].value("source", ""));
-}
-
 }  // namespace commscale

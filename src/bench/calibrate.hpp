@@ -44,9 +44,4 @@ struct CalibrateOptions {
 [[nodiscard]] nlohmann::ordered_json run_calibration(const CalibrateOptions& options, const RankSession& session,
                                                      const MpiComm& world, std::ostream& log);
 
-// Adds the rows of `more` to `base`: GEMM and memory rows replace rows of the same shape, collective
-// curves replace curves of the same collective, ranks, nodes and path class. Both must be of the same
-// GPU. Throws InputError naming `where` otherwise.
-void merge_calibration(nlohmann::ordered_json& base, const nlohmann::ordered_json& more, const std::string& where);
-
 }  // namespace commscale

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/calibrate.hpp"
+#include "report/calibration_merge.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"

@@ -1,0 +1,49 @@
+#include "report/calibration_merge.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+
+using Json = nlohmann::ordered_json;
+
+void merge_calibration(Json& base, const Json& more, const std::string& where) {
+  auto gpu_of = [](const Json& profile) {
+    return profile.contains("machine") ? profile["machine"].value("gpu", std::string()) : std::string();
+  };
+  if (gpu_of(base) != gpu_of(more)) {
+    throw InputError(where, fmt::format("it is a profile of \"{}\", and this run measured \"{}\"", gpu_of(base),
+                                        gpu_of(more)),
+                     "a profile of the same GPU");
+  }
+  auto merge = [&](const char* key, auto same) {
+    if (!more.contains(key)) return;
+    Json& rows = base[key];
+    if (!rows.is_array()) rows = Json::array();
+    for (const Json& row : more[key]) {
+      const auto it = std::find_if(rows.begin(), rows.end(), [&](const Json& r) { return same(r, row); });
+      if (it != rows.end()) {
+        *it = row;
+      } else {
+        rows.push_back(row);
+      }
+    }
+  };
+  auto equal_on = [](std::vector<std::string> keys) {
+    return [keys = std::move(keys)](const Json& a, const Json& b) {
+      return std::all_of(keys.begin(), keys.end(),
+                         [&](const std::string& k) { return a.value(k, Json()) == b.value(k, Json()); });
+    };
+  };
+  merge("gemm", equal_on({"m", "n", "k", "batch", "dtype"}));
+  merge("memory", equal_on({"bytes"}));
+  merge("collectives", equal_on({"collective", "ranks", "nodes", "path_class"}));
+  base["machine"]["source"] =
+      fmt::format("{}; {}", base["machine"].value("source", ""), more["machine"].value("source", ""));
+}
+
+}  // namespace commscale

@@ -1,0 +1,43 @@
+// `calibrate --merge`: rows of the same shape or group are replaced, others added; another GPU's
+// profile is refused.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "report/calibration_merge.hpp"
+
+namespace commscale {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json profile(const std::string& gpu, const std::string& path_class, double time_us) {
+  return Json{{"machine", {{"gpu", gpu}, {"source", path_class}}},
+              {"gemm", Json::array({{{"m", 8}, {"n", 8}, {"k", 8}, {"batch", 1}, {"dtype", "bf16"}, {"seconds", 1e-6}}})},
+              {"collectives", Json::array({{{"collective", "all_reduce"}, {"ranks", 2}, {"nodes", 1},
+                                            {"path_class", path_class},
+                                            {"points", Json::array({{{"size_bytes", 1024}, {"time_us", time_us}}})}}})}};
+}
+
+TEST(CalibrationMerge, ReplacesTheSameRowsAndAddsOthers) {
+  Json base = profile("h200-sxm", "nvlink", 6.0);
+  merge_calibration(base, profile("h200-sxm", "host_staged", 10.0), "cal.json");
+  ASSERT_EQ(base["collectives"].size(), 2u);  // another path class: added
+  EXPECT_EQ(base["gemm"].size(), 1u);         // the same shape: replaced
+  merge_calibration(base, profile("h200-sxm", "nvlink", 7.0), "cal.json");
+  ASSERT_EQ(base["collectives"].size(), 2u);
+  EXPECT_EQ(base["collectives"][0]["points"][0]["time_us"], 7.0);
+  EXPECT_EQ(base["machine"]["source"], "nvlink; host_staged; nvlink");
+}
+
+TEST(CalibrationMerge, RefusesAnotherGpusProfile) {
+  Json base = profile("h200-sxm", "nvlink", 6.0);
+  try {
+    merge_calibration(base, profile("a100-sxm-80gb", "nvlink", 6.0), "cal.json");
+    FAIL() << "merged profiles of two GPUs";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cal.json: it is a profile of \"h200-sxm\""), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace commscale
