@@ -9,7 +9,8 @@
 #   --hostfile FILE   an Open MPI hostfile instead of --hosts (COMMSCALE_HOSTFILE)
 #   --per-node N      ranks per node (COMMSCALE_RANKS_PER_NODE); default: the GPUs nvidia-smi lists
 #                     here, or 2 where it lists none (the CPU backend)
-#   --pml NAME        ucx, ob1 or default (COMMSCALE_PML); ucx overrides Debian's "pml = ^ucx"
+#   --pml NAME        ucx, ob1 or default (COMMSCALE_PML); ucx overrides Debian's "pml = ^ucx" in
+#                     /etc/openmpi/openmpi-mca-params.conf (for this run only)
 #   --bind MODE       none (default) or numa: each rank bound to the NUMA node it is mapped to (COMMSCALE_BIND)
 #   --commscale PATH  the executable (COMMSCALE_BIN); default: build/src/commscale in this repository
 #   --mpirun PATH     the mpirun to use (COMMSCALE_MPIRUN); default: mpirun on the PATH
@@ -102,7 +103,16 @@ case "$bind" in
 esac
 case "$pml" in
   default) ;;
-  ucx | ob1) args+=(--mca pml "$pml") ;;
+  ob1) args+=(--mca pml ob1) ;;
+  ucx)
+    args+=(--mca pml ucx)
+    # Open MPI 4.1's UCX PML only starts on Mellanox devices (pml_ucx_devices "mlx*") unless told
+    # that any will do; without one here (a test machine, RoCE on another vendor), say so.
+    if ! compgen -G '/sys/class/infiniband/mlx*' >/dev/null; then
+      echo "mpirun.sh: no mlx* InfiniBand device here: letting UCX use any transport (pml_ucx_tls/devices any)" >&2
+      args+=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
+    fi
+    ;;
   *) fail "--pml $pml: expected ucx, ob1 or default" ;;
 esac
 if [ "$(id -u)" = 0 ]; then args+=(--allow-run-as-root); fi
