@@ -68,10 +68,15 @@ while IFS= read -r -u 3 line || [ -n "$line" ]; do
   n=$((n + 1))
   tp=$(flag_value --tp 1 "${plan[@]}")
   pp=$(flag_value --pp 1 "${plan[@]}")
-  if [ "$(flag_value --dp none "${plan[@]}")" = none ]; then plan+=(--dp "$((tasks / (tp * pp)))"); fi
   echo "# plan $n: ${plan[*]}"
   status=ok
-  if ! "$commscale_bin" plan "${model[@]}" "${plan[@]}" > "$commscale_out/plan-$n.txt" 2>&1; then
+  if [ "$(flag_value --dp none "${plan[@]}")" = none ]; then
+    if [ $((tasks % (tp * pp))) = 0 ]; then plan+=(--dp "$((tasks / (tp * pp)))"); fi
+  fi
+  if [ $((tasks % (tp * pp))) != 0 ]; then
+    status="tp x pp = $((tp * pp)) does not divide the job's $tasks tasks"
+    echo "# $status"
+  elif ! "$commscale_bin" plan "${model[@]}" "${plan[@]}" > "$commscale_out/plan-$n.txt" 2>&1; then
     status="plan rejected it (see plan-$n.txt)"
     tail -n 3 "$commscale_out/plan-$n.txt"
   else

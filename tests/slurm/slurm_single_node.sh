@@ -136,6 +136,22 @@ done
 [ "$state" = idle ] || fail "node $host is not idle after 60 s (state: '${state:-no answer}')"
 echo "slurm: node $host idle; srun --mpi=list: $(tr '\n' ' ' <<< "$mpi_plugins")"
 
+# wait_for_job JOB OUTPUT: waits for JOB to end (bounded: 5 min), shows its output, prints its state.
+wait_for_job() {
+  local state=""
+  for _ in $(seq 300); do
+    state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    case "$state" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL) break ;; esac
+    sleep 1
+  done
+  {
+    echo "---- job $1: $state; its output ($2):"
+    cat "$2" 2>/dev/null || true
+    echo "----"
+  } >&2
+  echo "$state"
+}
+
 # The job: launch/slurm-single-node.sh on 2 tasks of one node, CPU backend.
 results="$work/results"
 job=$(COMMSCALE_ROOT="$root" COMMSCALE_BIN="$commscale" COMMSCALE_RESULTS="$results" \
@@ -145,17 +161,8 @@ job=$(COMMSCALE_ROOT="$root" COMMSCALE_BIN="$commscale" COMMSCALE_RESULTS="$resu
   bench all_reduce --backend cpu -b 8 -e 64K -f 8 -n 5 -w 2)
 echo "slurm: submitted job $job"
 
-# Wait for it (bounded: 5 min).
-job_state=""
-for _ in $(seq 300); do
-  job_state=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  case "$job_state" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL) break ;; esac
-  sleep 1
-done
 out="$work/job-$job.out"
-echo "---- job $job: $job_state; its output ($out):"
-cat "$out" 2>/dev/null || true
-echo "----"
+job_state=$(wait_for_job "$job" "$out")
 [ "$job_state" = COMPLETED ] || fail "job $job ended as '${job_state:-unknown}' (expected COMPLETED)"
 
 # The rank map: both ranks on this host, and the job's layout line from the script.
@@ -171,4 +178,28 @@ json="$results/bench.json"
 [ -s "$json" ] || fail "no bench JSON at $json"
 cmake -DJSON="$json" -DRANKS=2 -DHOSTS="$host" -DEXPECT_ENV="SLURM_JOB_ID=$job;SLURM_NTASKS=2" \
   -P "$root/tests/slurm/check_bench_json.cmake" || fail "bench JSON $json: see above"
-echo "PASS: Slurm job $job ran commscale bench on 2 tasks under srun --mpi=$srun_mpi"
+
+# The sweep: bench, then train for each plan of a list; the third does not divide the job's 2 tasks,
+# and plan rejects the fourth (a micro-batch of 3 does not divide a global batch of 4).
+printf '%s\n' "# plans" "--tp 2 --global-batch 4" "--pp 2 --global-batch 4  # dp 1" "--tp 3" \
+  "--tp 2 --global-batch 4 --micro-batch 3" > "$work/plans"
+sweep_results="$work/sweep"
+sweep=$(COMMSCALE_ROOT="$root" COMMSCALE_BIN="$commscale" COMMSCALE_RESULTS="$sweep_results" \
+  COMMSCALE_SRUN_MPI="$srun_mpi" COMMSCALE_BACKEND=cpu COMMSCALE_BENCH="all_reduce -b 8 -e 1K -f 4 -n 2" \
+  COMMSCALE_TRAIN="--steps 2 --warmup 1" \
+  sbatch --parsable --nodes=1 --ntasks-per-node=2 --overcommit --time=5 --chdir="$work" \
+  --output="$work/job-%j.out" "$root/launch/slurm-sweep.sh" "$work/plans" --model tiny)
+echo "slurm: submitted sweep job $sweep"
+sweep_state=$(wait_for_job "$sweep" "$work/job-$sweep.out")
+[ "$sweep_state" = COMPLETED ] || fail "sweep job $sweep ended as '${sweep_state:-unknown}' (expected COMPLETED)"
+summary="$sweep_results/summary.tsv"
+grep -Pq '^bench\tall_reduce .*\tok$' "$summary" || fail "$summary: bench did not run"
+grep -Pq '^train-1\t--tp 2 --global-batch 4 --dp 1\tok$' "$summary" || fail "$summary: plan 1 did not run"
+grep -Pq '^train-2\t--pp 2 --global-batch 4 --dp 1\tok$' "$summary" || fail "$summary: plan 2 did not run"
+grep -Pq "^train-3\t--tp 3\ttp x pp = 3 does not divide the job's 2 tasks$" "$summary" ||
+  fail "$summary: plan 3 was not refused"
+grep -Pq '^train-4\t--tp 2 --global-batch 4 --micro-batch 3 --dp 1\tplan rejected it' "$summary" ||
+  fail "$summary: plan 4 was not rejected"
+for run in bench train-1 train-2; do [ -s "$sweep_results/$run.json" ] || fail "no $run.json from the sweep"; done
+
+echo "PASS: Slurm jobs $job (bench on 2 tasks) and $sweep (sweep) ran under srun --mpi=$srun_mpi"
