@@ -11,8 +11,9 @@ set -euo pipefail
 purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenblas-dev)
-# The tests also start a one-node Slurm cluster (srun --mpi=pmix) and shellcheck the scripts.
-if [ "$purpose" = test ]; then packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck); fi
+# The tests also start a one-node Slurm cluster (srun --mpi=pmix), two nodes of network namespaces
+# (ip netns), and shellcheck the scripts.
+if [ "$purpose" = test ]; then packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
