@@ -11,9 +11,9 @@
 # the two can be told apart. Or any commscale command given as arguments.
 #
 # usage: sbatch [--nodes=N --ntasks-per-node=G --gpus-per-node=G] launch/slurm-multi-node.sh [COMMAND ARGS...]
-# Set NCCL_IB_HCA, NCCL_SOCKET_IFNAME and friends before sbatch: Slurm passes the submitting
+# Environment: COMMSCALE_BENCH_SIZES (default "-b 8 -e 4G -f 2"), COMMSCALE_BACKEND (bench's --backend),
+# and those of launch/slurm-lib.sh. Set NCCL_IB_HCA, NCCL_SOCKET_IFNAME and friends before sbatch: Slurm passes the submitting
 # environment to the job, and the context block of every result records them.
-# Environment: see launch/slurm-lib.sh.
 set -euo pipefail
 
 # shellcheck source=slurm-lib.sh source-path=SCRIPTDIR
@@ -30,7 +30,10 @@ if [ $# -gt 0 ]; then
   exit 0
 fi
 per_node="${SLURM_NTASKS_PER_NODE%%(*}"
+read -r -a sizes <<< "${COMMSCALE_BENCH_SIZES:--b 8 -e 4G -f 2}"
+backend=()
+if [ -n "${COMMSCALE_BACKEND:-}" ]; then backend=(--backend "$COMMSCALE_BACKEND"); fi
 for collective in all_reduce all_gather; do
-  commscale_srun "$collective-job" bench "$collective" -b 8 -e 4G -f 2
-  commscale_srun "$collective-node" bench "$collective" -b 8 -e 4G -f 2 --split "consecutive:$per_node"
+  commscale_srun "$collective-job" bench "$collective" "${sizes[@]}" "${backend[@]}"
+  commscale_srun "$collective-node" bench "$collective" "${sizes[@]}" "${backend[@]}" --split "consecutive:$per_node"
 done
