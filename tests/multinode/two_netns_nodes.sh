@@ -4,7 +4,8 @@
 # (netns_agent.sh) where it would use ssh. Ranks on different nodes talk over TCP on the veth pair,
 # ranks on one node over shared memory, and MPI's node grouping (MPI_COMM_TYPE_SHARED, the local
 # ranks Open MPI sets) is the real one. Runs launch/mpirun.sh with --hosts node-a,node-b and checks
-# the rank -> host map, the local ranks per node and the node count, for bench and for train.
+# the rank -> host map, the local ranks per node and the node count, for bench (on Open MPI's default
+# PML and on UCX) and for train.
 #
 # usage: tests/multinode/two_netns_nodes.sh COMMSCALE WORK_DIR
 # Exit codes: 0 passed, 1 failed, 77 skipped (not root, no ip/unshare, or namespaces not allowed).
@@ -84,6 +85,13 @@ on_node_a timeout 300 "$root/launch/mpirun.sh" "${mpi_args[@]}" \
   bench all_reduce --backend cpu -b 8 -e 4K -f 8 -n 3 -w 1 --split consecutive:2 | tee "$work/split.txt" ||
   fail "bench --split on two nodes failed"
 grep -Eq "^#  Rank +2 Group +1 Pid +[0-9]+ on +node-b" "$work/split.txt" || fail "rank 2 is not in group 1 on node-b"
+
+echo "== bench on UCX (--pml ucx, TCP between the nodes, shared memory within each)"
+on_node_a env UCX_TLS=tcp,sm,self timeout 300 "$root/launch/mpirun.sh" --pml ucx "${mpi_args[@]}" \
+  bench all_reduce --backend cpu -b 8 -e 4K -f 8 -n 3 -w 1 -J "$work/ucx.json" | tee "$work/ucx.txt" ||
+  fail "bench on UCX on two nodes failed"
+cmake -DJSON="$work/ucx.json" -DRANKS=4 "-DHOSTS=node-a;node-b" "-DEXPECT_TRANSPORT=pml=ucx;UCX_TLS=tcp,sm,self" \
+  -P "$root/tests/slurm/check_bench_json.cmake" || fail "UCX bench JSON: see above"
 
 echo "== train, tensor parallel within each node, data parallel across them"
 on_node_a timeout 300 "$root/launch/mpirun.sh" "${mpi_args[@]}" \

@@ -1,7 +1,10 @@
 # Checks a bench JSON written by a job: complete, passed, RANKS ranks whose local ranks on each host
 # are 0..n-1 exactly once, and the environment variables given in EXPECT_ENV (NAME=VALUE;...).
 #
-# usage: cmake -DJSON=FILE -DRANKS=N [-DHOSTS=h1;h2] [-DEXPECT_ENV=NAME=VALUE;...] -P check_bench_json.cmake
+# EXPECT_TRANSPORT (KEY=VALUE;...) checks context.mpi_transport the same way.
+#
+# usage: cmake -DJSON=FILE -DRANKS=N [-DHOSTS=h1;h2] [-DEXPECT_ENV=NAME=VALUE;...] [-DEXPECT_TRANSPORT=...]
+#              -P check_bench_json.cmake
 if(NOT EXISTS "${JSON}")
   message(FATAL_ERROR "no bench JSON at ${JSON}")
 endif()
@@ -52,13 +55,20 @@ foreach(host IN LISTS seen_hosts)
   endif()
 endforeach()
 
-foreach(pair IN LISTS EXPECT_ENV)
-  string(REGEX MATCH "^([^=]+)=(.*)$" _ "${pair}")
-  set(name "${CMAKE_MATCH_1}")
-  set(value "${CMAKE_MATCH_2}")
-  string(JSON actual ERROR_VARIABLE missing GET "${doc}" context environment "${name}")
-  if(missing OR NOT "${actual}" STREQUAL "${value}")
-    message(FATAL_ERROR "${JSON}: context.environment.${name} is '${actual}', expected '${value}'")
+foreach(block environment mpi_transport)
+  if(block STREQUAL environment)
+    set(pairs "${EXPECT_ENV}")
+  else()
+    set(pairs "${EXPECT_TRANSPORT}")
   endif()
+  foreach(pair IN LISTS pairs)
+    string(REGEX MATCH "^([^=]+)=(.*)$" _ "${pair}")
+    set(name "${CMAKE_MATCH_1}")
+    set(value "${CMAKE_MATCH_2}")
+    string(JSON actual ERROR_VARIABLE missing GET "${doc}" context ${block} "${name}")
+    if(missing OR NOT "${actual}" STREQUAL "${value}")
+      message(FATAL_ERROR "${JSON}: context.${block}.${name} is '${actual}', expected '${value}'")
+    endif()
+  endforeach()
 endforeach()
 message(STATUS "${JSON}: ${count} ranks on ${seen_hosts}, ${results} results, no wrong value")
