@@ -22,8 +22,9 @@ commscale_slurm_setup
 
 # Where the job's GPUs and network are, once per node, before anything can hang.
 # shellcheck disable=SC2016 # expanded on each node
-srun --ntasks-per-node=1 --ntasks="$SLURM_JOB_NUM_NODES" bash -c 'echo "# $(hostname): GPUs ${CUDA_VISIBLE_DEVICES:-?}; \
-$(ls /sys/class/infiniband 2>/dev/null | tr "\n" " ")"' | sort | tee "$commscale_out/nodes.txt"
+srun --ntasks-per-node=1 --ntasks="$SLURM_JOB_NUM_NODES" bash -c 'echo "# $(hostname): \
+CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}, GPUs: $(nvidia-smi -L 2>/dev/null | grep -c ^GPU), \
+InfiniBand: $(ls /sys/class/infiniband 2>/dev/null | tr "\n" " ")"' | sort | tee "$commscale_out/nodes.txt"
 
 if [ $# -gt 0 ]; then
   commscale_srun "$1" "$@"
