@@ -20,8 +20,13 @@ fi
 # shellcheck source=slurm_lib.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 slurm_setup "$1" "$(realpath -m "$2")"
-case "$work/" in /tmp/*) fail "WORK_DIR $work is under /tmp, which each node replaces by its own" ;; esac
-case "$commscale/" in /tmp/*) fail "COMMSCALE $commscale is under /tmp, which each node replaces by its own" ;; esac
+# Each node replaces /tmp by its own, so what the job reads and writes must live elsewhere.
+for path in "$work" "$commscale" "$root"; do
+  case "$path/" in /tmp/*)
+    echo "SKIP: $path is under /tmp, which each namespace node replaces by its own (build outside /tmp)"
+    exit 77 ;;
+  esac
+done
 for tool in ip nsenter unshare; do command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"; done
 
 ns_prefix="cs$$"
