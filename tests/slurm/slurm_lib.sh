@@ -119,6 +119,10 @@ slurm_write_conf() {
     done
     echo "PartitionName=test Nodes=$(IFS=,; echo "${names[*]}") Default=YES MaxTime=10 State=UP"
   } > "$work/slurm.conf"
+  # slurmd 22.05 initializes its cgroup plugin even with nothing to confine. On a cgroup v2 machine
+  # without systemd (a container) it must not ask systemd over dbus for a scope, and makes the
+  # hierarchy itself instead; cgroup v1 machines ignore this.
+  printf '%s\n' "CgroupPlugin=autodetect" "IgnoreSystemdOnFailure=yes" > "$work/cgroup.conf"
   export SLURM_CONF="$work/slurm.conf"
   local plugins
   plugins=$(srun --mpi=list 2>&1 || true)
