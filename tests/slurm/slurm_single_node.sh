@@ -51,7 +51,7 @@ grep -q "Out of bounds values : 0 OK" "$out" || fail "job output lacks 'Out of b
 # The bench JSON: complete, 2 ranks with their local ranks from Slurm, no wrong value.
 json="$results/bench.json"
 [ -s "$json" ] || fail "no bench JSON at $json"
-cmake -DJSON="$json" -DRANKS=2 -DHOSTS="$host" -DEXPECT_ENV="SLURM_JOB_ID=$job;SLURM_NTASKS=2" \
+cmake -DJSON="$json" -DRANKS=2 -DHOSTS="$host" -DEXPECT_ENV="SLURM_JOB_ID=$job;SLURM_NTASKS=2;SLURM_LOCALID=0" \
   -P "$root/tests/slurm/check_bench_json.cmake" || fail "bench JSON $json: see above"
 
 # The sweep: bench, then train for each plan of a list; the third does not divide the job's 2 tasks,
