@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -35,6 +36,20 @@ std::string_view combine_name(RankCombine c) {
   return "";
 }
 
+// "pml ob1 (requested: ^ucx), UCX_TLS default, ...": the PML first, then every other setting.
+std::string transport_line(const std::map<std::string, std::string>& t) {
+  std::string line;
+  if (const auto pml = t.find("pml"); pml != t.end()) {
+    const auto requested = t.find("pml_requested");
+    line = fmt::format("pml {} (requested: {})", pml->second, requested == t.end() ? "?" : requested->second);
+  }
+  for (const auto& [key, value] : t) {
+    if (key == "pml" || key == "pml_requested") continue;
+    line += fmt::format("{}{} {}", line.empty() ? "" : ", ", key, value);
+  }
+  return line;
+}
+
 class TextBenchReporter final : public BenchReporter {
  public:
   explicit TextBenchReporter(std::ostream& out) : out_(out) {}
@@ -45,6 +60,7 @@ class TextBenchReporter final : public BenchReporter {
     fmt::print(out_, "# commscale {} ({}) bench: {} ranks on {} host{}, backend {} ({})\n", c.commscale_version,
                c.git_sha, c.ranks.size(), c.hosts.size(), c.hosts.size() == 1 ? "" : "s", c.backend, c.comm_library);
     if (!c.backend_note.empty()) fmt::print(out_, "# {}\n", c.backend_note);
+    if (!c.mpi_transport.empty()) fmt::print(out_, "# MPI transport: {}\n", transport_line(c.mpi_transport));
     fmt::print(out_, "# iters: {} warmup: {} check: {} blocking: {} graph: {} group size: {} groups: {}\n", o.iters,
                o.warmup, o.check_iters, static_cast<int>(o.blocking), o.graph_launches, setup.group_size,
                setup.groups);

@@ -77,6 +77,7 @@ void to_json(nlohmann::json& out, const RunContext& c) {
          {"hosts", c.hosts},
          {"ranks", c.ranks},
          {"environment", c.environment}};
+  if (!c.mpi_transport.empty()) out["mpi_transport"] = c.mpi_transport;
 }
 
 }  // namespace commscale

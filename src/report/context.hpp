@@ -40,6 +40,9 @@ struct RunContext {
   std::vector<std::string> hosts;
   std::vector<RankPlacement> ranks;
   std::map<std::string, std::string> environment;  // every NCCL_*, UCX_*, OMPI_*, SLURM_* (and COMMSCALE_*)
+  // The MPI transport: "pml" in use, "pml_requested", "UCX_TLS", ... (runtime/mpi_transport.hpp); empty
+  // for commands that start no MPI.
+  std::map<std::string, std::string> mpi_transport;
 };
 
 // Variables from `environ`-style "NAME=value" entries whose names start with one of the prefixes

@@ -11,6 +11,7 @@
 #include "core/version.hpp"
 #include "runtime/gpu.hpp"
 #include "runtime/host_backend.hpp"
+#include "runtime/mpi_transport.hpp"
 
 extern char** environ;
 
@@ -113,6 +114,7 @@ RankSession start_rank_session(const RuntimeOptions& options, const MpiComm& wor
   c.start_time_utc = utc_timestamp();
   c.mpi_library = mpi_library_version();
   c.environment = relevant_environment(environ);
+  c.mpi_transport = mpi_transport_settings();
   return s;
 }
 
