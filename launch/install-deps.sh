@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages commscale needs that are missing, and nothing else.
 #
-# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest)
+# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest and chromium)
 #
 # A tool already on the PATH in a recent enough version (cmake from pip, say) counts as present.
 # The CUDA toolkit (with NCCL) is not installed here: commscale finds it under /usr/local/cuda and
@@ -11,7 +11,8 @@ set -euo pipefail
 purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenblas-dev)
-if [ "$purpose" = test ]; then packages+=(libgtest-dev); fi
+# chromium: the headless-browser test of `commscale report`'s page (tests/cli/report_browser.cmake).
+if [ "$purpose" = test ]; then packages+=(libgtest-dev chromium); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

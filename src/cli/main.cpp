@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add_topo_command(app, &action, command_line);
   add_p2p_command(app, &action, command_line);
   add_train_command(app, &action, command_line);
+  add_report_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);
