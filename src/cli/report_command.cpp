@@ -37,7 +37,8 @@ ReportOptions finish(const ReportArguments& a) {
       value = -1.0;
     }
     if (!(value > 0.0)) {
-      throw InputError("--line-rate", fmt::format("\"{}\"", a.line_rate), "GBPS or GBPS:WHAT, a positive GB/s per direction");
+      throw InputError("--line-rate", fmt::format("\"{}\"", a.line_rate),
+                       "GBPS or GBPS:WHAT, a positive GB/s per direction");
     }
     o.line_rate_GBps = value;
     if (colon != std::string::npos) o.line_rate_label = a.line_rate.substr(colon + 1);

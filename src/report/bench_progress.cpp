@@ -15,7 +15,8 @@ class ProgressBenchReporter final : public BenchReporter {
   ProgressBenchReporter(std::ostream* out, std::size_t rows) : progress_(out, "bench", rows) {}
   void begin(const BenchSetup& /*setup*/) override { progress_.update(0, "starting"); }
   void row(const BenchRow& row) override {
-    progress_.update(++done_, fmt::format("{} {} {} done", name(row.collective), name(row.type), format_size(row.size)));
+    progress_.update(++done_,
+                     fmt::format("{} {} {} done", name(row.collective), name(row.type), format_size(row.size)));
   }
   void end(const BenchSummary& /*summary*/) override { progress_.finish(); }
 

@@ -164,9 +164,11 @@ std::string heatmap_svg(const Heatmap& chart) {
     svg.text(left - 8.0, y + cell_h / 2 + 4.0, chart.rows[r], "end", 12.0);
     for (std::size_t c = 0; c < chart.columns.size(); ++c) {
       const double x = left + cell_w * static_cast<double>(c);
-      const std::optional<double> v = r < chart.values.size() && c < chart.values[r].size() ? chart.values[r][c] : std::nullopt;
+      const std::optional<double> v =
+          r < chart.values.size() && c < chart.values[r].size() ? chart.values[r][c] : std::nullopt;
       if (!v) {
-        svg.rect(x + 1, y + 1, cell_w - 2, cell_h - 2, "#eeeeee", fmt::format("{} → {}: n/a", chart.rows[r], chart.columns[c]));
+        svg.rect(x + 1, y + 1, cell_w - 2, cell_h - 2, "#eeeeee",
+                 fmt::format("{} → {}: n/a", chart.rows[r], chart.columns[c]));
         svg.text(x + cell_w / 2, y + cell_h / 2 + 4.0, "–", "middle", 12.0, 0.0, "#888");
         continue;
       }
@@ -179,8 +181,8 @@ std::string heatmap_svg(const Heatmap& chart) {
       svg.text(x + cell_w / 2, y + cell_h / 2 + 4.0, short_number(*v), "middle", 12.0, 0.0, f > 0.55 ? "#fff" : "#222");
     }
   }
-  svg.text(left, height - 10.0, fmt::format("{} (darker: higher; from rows to columns)", chart.unit), "start", 11.0, 0.0,
-           "#555");
+  svg.text(left, height - 10.0, fmt::format("{} (darker: higher; from rows to columns)", chart.unit), "start", 11.0,
+           0.0, "#555");
   return svg.str();
 }
 

@@ -71,7 +71,8 @@ std::string render_html(const HtmlPage& page) {
       "<style>{}</style>\n</head>\n<body data-charts-rendered=\"0\" data-charts-failed=\"0\">\n<h1>{}</h1>\n",
       xml_escape(page.title), kStyle, xml_escape(page.title));
   out += "<nav>";
-  for (const HtmlSection& s : page.sections) out += fmt::format("<a href=\"#{}\">{}</a>", xml_escape(s.id), xml_escape(s.title));
+  for (const HtmlSection& s : page.sections)
+    out += fmt::format("<a href=\"#{}\">{}</a>", xml_escape(s.id), xml_escape(s.title));
   out += "</nav>\n<div class=\"inputs\"><details><summary>";
   out += fmt::format("made by commscale report from {} file{}</summary><ul>\n", page.inputs.size(),
                      page.inputs.size() == 1 ? "" : "s");

@@ -18,7 +18,7 @@ struct HtmlTable {
 };
 
 struct HtmlSection {
-  std::string id;     // anchor, [a-z0-9-]
+  std::string id;  // anchor, [a-z0-9-]
   std::string title;
   std::vector<std::string> paragraphs;  // plain text
   std::vector<std::string> charts;      // <svg> elements (trusted markup from charts.hpp)

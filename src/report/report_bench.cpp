@@ -36,7 +36,7 @@ std::set<std::string> bench_bus_ids(const JsonAt& context) {
 // The lowest line rate among the p2p file's GPU pairs that the bench used (all pairs when none match),
 // or, with `staged`, among its host links.
 std::optional<std::pair<double, std::string>> p2p_line_rate(const ResultFile& p2p, const std::set<std::string>& ids,
-                                                             bool staged) {
+                                                            bool staged) {
   const JsonAt root = root_of(p2p);
   std::optional<std::pair<double, std::string>> best;
   const auto consider = [&](const JsonAt& measurement, const std::string& link) {
@@ -54,7 +54,8 @@ std::optional<std::pair<double, std::string>> p2p_line_rate(const ResultFile& p2
   for (const JsonAt& g : root.array("gpus")) bus[static_cast<int>(g.number("index"))] = g.string_or("pci_bus_id", "");
   const auto used = [&](int g) { return ids.empty() || ids.count(bus[g]) > 0; };
   bool any_used = false;
-  for (const JsonAt& p : root.array("pairs")) any_used = any_used || (used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))));
+  for (const JsonAt& p : root.array("pairs"))
+    any_used = any_used || (used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))));
   for (const JsonAt& p : root.array("pairs")) {
     if (p.string_or("path", "p2p") != "p2p" || !p.has("ce_unidirectional")) continue;
     if (any_used && !(used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))))) continue;
@@ -81,25 +82,31 @@ CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, cons
     return {std::nullopt, "no ceiling: the job spans several hosts and the network's line rate is not in the inputs"};
   }
   if (p2p_off && shm_off) {
-    return {std::nullopt, "no ceiling: NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 (sockets); the inputs do not give the "
-                          "socket path's line rate"};
+    return {std::nullopt,
+            "no ceiling: NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 (sockets); the inputs do not give the "
+            "socket path's line rate"};
   }
   const std::string host = first_host(context);
   for (const ResultFile* p : p2p) {
     if (first_host(root_of(*p).at("context")) != host) continue;
     const auto rate = p2p_line_rate(*p, bench_bus_ids(context), p2p_off);
-    if (rate) return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second, cell(rate->first, "{:.0f}"), p->label)};
+    if (rate)
+      return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second,
+                                       cell(rate->first, "{:.0f}"), p->label)};
   }
   if (options.line_rate_GBps && !p2p_off) {
     const std::string what = options.line_rate_label.empty() ? "stated with --line-rate" : options.line_rate_label;
-    return {options.line_rate_GBps, fmt::format("line rate {} GB/s per direction ({})", cell(*options.line_rate_GBps, "{:.0f}"), what)};
+    return {options.line_rate_GBps,
+            fmt::format("line rate {} GB/s per direction ({})", cell(*options.line_rate_GBps, "{:.0f}"), what)};
   }
   if (p2p_off) {
-    return {std::nullopt, "no ceiling: NCCL_P2P_DISABLE=1 (host-staged path) and no p2p file of this host gives the "
-                          "PCIe line rate"};
+    return {std::nullopt,
+            "no ceiling: NCCL_P2P_DISABLE=1 (host-staged path) and no p2p file of this host gives the "
+            "PCIe line rate"};
   }
-  return {std::nullopt, "no ceiling: the bench file does not record which link joins its GPUs; add a `commscale p2p -J` "
-                        "file from the same host, or --line-rate"};
+  return {std::nullopt,
+          "no ceiling: the bench file does not record which link joins its GPUs; add a `commscale p2p -J` "
+          "file from the same host, or --line-rate"};
 }
 
 std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRefs& p2p, const ReportOptions& options) {
@@ -112,11 +119,14 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
     const JsonAt root = root_of(*f);
     const std::vector<JsonAt> rows = root.array("results");
     std::set<std::string> combos;
-    for (const JsonAt& r : rows) combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" + fmt::format("{}", r.optional_number("root").value_or(0)));
+    for (const JsonAt& r : rows)
+      combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" +
+                    fmt::format("{}", r.optional_number("root").value_or(0)));
     const CeilingChoice ceiling = bench_ceiling(*f, p2p, options);
     for (const JsonAt& r : rows) {
       const std::string collective = r.string("collective");
-      if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end()) collectives.push_back(collective);
+      if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
+        collectives.push_back(collective);
       std::string name = f->label;
       if (combos.size() > 1) {
         name += " " + r.string("type");
@@ -133,9 +143,10 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
       ceilings[collective][ceiling.label] = ceiling.GBps;
       HtmlTable& t = tables[collective];
       const JsonAt ip = r.at("in_place");
-      t.rows.push_back({name, short_bytes(size), cell(oop.number("time_us")), cell(oop.number("algbw_GBps")),
-                        cell(oop.number("busbw_GBps")), cell(ip.number("time_us")), cell(ip.number("busbw_GBps")),
-                        fmt::format("{}", oop.optional_number("wrong").value_or(0) + ip.optional_number("wrong").value_or(0))});
+      t.rows.push_back(
+          {name, short_bytes(size), cell(oop.number("time_us")), cell(oop.number("algbw_GBps")),
+           cell(oop.number("busbw_GBps")), cell(ip.number("time_us")), cell(ip.number("busbw_GBps")),
+           fmt::format("{}", oop.optional_number("wrong").value_or(0) + ip.optional_number("wrong").value_or(0))});
     }
   }
   std::vector<HtmlSection> out;
@@ -150,8 +161,9 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
     HtmlSection s;
     s.id = "bench-" + c;
     s.title = fmt::format("bench: {}", c);
-    s.paragraphs.push_back("Bus bandwidth from the time of all timed iterations together, as nccl-tests derives it "
-                           "(src/bench/BUSBW.md); one line per bench file.");
+    s.paragraphs.push_back(
+        "Bus bandwidth from the time of all timed iterations together, as nccl-tests derives it "
+        "(src/bench/BUSBW.md); one line per bench file.");
     for (const auto& [label, value] : ceilings[c]) {
       if (value) {
         chart.ceilings.push_back({*value, label});
@@ -163,7 +175,8 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
     s.charts.push_back(line_chart_svg(chart));
     HtmlTable& t = tables[c];
     t.caption = fmt::format("{}: every row", c);
-    t.header = {"series", "size", "time µs", "algbw GB/s", "busbw GB/s", "in-place time µs", "in-place busbw GB/s", "#wrong"};
+    t.header = {"series", "size", "time µs", "algbw GB/s", "busbw GB/s", "in-place time µs", "in-place busbw GB/s",
+                "#wrong"};
     s.tables.push_back(t);
     out.push_back(std::move(s));
   }
@@ -181,9 +194,12 @@ std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
     HtmlSection s;
     s.id = "p2p-" + std::to_string(out.size());
     s.title = "p2p: " + f->label;
-    s.paragraphs.push_back("Copy bandwidth between every pair of GPUs (src/bench/P2P.md): rows are the source, columns "
-                           "the destination; grey where not measured.");
-    HtmlTable t{"every pair", {"src", "dst", "path", "link", "CE GB/s", "of line rate", "CE bidir GB/s", "SM GB/s", "latency ns"}, {}};
+    s.paragraphs.push_back(
+        "Copy bandwidth between every pair of GPUs (src/bench/P2P.md): rows are the source, columns "
+        "the destination; grey where not measured.");
+    HtmlTable t{"every pair",
+                {"src", "dst", "path", "link", "CE GB/s", "of line rate", "CE bidir GB/s", "SM GB/s", "latency ns"},
+                {}};
     const auto bw = [](const JsonAt& p, const char* key) -> std::optional<double> {
       if (!p.has(key)) return std::nullopt;
       return p.at(key).number("bw_GBps");
@@ -209,11 +225,13 @@ std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
       if (any || test[0] == 'c') s.charts.push_back(heatmap_svg(h));
     }
     for (const JsonAt& p : root.array("pairs")) {
-      const std::optional<double> fraction =
-          p.has("ce_unidirectional") ? p.at("ce_unidirectional").optional_number("fraction_of_line_rate") : std::nullopt;
-      const std::optional<double> latency = p.has("latency") ? p.at("latency").optional_number("latency_ns") : std::nullopt;
-      t.rows.push_back({fmt::format("GPU {}", p.number("src")), fmt::format("GPU {}", p.number("dst")), p.string_or("path", ""),
-                        p.string_or("link", ""), text(bw(p, "ce_unidirectional")),
+      const std::optional<double> fraction = p.has("ce_unidirectional")
+                                                 ? p.at("ce_unidirectional").optional_number("fraction_of_line_rate")
+                                                 : std::nullopt;
+      const std::optional<double> latency =
+          p.has("latency") ? p.at("latency").optional_number("latency_ns") : std::nullopt;
+      t.rows.push_back({fmt::format("GPU {}", p.number("src")), fmt::format("GPU {}", p.number("dst")),
+                        p.string_or("path", ""), p.string_or("link", ""), text(bw(p, "ce_unidirectional")),
                         fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a", text(bw(p, "ce_bidirectional")),
                         text(bw(p, "sm_unidirectional")), text(latency, "{:.0f}")});
     }
@@ -241,8 +259,8 @@ std::vector<HtmlSection> topo_sections(const ResultRefs& topo) {
                                        root.string_or("cuda_driver", "?")));
     HtmlTable gpus{"GPUs", {"device", "name", "PCI bus", "catalog GPU"}, {}};
     for (const JsonAt& g : root.array("gpus")) {
-      gpus.rows.push_back({fmt::format("{}", g.number("device")), g.string_or("name", ""), g.string_or("pci_bus_id", ""),
-                           g.string_or("catalog_gpu", "")});
+      gpus.rows.push_back({fmt::format("{}", g.number("device")), g.string_or("name", ""),
+                           g.string_or("pci_bus_id", ""), g.string_or("catalog_gpu", "")});
     }
     HtmlTable pairs{"pairs", {"a", "b", "link", "NVLink lanes", "P2P access"}, {}};
     for (const JsonAt& p : root.array("pairs")) {

@@ -17,14 +17,22 @@ std::string percent(const std::optional<double>& fraction) {
   return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("n/a");
 }
 
-HtmlSection scaling_section(const std::vector<ChartSeries>& tokens, const std::vector<ChartSeries>& efficiency, HtmlTable table) {
+HtmlSection scaling_section(const std::vector<ChartSeries>& tokens, const std::vector<ChartSeries>& efficiency,
+                            HtmlTable table) {
   HtmlSection s;
   s.id = "scaling";
   s.title = "compare: scaling";
-  s.paragraphs.push_back("Predicted throughput and scaling efficiency (throughput per GPU against the smallest size) "
-                         "as the cluster grows, at a fixed global batch, with the best plan at each size.");
+  s.paragraphs.push_back(
+      "Predicted throughput and scaling efficiency (throughput per GPU against the smallest size) "
+      "as the cluster grows, at a fixed global batch, with the best plan at each size.");
   LineChart t{"throughput against cluster size", "GPUs", "tokens/s", AxisScale::kLog2, false, tokens, {}};
-  LineChart e{"scaling efficiency against cluster size", "GPUs", "efficiency (1 = linear)", AxisScale::kLog2, false, efficiency, {}};
+  LineChart e{"scaling efficiency against cluster size",
+              "GPUs",
+              "efficiency (1 = linear)",
+              AxisScale::kLog2,
+              false,
+              efficiency,
+              {}};
   s.charts.push_back(line_chart_svg(t));
   s.charts.push_back(line_chart_svg(e));
   s.tables.push_back(std::move(table));
@@ -40,28 +48,32 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
   HtmlTable scaling{"scaling points", {"file", "cluster", "GPUs", "tokens/s", "MFU", "efficiency", "plan"}, {}};
   for (const ResultFile* f : compare) {
     const JsonAt root = root_of(*f);
-    StackedBars bars{fmt::format("{}: predicted throughput per cluster", root.string_or("model", f->label)), "tokens/s", {}};
-    HtmlTable t{"clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
+    StackedBars bars{
+        fmt::format("{}: predicted throughput per cluster", root.string_or("model", f->label)), "tokens/s", {}};
+    HtmlTable t{
+        "clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
     for (const JsonAt& c : root.array("clusters")) {
       const std::string label = c.string_or("label", c.string_or("cluster", "?"));
       if (!c.has("best")) {
-        t.rows.push_back({label, fmt::format("{}", c.number("gpus")), "no plan fits", "", "", "", "", c.string_or("closest", "")});
+        t.rows.push_back(
+            {label, fmt::format("{}", c.number("gpus")), "no plan fits", "", "", "", "", c.string_or("closest", "")});
         continue;
       }
       const JsonAt best = c.at("best");
       const JsonAt s = best.at("summary");
       bars.bars.push_back({label, {{"tokens/s", s.number("tokens_per_s")}}});
       t.rows.push_back({label, fmt::format("{}", c.number("gpus")), fmt::format("{:.0f}", s.number("tokens_per_s")),
-                        percent(s.optional_number("mfu")),
-                        fmt::format("{:.4f}", s.number("step_time_s")),
+                        percent(s.optional_number("mfu")), fmt::format("{:.4f}", s.number("step_time_s")),
                         optional_text(c.optional_number("usd_per_million_tokens"), "{:.3f}"),
-                        optional_text(c.optional_number("joules_per_token"), "{:.3f}"), describe_plan_json(best.at("plan"))});
+                        optional_text(c.optional_number("joules_per_token"), "{:.3f}"),
+                        describe_plan_json(best.at("plan"))});
     }
     HtmlSection s;
     s.id = "compare-" + std::to_string(out.size());
     s.title = "compare: " + f->label;
     s.paragraphs.push_back(fmt::format("{} on each cluster with its best plan that fits (predicted), global batch {}.",
-                                       root.string_or("model", "the model"), root.optional_number("global_batch").value_or(0)));
+                                       root.string_or("model", "the model"),
+                                       root.optional_number("global_batch").value_or(0)));
     if (!bars.bars.empty()) s.charts.push_back(stacked_bars_svg(bars));
     s.tables.push_back(std::move(t));
     out.push_back(std::move(s));
@@ -74,9 +86,10 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
       const double gpus = p.number("gpus");
       tk.points.emplace_back(gpus, p.number("tokens_per_s"));
       ef.points.emplace_back(gpus, p.number("scaling_efficiency"));
-      scaling.rows.push_back({f->label, tk.name, fmt::format("{}", gpus), fmt::format("{:.0f}", p.number("tokens_per_s")),
-                              percent(p.optional_number("mfu")),
-                              fmt::format("{:.1f}%", 100 * p.number("scaling_efficiency")), describe_plan_json(p.at("plan"))});
+      scaling.rows.push_back({f->label, tk.name, fmt::format("{}", gpus),
+                              fmt::format("{:.0f}", p.number("tokens_per_s")), percent(p.optional_number("mfu")),
+                              fmt::format("{:.1f}%", 100 * p.number("scaling_efficiency")),
+                              describe_plan_json(p.at("plan"))});
     }
     tokens.push_back(std::move(tk));
     efficiency.push_back(std::move(ef));

@@ -51,21 +51,32 @@ struct StepEntry {
 std::vector<std::string> step_row(const StepEntry& e, const std::vector<BarSegment>& segments) {
   std::string groups;
   for (const BarSegment& s : segments) {
-    if (s.name != "compute" && s.name != "bubble") groups += fmt::format("{}{} {:.4f}", groups.empty() ? "" : ", ", s.name.substr(s.name.find(' ') + 1), s.value);
+    if (s.name != "compute" && s.name != "bubble")
+      groups += fmt::format("{}{} {:.4f}", groups.empty() ? "" : ", ", s.name.substr(s.name.find(' ') + 1), s.value);
   }
   const JsonAt& f = *e.figures;
-  return {e.label, e.source, e.plan, fmt::format("{:.4f}", f.number("step_time_s")), fmt::format("{:.4f}", f.number("compute_s")),
-          fmt::format("{:.4f}", f.number("exposed_comm_s")), groups, fmt::format("{:.4f}", f.number("bubble_s")),
-          percent(f.optional_number("mfu")), fmt::format("{:.0f}", f.optional_number("tokens_per_s").value_or(0.0))};
+  return {e.label,
+          e.source,
+          e.plan,
+          fmt::format("{:.4f}", f.number("step_time_s")),
+          fmt::format("{:.4f}", f.number("compute_s")),
+          fmt::format("{:.4f}", f.number("exposed_comm_s")),
+          groups,
+          fmt::format("{:.4f}", f.number("bubble_s")),
+          percent(f.optional_number("mfu")),
+          fmt::format("{:.0f}", f.optional_number("tokens_per_s").value_or(0.0))};
 }
 
 HtmlSection breakdown_section(std::string id, std::string title, std::string intro, std::vector<StepEntry> entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const StepEntry& a, const StepEntry& b) { return a.key < b.key; });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const StepEntry& a, const StepEntry& b) { return a.key < b.key; });
   StackedBars bars;
   bars.title = title;
   bars.value_label = "seconds per step";
-  HtmlTable t{"figures per step (medians)", {"run", "source", "plan", "step s", "compute s", "exposed comm s",
-                                             "exposed by group, s", "bubble s", "MFU", "tokens/s"}, {}};
+  HtmlTable t{"figures per step (medians)",
+              {"run", "source", "plan", "step s", "compute s", "exposed comm s", "exposed by group, s", "bubble s",
+               "MFU", "tokens/s"},
+              {}};
   for (const StepEntry& e : entries) {
     const std::vector<BarSegment> segments = step_segments(*e.figures);
     bars.bars.push_back({e.label, segments});
@@ -92,7 +103,8 @@ std::string describe_plan_json(const JsonAt& plan) {
   if (plan.has("schedule") && plan.number("pp") > 1) out += ", " + plan.string("schedule");
   if (plan.has("micro_batch")) out += fmt::format(", micro-batch {}", plan.number("micro_batch"));
   if (plan.has("global_batch")) out += fmt::format(", global {}", plan.number("global_batch"));
-  if (plan.has("zero_stage") && plan.number("zero_stage") > 0) out += fmt::format(", ZeRO {}", plan.number("zero_stage"));
+  if (plan.has("zero_stage") && plan.number("zero_stage") > 0)
+    out += fmt::format(", ZeRO {}", plan.number("zero_stage"));
   return out;
 }
 
@@ -136,7 +148,8 @@ std::vector<HtmlSection> search_sections(const ResultRefs& search) {
     }
     if (entries.empty()) continue;
     out.push_back(breakdown_section(
-        "search-" + std::to_string(out.size()), fmt::format("search: best plans on {}", root.string_or("cluster", f->label)),
+        "search-" + std::to_string(out.size()),
+        fmt::format("search: best plans on {}", root.string_or("cluster", f->label)),
         fmt::format("The best plans of {} ({} candidates, {} fit), ranked by {}.", f->label, root.number("candidates"),
                     root.number("fitting"), root.string_or("rank_by", "throughput")),
         std::move(entries)));
@@ -154,9 +167,10 @@ std::vector<HtmlSection> plan_sections(const ResultRefs& plans) {
     const JsonAt root = root_of(*f);
     std::string fits = "no GPU memory given";
     if (root.has("fit")) fits = root.at("fit").value().value("fits", false) ? "yes" : "no";
-    t.rows.push_back({f->label, model_name(root), describe_plan_json(root.at("plan")), fmt::format("{}", root.number("world_size")),
-                      fmt::format("{:.2f}", root.number("max_memory_per_rank_bytes") / (1024.0 * 1024.0 * 1024.0)), fits,
-                      root.value().value("program_deadlock_free", false) ? "yes" : "no"});
+    t.rows.push_back({f->label, model_name(root), describe_plan_json(root.at("plan")),
+                      fmt::format("{}", root.number("world_size")),
+                      fmt::format("{:.2f}", root.number("max_memory_per_rank_bytes") / (1024.0 * 1024.0 * 1024.0)),
+                      fits, root.value().value("program_deadlock_free", false) ? "yes" : "no"});
   }
   s.tables.push_back(std::move(t));
   return {s};

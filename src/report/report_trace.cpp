@@ -63,7 +63,8 @@ std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOp
       index = lane++;
       const auto p = names.processes.find(key.first);
       const auto t = names.threads.find(key);
-      chart.lanes.push_back(fmt::format("{} {}", p != names.processes.end() ? p->second : fmt::format("pid {}", key.first),
+      chart.lanes.push_back(fmt::format("{} {}",
+                                        p != names.processes.end() ? p->second : fmt::format("pid {}", key.first),
                                         t != names.threads.end() ? t->second : fmt::format("tid {}", key.second)));
     }
     std::size_t dropped = 0;
@@ -81,14 +82,19 @@ std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOp
     HtmlSection s;
     s.id = "timeline-" + std::to_string(out.size());
     s.title = "step timeline: " + f->label;
-    s.paragraphs.push_back("Every op of the first timed step, one lane per rank and stream (hover for the op). The "
-                           "whole trace opens in Perfetto (ui.perfetto.dev → Open trace file) or chrome://tracing.");
-    if (dropped > 0) s.paragraphs.push_back(fmt::format("{} ops beyond {} lanes or {} ops are not drawn.", dropped, kMaxLanes, kMaxSpans));
+    s.paragraphs.push_back(
+        "Every op of the first timed step, one lane per rank and stream (hover for the op). The "
+        "whole trace opens in Perfetto (ui.perfetto.dev → Open trace file) or chrome://tracing.");
+    if (dropped > 0)
+      s.paragraphs.push_back(
+          fmt::format("{} ops beyond {} lanes or {} ops are not drawn.", dropped, kMaxLanes, kMaxSpans));
     std::error_code ec;
-    std::filesystem::path link = std::filesystem::relative(std::filesystem::absolute(f->path, ec), options.output_dir, ec);
+    std::filesystem::path link =
+        std::filesystem::relative(std::filesystem::absolute(f->path, ec), options.output_dir, ec);
     if (ec || link.empty()) link = std::filesystem::absolute(f->path, ec);
     s.links.emplace_back(fmt::format("the Chrome trace: {}", link.generic_string()), link.generic_string());
-    s.links.emplace_back("Perfetto UI (opens the trace file you choose; needs the network)", "https://ui.perfetto.dev/");
+    s.links.emplace_back("Perfetto UI (opens the trace file you choose; needs the network)",
+                         "https://ui.perfetto.dev/");
     s.charts.push_back(timeline_svg(chart));
     // The table behind the chart: time per stream category per rank.
     std::map<std::string, double> busy;
@@ -96,7 +102,8 @@ std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOp
     HtmlTable t{"busy time per lane in the step", {"lane", "ops", "busy ms"}, {}};
     std::map<std::string, int> count;
     for (const Span& sp : chart.spans) ++count[chart.lanes[sp.lane]];
-    for (const std::string& l : chart.lanes) t.rows.push_back({l, std::to_string(count[l]), fmt::format("{:.3f}", busy[l])});
+    for (const std::string& l : chart.lanes)
+      t.rows.push_back({l, std::to_string(count[l]), fmt::format("{:.3f}", busy[l])});
     s.tables.push_back(std::move(t));
     out.push_back(std::move(s));
   }

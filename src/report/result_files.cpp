@@ -124,18 +124,18 @@ bool JsonAt::has(std::string_view key) const {
 JsonAt JsonAt::at(std::string_view key) const {
   if (!value_->is_object()) throw InputError(where_, fmt::format("is a JSON {}", type_name(*value_)), "an object");
   const auto it = value_->find(key);
-  const std::string place = where_.ends_with(": ") ? fmt::format("{}{}", where_, key) : fmt::format("{}.{}", where_, key);
+  const std::string place =
+      where_.ends_with(": ") ? fmt::format("{}{}", where_, key) : fmt::format("{}.{}", where_, key);
   if (it == value_->end()) throw InputError(place, "is missing", "the key, as commscale writes it");
   return JsonAt(*it, place);
 }
 
-JsonAt JsonAt::at(std::size_t index) const {
-  return JsonAt(value_->at(index), fmt::format("{}[{}]", where_, index));
-}
+JsonAt JsonAt::at(std::size_t index) const { return JsonAt(value_->at(index), fmt::format("{}[{}]", where_, index)); }
 
 double JsonAt::number(std::string_view key) const {
   const JsonAt v = at(key);
-  if (!v.value().is_number()) throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a number");
+  if (!v.value().is_number())
+    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a number");
   return v.value().get<double>();
 }
 
@@ -146,7 +146,8 @@ std::optional<double> JsonAt::optional_number(std::string_view key) const {
 
 std::string JsonAt::string(std::string_view key) const {
   const JsonAt v = at(key);
-  if (!v.value().is_string()) throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
+  if (!v.value().is_string())
+    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
   return v.value().get<std::string>();
 }
 

@@ -13,12 +13,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -114,8 +125,8 @@ void SvgWriter::rect(double x, double y, double w, double h, std::string_view fi
 
 void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke, double width,
                      std::string_view dash) {
-  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}")", x1,
-                       y1, x2, y2, xml_escape(stroke), width);
+  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}")", x1, y1,
+                       x2, y2, xml_escape(stroke), width);
   if (!dash.empty()) body_ += fmt::format(R"( stroke-dasharray="{}")", xml_escape(dash));
   body_ += "/>\n";
 }

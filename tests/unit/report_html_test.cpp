@@ -88,7 +88,8 @@ std::size_t count(const std::string& text, const std::string& needle) {
 }
 
 TEST(ReportSvg, EscapesMarkupCharacters) {
-  EXPECT_EQ(xml_escape(R"(<a href="x">Tom & Jerry's</a>)"), "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
+  EXPECT_EQ(xml_escape(R"(<a href="x">Tom & Jerry's</a>)"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
   EXPECT_EQ(short_bytes(8), "8 B");
   EXPECT_EQ(short_bytes(1024), "1 KiB");
   EXPECT_EQ(short_bytes(1.5 * 1024 * 1024), "1.5 MiB");
@@ -130,7 +131,11 @@ TEST(ReportSvg, Log2AxisCoversTheDataOnPowersOfTwo) {
 }
 
 TEST(ReportSvg, LineChartDrawsEverySeriesAndTheCeiling) {
-  LineChart chart{"all_reduce <nvlink> & more", "size", "busbw", AxisScale::kLog2, true,
+  LineChart chart{"all_reduce <nvlink> & more",
+                  "size",
+                  "busbw",
+                  AxisScale::kLog2,
+                  true,
                   {{"a", {{8, 1}, {1024, 100}, {1 << 20, 300}}}, {"b \"quoted\"", {{8, 2}, {1 << 20, 200}}}},
                   {{450, "NV18 line rate 450 GB/s"}}};
   const std::string svg = line_chart_svg(chart);
@@ -142,14 +147,17 @@ TEST(ReportSvg, LineChartDrawsEverySeriesAndTheCeiling) {
   EXPECT_EQ(count(svg, "stroke-dasharray"), 1u);
   // The y axis reaches the ceiling: 450 / 5 = 90 -> 100, so it ends at 500.
   EXPECT_NE(svg.find(">500</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">1 MiB</text>"), std::string::npos);
+  // x from 2^3 to 2^20: 17 octaves, a tick every ceil(17 / 8) = 3: 8 B, 64 B, ..., 2^18 = 256 KiB.
+  EXPECT_NE(svg.find(">256 KiB</text>"), std::string::npos);
 }
 
 TEST(ReportSvg, StackedBarsAreProportional) {
   // Totals 4 and 2: the axis is 0..4 (4 / 5 = 0.8 -> 1), the plot 500 units wide (230 to 730), so a
   // 2 s segment is 250 units and a 1 s one 125.
-  StackedBars bars{"step", "seconds", {{"measured", {{"compute", 2}, {"exposed dp", 1}, {"bubble", 1}}},
-                                       {"predicted", {{"compute", 1}, {"exposed dp", 1}}}}};
+  StackedBars bars{"step",
+                   "seconds",
+                   {{"measured", {{"compute", 2}, {"exposed dp", 1}, {"bubble", 1}}},
+                    {"predicted", {{"compute", 1}, {"exposed dp", 1}}}}};
   const std::string svg = stacked_bars_svg(bars);
   EXPECT_TRUE(well_formed(svg));
   EXPECT_NE(svg.find(R"(width="250.00")"), std::string::npos);
@@ -167,7 +175,10 @@ TEST(ReportSvg, HeatmapHasACellPerPairAndGreyForMissing) {
 }
 
 TEST(ReportSvg, TimelineLanesAndSpans) {
-  TimelineChart t{"step", "ms", {"rank 0 compute", "rank 0 dp"}, {{0, 0, 2, "gemm", "compute"}, {1, 1, 3, "all_reduce <dp>", "dp"}}};
+  TimelineChart t{"step",
+                  "ms",
+                  {"rank 0 compute", "rank 0 dp"},
+                  {{0, 0, 2, "gemm", "compute"}, {1, 1, 3, "all_reduce <dp>", "dp"}}};
   const std::string svg = timeline_svg(t);
   EXPECT_TRUE(well_formed(svg));
   EXPECT_NE(svg.find("all_reduce &lt;dp&gt;"), std::string::npos);
@@ -201,7 +212,8 @@ TEST(ReportHtml, PageIsSelfContainedAndWellFormed) {
 
 ResultFile file_of(const std::string& name, nlohmann::json doc) {
   const std::optional<ResultKind> kind = result_kind(doc);
-  return ResultFile{name, std::filesystem::path(name).stem().string(), kind.value_or(ResultKind::kBench), std::move(doc)};
+  return ResultFile{name, std::filesystem::path(name).stem().string(), kind.value_or(ResultKind::kBench),
+                    std::move(doc)};
 }
 
 TEST(ReportFiles, KindsAreRecognizedByTheirKindKey) {
@@ -213,15 +225,20 @@ TEST(ReportFiles, KindsAreRecognizedByTheirKindKey) {
 }
 
 TEST(ReportFiles, AMissingKeyIsNamedWithItsFile) {
-  const ResultFile f = file_of("out/bench.json", {{"kind", "commscale-bench"}, {"context", nlohmann::json::object()},
+  const ResultFile f = file_of("out/bench.json", {{"kind", "commscale-bench"},
+                                                  {"context", nlohmann::json::object()},
                                                   {"results", {{{"collective", "all_reduce"}}}}});
   EXPECT_TRUE(testing::throws_input_error([&] { (void)bench_sections({&f}, {}, {}); },
                                           {"out/bench.json: results[0].type", "is missing"}));
 }
 
 nlohmann::json bench_doc(const std::string& host, nlohmann::json environment) {
-  nlohmann::json row = {{"collective", "all_reduce"}, {"type", "fp32"}, {"redop", "sum"}, {"root", nullptr},
-                        {"size_bytes", 1024}, {"count", 256},
+  nlohmann::json row = {{"collective", "all_reduce"},
+                        {"type", "fp32"},
+                        {"redop", "sum"},
+                        {"root", nullptr},
+                        {"size_bytes", 1024},
+                        {"count", 256},
                         {"out_of_place", {{"time_us", 10.0}, {"algbw_GBps", 0.1}, {"busbw_GBps", 0.1}, {"wrong", 0}}},
                         {"in_place", {{"time_us", 10.0}, {"algbw_GBps", 0.1}, {"busbw_GBps", 0.1}, {"wrong", 0}}}};
   return {{"kind", "commscale-bench"},
@@ -232,14 +249,17 @@ nlohmann::json bench_doc(const std::string& host, nlohmann::json environment) {
 TEST(ReportCeiling, ComesFromAP2pFileOfTheSameHostOrTheUserElseNone) {
   const ResultFile nvlink = file_of("nvlink.json", bench_doc("vm", nlohmann::json::object()));
   const ResultFile staged = file_of("staged.json", bench_doc("vm", {{"NCCL_P2P_DISABLE", "1"}}));
-  const ResultFile sockets = file_of("sockets.json", bench_doc("vm", {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}}));
+  const ResultFile sockets =
+      file_of("sockets.json", bench_doc("vm", {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}}));
   const nlohmann::json measured = {{"bw_GBps", 390.0}, {"line_rate_GBps", 450.0}};
   const ResultFile p2p = file_of(
-      "p2p.json", {{"kind", "commscale-p2p"},
-                   {"context", {{"hosts", {"vm"}}}},
-                   {"gpus", {{{"index", 0}, {"pci_bus_id", "a"}}, {{"index", 1}, {"pci_bus_id", "b"}}}},
-                   {"pairs", {{{"src", 0}, {"dst", 1}, {"path", "p2p"}, {"link", "NV18"}, {"ce_unidirectional", measured}}}},
-                   {"host", {{{"gpu", 0}, {"link", "PCIe gen5 x16"}, {"host_to_gpu", {{"bw_GBps", 50.0}, {"line_rate_GBps", 64.0}}}}}}});
+      "p2p.json",
+      {{"kind", "commscale-p2p"},
+       {"context", {{"hosts", {"vm"}}}},
+       {"gpus", {{{"index", 0}, {"pci_bus_id", "a"}}, {{"index", 1}, {"pci_bus_id", "b"}}}},
+       {"pairs", {{{"src", 0}, {"dst", 1}, {"path", "p2p"}, {"link", "NV18"}, {"ce_unidirectional", measured}}}},
+       {"host",
+        {{{"gpu", 0}, {"link", "PCIe gen5 x16"}, {"host_to_gpu", {{"bw_GBps", 50.0}, {"line_rate_GBps", 64.0}}}}}}});
   EXPECT_FALSE(bench_ceiling(nvlink, {}, {}).GBps);
   EXPECT_NE(bench_ceiling(nvlink, {}, {}).label.find("no ceiling"), std::string::npos);
   EXPECT_EQ(bench_ceiling(nvlink, {&p2p}, {}).GBps, 450.0);
@@ -263,7 +283,7 @@ TEST(ReportPage, RendersTheCommittedH200Results) {
   options.line_rate_label = "NV18";
   const HtmlPage page = build_report(results, options);
   ASSERT_EQ(page.sections.size(), 5u);
-  EXPECT_EQ(page.sections[0].title, "bench: all_reduce");
+  EXPECT_EQ(page.sections[0].title, "bench: all_gather");  // collectives in the order of the files' names
   const std::string html = render_html(page);
   EXPECT_TRUE(well_formed(html));
   EXPECT_EQ(count(html, "<svg"), 5u);
@@ -275,15 +295,29 @@ TEST(ReportPage, RendersTheCommittedH200Results) {
 TEST(ReportSteps, MeasuredAndPredictedBreakdownsSideBySide) {
   const nlohmann::json plan = {{"dp", 2}, {"tp", 1}, {"pp", 1}};
   const nlohmann::json groups = {{"dp", {{"busy_s", 0.3}, {"exposed_s", 0.1}}}};
-  const ResultFile train = file_of("train.json", {{"kind", "commscale-train"}, {"model", {{"name", "tiny"}}}, {"plan", plan},
-                                                  {"summary", {{"step_time_s", 1.0}, {"compute_s", 0.8}, {"exposed_comm_s", 0.1},
-                                                               {"bubble_s", 0.1}, {"groups", groups}, {"mfu", nullptr},
-                                                               {"tokens_per_s", 100.0}}}});
-  const ResultFile predicted =
-      file_of("predict.json", {{"kind", "commscale-prediction"}, {"model", {{"name", "tiny"}}}, {"plan", plan},
-                               {"cluster", {{"name", "a100"}}},
-                               {"summary", {{"step_time_s", 0.9}, {"compute_s", 0.7}, {"exposed_comm_s", 0.2},
-                                            {"bubble_s", 0.0}, {"groups", groups}, {"mfu", 0.5}, {"tokens_per_s", 111.0}}}});
+  const ResultFile train = file_of("train.json", {{"kind", "commscale-train"},
+                                                  {"model", {{"name", "tiny"}}},
+                                                  {"plan", plan},
+                                                  {"summary",
+                                                   {{"step_time_s", 1.0},
+                                                    {"compute_s", 0.8},
+                                                    {"exposed_comm_s", 0.1},
+                                                    {"bubble_s", 0.1},
+                                                    {"groups", groups},
+                                                    {"mfu", nullptr},
+                                                    {"tokens_per_s", 100.0}}}});
+  const ResultFile predicted = file_of("predict.json", {{"kind", "commscale-prediction"},
+                                                        {"model", {{"name", "tiny"}}},
+                                                        {"plan", plan},
+                                                        {"cluster", {{"name", "a100"}}},
+                                                        {"summary",
+                                                         {{"step_time_s", 0.9},
+                                                          {"compute_s", 0.7},
+                                                          {"exposed_comm_s", 0.2},
+                                                          {"bubble_s", 0.0},
+                                                          {"groups", groups},
+                                                          {"mfu", 0.5},
+                                                          {"tokens_per_s", 111.0}}}});
   const std::vector<HtmlSection> s = step_sections({&train}, {&predicted});
   ASSERT_EQ(s.size(), 1u);
   const std::string& svg = s[0].charts.at(0);
