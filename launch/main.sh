@@ -65,9 +65,12 @@ if [ "$ranks" -gt "$(nproc)" ]; then mpirun_args+=(--oversubscribe); fi
 
 mkdir -p "$out"
 log() { echo "commscale: $*"; }
+# Under mpirun the ranks' stderr is a pipe: ask for the progress line when ours is a terminal.
+progress=()
+if [ -t 2 ]; then progress=(--progress); fi
 
 log "mpirun ${mpirun_args[*]} $commscale bench all ${sweep[*]}"
-mpirun "${mpirun_args[@]}" "$commscale" bench all "${sweep[@]}" "${backend[@]}" \
+mpirun "${mpirun_args[@]}" "$commscale" bench all "${sweep[@]}" "${backend[@]}" "${progress[@]}" \
   -J "$out/bench.json" --csv "$out/bench.csv" | tee "$out/bench.txt"
 
 if [ "$gpus" -gt 0 ]; then
@@ -77,7 +80,7 @@ if [ "$gpus" -gt 0 ]; then
 fi
 
 log "mpirun ${mpirun_args[*]} $commscale train ${train[*]}"
-mpirun "${mpirun_args[@]}" "$commscale" train "${train[@]}" "${backend[@]}" \
+mpirun "${mpirun_args[@]}" "$commscale" train "${train[@]}" "${backend[@]}" "${progress[@]}" \
   -J "$out/train.json" --csv "$out/train.csv" --trace "$out/train-trace.json" | tee "$out/train.txt"
 
 # `commscale X --help` prints the main help (and succeeds) when X is not a command: look for X's usage.

@@ -35,6 +35,7 @@ struct TrainArguments {
   std::string trace_path;
   std::string timeline_path;
   bool quiet = false;
+  bool progress = false;
   TrainOptions options;
   ModelAndPlan resolved;
 };
@@ -100,7 +101,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   const ModelAndPlan& mp = a.resolved;
   TrainOptions options = a.options;
   std::unique_ptr<Progress> progress;
-  if (world.rank() == 0 && progress_enabled(a.quiet)) {
+  if (world.rank() == 0 && progress_enabled(a.quiet, a.progress)) {
     progress = std::make_unique<Progress>(&std::cerr, "train steps", 0);
     options.on_step = [&progress](int done, int total) {
       progress->set_total(static_cast<std::size_t>(total));
@@ -172,6 +173,8 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
   cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the timed steps");
   cmd->add_option("--timeline", args->timeline_path, "write the timeline (the schema `predict` writes) to this file");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
+  cmd->add_flag("--progress", args->progress,
+                "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
   cmd->callback([args, action] {
     finish(*args);

@@ -22,10 +22,13 @@ std::string duration_text(double s) {
 
 }  // namespace
 
-bool progress_enabled(bool quiet) { return !quiet && isatty(STDERR_FILENO) == 1; }
+bool progress_enabled(bool quiet, bool forced) { return !quiet && (forced || isatty(STDERR_FILENO) == 1); }
 
 Progress::Progress(std::ostream* out, std::string what, std::size_t total, Clock clock)
-    : out_(out), what_(std::move(what)), total_(total), clock_(clock ? std::move(clock) : Clock(steady_seconds)),
+    : out_(out),
+      what_(std::move(what)),
+      total_(total),
+      clock_(clock ? std::move(clock) : Clock(steady_seconds)),
       start_s_(clock_()) {}
 
 Progress::~Progress() { finish(); }
@@ -33,7 +36,8 @@ Progress::~Progress() { finish(); }
 std::string Progress::line(std::size_t done, std::string_view detail, double elapsed_s) const {
   std::string text = what_;
   if (total_ > 0) {
-    text += fmt::format("  {}/{}  {:.0f}%", done, total_, 100.0 * static_cast<double>(done) / static_cast<double>(total_));
+    text +=
+        fmt::format("  {}/{}  {:.0f}%", done, total_, 100.0 * static_cast<double>(done) / static_cast<double>(total_));
   } else {
     text += fmt::format("  {}", done);
   }

@@ -2,8 +2,8 @@
 
 // One line of progress for long runs (bench sweeps, train steps, plan searches), rewritten in place
 // with a carriage return: "bench  12/40  30%  all_reduce 1 MiB  3 s, about 7 s left". Only rank 0
-// makes one, only when its stderr is a terminal, and never with --quiet (progress_enabled); results
-// and logs on stdout are never touched. The line is cleared when the work ends or the object goes.
+// makes one, only when its stderr is a terminal (or --progress says mpirun's is), and never with
+// --quiet (progress_enabled); results and logs on stdout are never touched. The line is cleared when the work ends or the object goes.
 
 #include <chrono>
 #include <cstddef>
@@ -14,8 +14,9 @@
 
 namespace commscale {
 
-// True when progress should be shown: not quiet, and stderr is a terminal.
-[[nodiscard]] bool progress_enabled(bool quiet);
+// True when progress should be shown: not quiet, and stderr is a terminal or `forced` (--progress:
+// under mpirun a rank's stderr is a pipe even when mpirun's is a terminal, so the launcher decides).
+[[nodiscard]] bool progress_enabled(bool quiet, bool forced = false);
 
 class Progress {
  public:
