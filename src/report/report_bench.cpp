@@ -78,6 +78,9 @@ CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, cons
   const JsonAt context = root_of(bench).at("context");
   const bool p2p_off = env_value(context, "NCCL_P2P_DISABLE") == "1";
   const bool shm_off = env_value(context, "NCCL_SHM_DISABLE") == "1";
+  if (context.string_or("backend", "") == "cpu") {
+    return {std::nullopt, "no ceiling: the CPU backend (MPI over host memory) has no GPU link"};
+  }
   if (context.has("hosts") && context.array("hosts").size() > 1) {
     return {std::nullopt, "no ceiling: the job spans several hosts and the network's line rate is not in the inputs"};
   }

@@ -273,6 +273,11 @@ TEST(ReportCeiling, ComesFromAP2pFileOfTheSameHostOrTheUserElseNone) {
   // A p2p file of another host says nothing about this one.
   const ResultFile elsewhere = file_of("other.json", bench_doc("other", nlohmann::json::object()));
   EXPECT_FALSE(bench_ceiling(elsewhere, {&p2p}, {}).GBps);
+  // The CPU backend has no GPU link, whatever the user states.
+  ResultFile cpu = file_of("cpu.json", bench_doc("vm", nlohmann::json::object()));
+  cpu.doc["context"]["backend"] = "cpu";
+  EXPECT_FALSE(bench_ceiling(cpu, {&p2p}, stated).GBps);
+  EXPECT_NE(bench_ceiling(cpu, {}, {}).label.find("CPU backend"), std::string::npos);
 }
 
 TEST(ReportPage, RendersTheCommittedH200Results) {
