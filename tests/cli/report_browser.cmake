@@ -21,9 +21,9 @@ commscale_run(EXPECT 0 OUTPUT out
 file(READ "${WORK_DIR}/report.html" html)
 count_occurrences("${html}" "<svg class=\"chart\"" charts)
 
-# CI runs as root, where chromium needs --no-sandbox. A virtual-time budget lets the load handler run
-# before the DOM is dumped.
-set(browser ${CHROMIUM} --headless --no-sandbox --disable-gpu --no-first-run --enable-logging=stderr --v=0
+# CI runs as root, where chromium needs --no-sandbox (and containers have a small /dev/shm). A
+# virtual-time budget lets the load handler run before the DOM is dumped.
+set(browser ${CHROMIUM} --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --enable-logging=stderr --v=0
             --user-data-dir=${WORK_DIR}/profile --virtual-time-budget=5000)
 execute_process(COMMAND ${browser} --dump-dom "file://${WORK_DIR}/report.html"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE log TIMEOUT 50)

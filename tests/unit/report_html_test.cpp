@@ -336,6 +336,54 @@ TEST(ReportSteps, MeasuredAndPredictedBreakdownsSideBySide) {
   EXPECT_EQ(s[0].tables[0].rows[1][8], "50.0%");
 }
 
+TEST(ReportP2p, HeatmapAndTablesFromAP2pFile) {
+  const nlohmann::json bw = {{"bw_GBps", 390.5}, {"line_rate_GBps", 450.0}, {"fraction_of_line_rate", 0.8678}};
+  const ResultFile p2p =
+      file_of("p2p.json", {{"kind", "commscale-p2p"},
+                           {"gpus", {{{"index", 0}}, {{"index", 1}}}},
+                           {"pairs",
+                            {{{"src", 0},
+                              {"dst", 1},
+                              {"path", "p2p"},
+                              {"link", "NV18"},
+                              {"ce_unidirectional", bw},
+                              {"sm_unidirectional", nullptr}},
+                             {{"src", 1}, {"dst", 0}, {"path", "p2p"}, {"link", "NV18"}, {"ce_unidirectional", bw}}}},
+                           {"host", nlohmann::json::array()}});
+  const std::vector<HtmlSection> s = p2p_sections({&p2p});
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].charts.size(), 1u);  // no SM copies measured: the copy-engine heatmap alone
+  EXPECT_TRUE(well_formed(s[0].charts[0]));
+  EXPECT_EQ(count(s[0].charts[0], "#eeeeee"), 2u);  // the diagonal
+  ASSERT_EQ(s[0].tables.size(), 1u);                // no host rows: no host table
+  EXPECT_EQ(s[0].tables[0].rows.at(0),
+            (std::vector<std::string>{"GPU 0", "GPU 1", "p2p", "NV18", "390.5", "87%", "n/a", "n/a", "n/a"}));
+}
+
+TEST(ReportSearch, BestPlansAsPredictedBreakdowns) {
+  const nlohmann::json plan = {{"dp", 4}, {"tp", 2}, {"pp", 1}};
+  const auto estimate = [&](double step) {
+    return nlohmann::json{{"plan", plan},
+                          {"step_time_s", step},
+                          {"compute_s", step / 2},
+                          {"exposed_comm_s", step / 4},
+                          {"bubble_s", step / 4},
+                          {"tokens_per_s", 1e5},
+                          {"mfu", 0.4}};
+  };
+  const ResultFile search =
+      file_of("search.json", {{"kind", "commscale-search"},
+                              {"cluster", "hgx-h100"},
+                              {"candidates", 90},
+                              {"fitting", 30},
+                              {"top", {estimate(1.0), estimate(1.5), {{"plan", plan}, {"fits", false}}}}});
+  const std::vector<HtmlSection> s = search_sections({&search});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].title, "search: best plans on hgx-h100");
+  EXPECT_EQ(s[0].tables.at(0).rows.size(), 2u);  // the plan without an estimate is left out
+  EXPECT_NE(s[0].charts.at(0).find("#2 dp 4 × tp 2 × pp 1"), std::string::npos);
+}
+
 TEST(Progress, LineCountsEstimatesAndClears) {
   double now = 100.0;
   std::ostringstream out;
