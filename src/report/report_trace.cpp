@@ -82,6 +82,11 @@ std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOp
     HtmlSection s;
     s.id = "timeline-" + std::to_string(out.size());
     s.title = "step timeline: " + f->label;
+    const JsonAt root = root_of(*f);
+    if (root.has("otherData") && root.at("otherData").has("engine")) {
+      // "executor" (train, measured) or the predictor's engine.
+      s.paragraphs.push_back("Timeline engine: " + root.at("otherData").string("engine") + ".");
+    }
     s.paragraphs.push_back(
         "Every op of the first timed step, one lane per rank and stream (hover for the op). The "
         "whole trace opens in Perfetto (ui.perfetto.dev → Open trace file) or chrome://tracing.");
