@@ -87,7 +87,11 @@ Axis linear_axis(double lo, double hi) {
   const double step = nice_step((hi - lo) / 5.0);
   a.lo = std::floor(lo / step) * step;
   a.hi = std::ceil(hi / step) * step;
-  for (double t = a.lo; t <= a.hi + step * 1e-9; t += step) a.ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  const auto intervals = static_cast<int>(std::lround((a.hi - a.lo) / step));
+  for (int i = 0; i <= intervals; ++i) {
+    const double t = a.lo + step * i;
+    a.ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  }
   return a;
 }
 
