@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages commscale needs that are missing, and nothing else.
 #
-# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, Slurm, munge, PMIx, shellcheck)
+# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, Slurm, munge, PMIx, shellcheck, chromium)
 #
 # A tool already on the PATH in a recent enough version (cmake from pip, say) counts as present.
 # The CUDA toolkit (with NCCL) is not installed here: commscale finds it under /usr/local/cuda and
@@ -12,8 +12,10 @@ purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenblas-dev)
 # The tests also start a one-node Slurm cluster (srun --mpi=pmix), two nodes of network namespaces
-# (ip netns), and shellcheck the scripts.
-if [ "$purpose" = test ]; then packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2); fi
+# (ip netns), shellcheck the scripts, and load `commscale report`'s page in headless chromium.
+if [ "$purpose" = test ]; then
+  packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2 chromium)
+fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

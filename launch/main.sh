@@ -1,29 +1,62 @@
 #!/usr/bin/env bash
-# The main job on this machine: installs missing packages, builds commscale, and runs `commscale bench`
-# for every collective, one rank per GPU found (or 2 ranks on the CPU backend where no GPU is
-# visible), writing results/<host>-<date>/bench.{txt,json,csv}.
+# The main job on this machine: installs missing packages, builds commscale, then runs
+#   1. `commscale bench all`, one rank per GPU found (or 2 ranks on the CPU backend where no GPU is
+#      visible), and, where GPUs exist, `commscale topo` and the `commscale p2p` matrix;
+#   2. a training step (`commscale train`): a 1.3B GPT under data parallelism on the GPUs, or the
+#      tiny model on 2 CPU ranks (about a minute on a laptop);
+#   3. where the binary has them: `commscale predict` of the same step for the cluster named by
+#      COMMSCALE_CLUSTER (measured and predicted side by side), and `commscale compare` of an A100
+#      node against consumer-card clusters (RTX 3090, 4090, 5090) with a scaling sweep;
+#   4. `commscale report` over all of it,
+# writing results/<host>-<date>/ (results/README.md describes the files) and printing where.
 #
-# Environment: COMMSCALE_BUILD_DIR (default build/), COMMSCALE_RESULTS (default results/<host>-<date>).
+# Environment:
+#   COMMSCALE_BUILD_DIR  build folder (default build/)
+#   COMMSCALE_RESULTS    output folder (default results/<host>-<date>)
+#   COMMSCALE_BIN        use this commscale executable: no package installation, no build
+#   COMMSCALE_SIZE       full (default) or tiny: the smallest sweeps and steps, for tests
+#   COMMSCALE_CLUSTER    a cluster of topologies/clusters/ describing this machine, for `predict`
+#   COMMSCALE_GPUS       GPUs to use (default: every GPU nvidia-smi lists; 0: the CPU backend)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="${COMMSCALE_BUILD_DIR:-$root/build}"
 out="${COMMSCALE_RESULTS:-$root/results/$(hostname -s)-$(date +%Y-%m-%d)}"
+size="${COMMSCALE_SIZE:-full}"
+case "$size" in
+  full | tiny) ;;
+  *) echo "main.sh: COMMSCALE_SIZE=$size (expected full or tiny)" >&2; exit 2 ;;
+esac
 
-"$root/launch/install-deps.sh" build
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build "$build_dir"
+if [ -n "${COMMSCALE_BIN:-}" ]; then
+  commscale="$COMMSCALE_BIN"
+else
+  "$root/launch/install-deps.sh" build
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$build_dir"
+  commscale="$build_dir/src/commscale"
+fi
 
 gpus=0
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+if [ -n "${COMMSCALE_GPUS:-}" ]; then
+  gpus=$COMMSCALE_GPUS
+elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   gpus=$(nvidia-smi -L | grep -c '^GPU' || true)
 fi
 if [ "$gpus" -gt 0 ]; then
   ranks=$gpus
+  backend=(--backend gpu)
   sweep=(-b 8 -e 1G -f 2)
+  train=(--model gpt3-1.3b --dp "$ranks" --micro-batch 4 --global-batch $((ranks * 16)) --steps 5 --warmup 2)
 else
   ranks=2
+  backend=(--backend cpu)
   sweep=(-b 8 -e 16M -f 4)
+  train=(--model tiny --dp 2 --micro-batch 1 --global-batch 8 --steps 3 --warmup 1)
+fi
+if [ "$size" = tiny ]; then
+  sweep=(-b 1K -e 64K -f 16 -n 3 -w 1)
+  train=(--model tiny --dp "$ranks" --micro-batch 1 --global-batch $((ranks * 2)) --steps 1 --warmup 1)
 fi
 
 mpirun_args=(-np "$ranks" --bind-to none)
@@ -31,7 +64,59 @@ if [ "$(id -u)" = 0 ]; then mpirun_args+=(--allow-run-as-root); fi
 if [ "$ranks" -gt "$(nproc)" ]; then mpirun_args+=(--oversubscribe); fi
 
 mkdir -p "$out"
-echo "commscale: mpirun ${mpirun_args[*]} $build_dir/src/commscale bench all ${sweep[*]}"
-mpirun "${mpirun_args[@]}" "$build_dir/src/commscale" bench all "${sweep[@]}" \
+log() { echo "commscale: $*"; }
+# Under mpirun the ranks' stderr is a pipe: ask for the progress line when ours is a terminal.
+progress=()
+if [ -t 2 ]; then progress=(--progress); fi
+
+log "mpirun ${mpirun_args[*]} $commscale bench all ${sweep[*]}"
+mpirun "${mpirun_args[@]}" "$commscale" bench all "${sweep[@]}" "${backend[@]}" "${progress[@]}" \
   -J "$out/bench.json" --csv "$out/bench.csv" | tee "$out/bench.txt"
-echo "commscale: results in $out (bench.txt, bench.json, bench.csv)"
+
+if [ "$gpus" -gt 0 ]; then
+  log "$commscale topo and p2p"
+  "$commscale" topo -J "$out/topo.json" --csv "$out/topo.csv" | tee "$out/topo.txt"
+  "$commscale" p2p -J "$out/p2p.json" --csv "$out/p2p.csv" | tee "$out/p2p.txt"
+fi
+
+log "mpirun ${mpirun_args[*]} $commscale train ${train[*]}"
+mpirun "${mpirun_args[@]}" "$commscale" train "${train[@]}" "${backend[@]}" "${progress[@]}" \
+  -J "$out/train.json" --csv "$out/train.csv" --trace "$out/train-trace.json" | tee "$out/train.txt"
+
+# `commscale X --help` prints the main help (and succeeds) when X is not a command: look for X's usage.
+has_command() { "$commscale" "$1" --help 2>/dev/null | grep "commscale $1" >/dev/null; }
+
+if [ -n "${COMMSCALE_CLUSTER:-}" ]; then
+  if has_command predict; then
+    log "$commscale predict ${train[*]} --cluster $COMMSCALE_CLUSTER"
+    # The plan flags train took, without the step counts that only a run has.
+    predict_args=()
+    skip=0
+    for arg in "${train[@]}"; do
+      if [ "$skip" = 1 ]; then skip=0; continue; fi
+      case "$arg" in --steps | --warmup) skip=1; continue ;; esac
+      predict_args+=("$arg")
+    done
+    "$commscale" predict "${predict_args[@]}" --cluster "$COMMSCALE_CLUSTER" -J "$out/predict.json" | tee "$out/predict.txt"
+  else
+    log "this commscale has no predict command: skipping the prediction"
+  fi
+fi
+
+if has_command compare; then
+  if [ "$size" = tiny ]; then
+    clusters="hgx-a100,rtx4090-8x-pcie"
+    compare=(--model gpt3-125m --global-batch 16 --clusters "$clusters" --scaling hgx-a100 --scaling-max 16)
+  else
+    clusters="hgx-a100,rtx4090-8x-pcie,rtx4090-8x-roce100,rtx5090-8x-pcie,rtx3090-4x-nvlink-pairs"
+    compare=(--model llama2-7b --global-batch 256 --clusters "$clusters" --scaling hgx-a100 --scaling-max 1024)
+  fi
+  log "$commscale compare ${compare[*]}"
+  "$commscale" compare "${compare[@]}" -J "$out/compare.json" | tee "$out/compare.txt"
+else
+  log "this commscale has no compare command: skipping the what-if comparison of A100 and consumer cards"
+fi
+
+log "$commscale report $out"
+"$commscale" report "$out" -o "$out/report.html" --title "commscale on $(hostname -s), $(date +%Y-%m-%d)"
+log "results in $out (report.html; bench, train and the others as .txt, .json and .csv; train-trace.json opens in Perfetto)"

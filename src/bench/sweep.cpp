@@ -282,10 +282,8 @@ BenchRow CollectiveSweep::measure_row(const Case& c) {
   return row;
 }
 
-BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
-  BenchSummary summary;
-  double busbw_total = 0.0;
-  int placements = 0;
+std::vector<CollectiveSweep::Case> CollectiveSweep::cases() const {
+  std::vector<Case> out;
   const int group_size = group_->size();
   std::vector<int> all_roots(static_cast<std::size_t>(group_size));
   std::iota(all_roots.begin(), all_roots.end(), 0);
@@ -298,17 +296,28 @@ BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
       for (ReduceOp op : ops) {
         for (int root : roots) {
           for (Bytes size : options_.sizes) {
-            const Case c{collective, type, op, root,
-                         collective_layout(collective, size, type, group_size, group_->rank())};
-            const BenchRow row = measure_row(c);
-            summary.wrong += row.out_of_place.wrong + row.in_place.wrong;
-            busbw_total += row.out_of_place.busbw.value() + row.in_place.busbw.value();
-            placements += 2;
-            if (reporter != nullptr) reporter->row(row);
+            out.push_back(Case{collective, type, op, root,
+                               collective_layout(collective, size, type, group_size, group_->rank())});
           }
         }
       }
     }
+  }
+  return out;
+}
+
+std::size_t CollectiveSweep::row_count() const { return cases().size(); }
+
+BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
+  BenchSummary summary;
+  double busbw_total = 0.0;
+  int placements = 0;
+  for (const Case& c : cases()) {
+    const BenchRow row = measure_row(c);
+    summary.wrong += row.out_of_place.wrong + row.in_place.wrong;
+    busbw_total += row.out_of_place.busbw.value() + row.in_place.busbw.value();
+    placements += 2;
+    if (reporter != nullptr) reporter->row(row);
   }
   // Only rank 0 holds the combined samples; it decides for everyone.
   summary.avg_busbw_GBps = world_.broadcast(placements > 0 ? busbw_total / placements : 0.0, 0);

@@ -27,12 +27,16 @@ class CollectiveSweep {
   // How the groups and samples are set up, for the reporters.
   [[nodiscard]] BenchSetup setup(const RunContext& context) const;
 
+  // The rows the sweep will measure (for progress).
+  [[nodiscard]] std::size_t row_count() const;
+
   // Runs the sweep. Rank 0 passes its reporter; the others pass nullptr. Every rank gets the summary.
   BenchSummary run(BenchReporter* reporter);
 
  private:
   struct Case;
   struct Buffers;
+  [[nodiscard]] std::vector<Case> cases() const;
   [[nodiscard]] BenchRow measure_row(const Case& c);
   [[nodiscard]] PlacementResult measure(const Case& c, bool in_place);
   [[nodiscard]] std::vector<double> time_iterations(const Case& c, bool in_place);

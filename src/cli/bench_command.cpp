@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"
 #include "report/bench_reporters.hpp"
+#include "report/progress.hpp"
 
 namespace commscale {
 namespace {
@@ -31,6 +32,8 @@ struct BenchArguments {
   double min_busbw = -1.0;
   double timeout_s = 0.0;
   int corrupt_rank = -1;
+  bool quiet = false;
+  bool progress = false;
   std::string backend = "auto";
   BenchOptions options;
   RuntimeOptions runtime;
@@ -138,6 +141,7 @@ int run_bench(const BenchArguments& a, const MpiComm& world) {
     reporters.add(make_text_bench_reporter(std::cout));
     if (!a.options.json_path.empty()) reporters.add(make_json_bench_reporter(a.options.json_path));
     if (!a.options.csv_path.empty()) reporters.add(make_csv_bench_reporter(a.options.csv_path));
+    if (progress_enabled(a.quiet, a.progress)) reporters.add(make_progress_bench_reporter(&std::cerr, sweep.row_count()));
     reporters.begin(sweep.setup(session.context));
   }
   const BenchSummary summary = sweep.run(reporting ? &reporters : nullptr);
@@ -183,6 +187,9 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
                   "run disjoint groups concurrently: consecutive:K (tp:K) groups K neighbouring ranks, "
                   "strided:K (dp:K) takes every (N/K)-th rank")
       ->capture_default_str();
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
+  cmd->add_flag("--progress", args->progress,
+                "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
   cmd->add_option("--inject-corruption", args->corrupt_rank,
                   "testing: write a wrong input element on this rank before each checked run")

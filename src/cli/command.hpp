@@ -26,6 +26,8 @@ void add_topo_command(CLI::App& app, CommandAction* action, const std::string& c
 void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_train_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_calibrate_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// `report` is pure: result files in, an HTML page out.
+void add_report_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add_p2p_command(app, &action, command_line);
   add_train_command(app, &action, command_line);
   add_calibrate_command(app, &action, command_line);
+  add_report_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);

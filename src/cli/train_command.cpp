@@ -13,6 +13,7 @@
 #include "hw/gpu_match.hpp"
 #include "hw/topology_dir.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/progress.hpp"
 #include "report/train_report.hpp"
 #include "runtime/executor.hpp"
 #include "workload/flops.hpp"
@@ -33,6 +34,8 @@ struct TrainArguments {
   std::string csv_path;
   std::string trace_path;
   std::string timeline_path;
+  bool quiet = false;
+  bool progress = false;
   TrainOptions options;
   ModelAndPlan resolved;
 };
@@ -96,7 +99,17 @@ void set_peak(const TrainArguments& a, const RunContext& context, TrainReport* r
 int run_train(const TrainArguments& a, const MpiComm& world) {
   const RankSession session = start_rank_session(a.runtime, world);
   const ModelAndPlan& mp = a.resolved;
-  const TrainRun run = run_training(mp.model, mp.plan, a.options, *session.backend, world);
+  TrainOptions options = a.options;
+  std::unique_ptr<Progress> progress;
+  if (world.rank() == 0 && progress_enabled(a.quiet, a.progress)) {
+    progress = std::make_unique<Progress>(&std::cerr, "train steps", 0);
+    options.on_step = [&progress](int done, int total) {
+      progress->set_total(static_cast<std::size_t>(total));
+      progress->update(static_cast<std::size_t>(done));
+    };
+  }
+  const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world);
+  if (progress) progress->finish();
   if (world.rank() != 0) return 0;
 
   StepSummaryInputs inputs;
@@ -160,6 +173,9 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
   cmd->add_option("--csv", args->csv_path, "write one line per step and rank as CSV to this file");
   cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the timed steps");
   cmd->add_option("--timeline", args->timeline_path, "write the timeline (the schema `predict` writes) to this file");
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
+  cmd->add_flag("--progress", args->progress,
+                "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
   cmd->callback([args, action] {
     finish(*args);

@@ -19,6 +19,8 @@ inline constexpr int kBenchSchemaVersion = 1;
 [[nodiscard]] std::unique_ptr<BenchReporter> make_text_bench_reporter(std::ostream& out);
 [[nodiscard]] std::unique_ptr<BenchReporter> make_json_bench_reporter(std::string path);
 [[nodiscard]] std::unique_ptr<BenchReporter> make_csv_bench_reporter(std::string path);
+// One progress line on `out` (stderr, when it is a terminal) for a sweep of `rows` rows; null: none.
+[[nodiscard]] std::unique_ptr<BenchReporter> make_progress_bench_reporter(std::ostream* out, std::size_t rows);
 
 // Forwards every call to each reporter in turn.
 class BenchReporterList final : public BenchReporter {

@@ -122,7 +122,17 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
 
   const StepTiming warm = options.timing == TrainTiming::kStepOnly ? StepTiming::kStepOnly : StepTiming::kPerOp;
   std::vector<StepRun> per_op_runs;  // rank 0's, for the GEMM check
-  for (int i = 0; i < options.warmup_steps; ++i) (void)engine->run_step(warm);
+  const int modes = options.timing == TrainTiming::kBoth ? 2 : 1;
+  const int total_steps = options.warmup_steps + modes * options.steps;
+  int steps_done = 0;
+  const auto step_done = [&](int count) {
+    steps_done += count;
+    if (options.on_step && world.rank() == 0) options.on_step(steps_done, total_steps);
+  };
+  for (int i = 0; i < options.warmup_steps; ++i) {
+    (void)engine->run_step(warm);
+    step_done(1);
+  }
 
   out.timeline.engine = "executor";
   out.timeline.world_size = world.size();
@@ -142,6 +152,7 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
       }
       ++out.timeline.steps;
     }
+    step_done(modes);
   }
   if (options.gemm_check && world.rank() == 0 && !per_op_runs.empty()) {
     out.gemm_checks = check_gemms(ops_of(out.program, 0), per_op_runs, *engine);

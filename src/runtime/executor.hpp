@@ -4,6 +4,7 @@
 // timed steps on the backend's step engine, and gathers what happened to rank 0 as a timeline (the
 // predictor's schema) and per-step times.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct TrainOptions {
   bool tf32 = false;
   Bytes workspace_allowance = Bytes(2 * kGiB);  // the memory model's allowance for context and libraries
   bool gemm_check = false;  // after the steps, time each GEMM shape alone and compare (GPU)
+  // Called on rank 0 after each step (warm-up included) with the steps done and the steps in all.
+  std::function<void(int done, int total)> on_step;
 };
 
 

@@ -1,0 +1,281 @@
+// Report sections for `commscale bench`, `p2p` and `topo` files.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/charts.hpp"
+#include "report/html_report.hpp"
+
+namespace commscale {
+namespace {
+
+std::string env_value(const JsonAt& context, const char* name) {
+  if (!context.has("environment")) return {};
+  const JsonAt env = context.at("environment");
+  return env.has(name) && env.value().at(name).is_string() ? env.value().at(name).get<std::string>() : std::string();
+}
+
+std::string first_host(const JsonAt& context) {
+  if (!context.has("hosts")) return {};
+  const std::vector<JsonAt> hosts = context.array("hosts");
+  return hosts.empty() || !hosts.front().value().is_string() ? std::string() : hosts.front().value().get<std::string>();
+}
+
+std::set<std::string> bench_bus_ids(const JsonAt& context) {
+  std::set<std::string> ids;
+  if (!context.has("ranks")) return ids;
+  for (const JsonAt& r : context.array("ranks")) {
+    if (r.has("gpu") && r.at("gpu").has("pci_bus_id")) ids.insert(r.at("gpu").string("pci_bus_id"));
+  }
+  return ids;
+}
+
+// The lowest line rate among the p2p file's GPU pairs that the bench used (all pairs when none match),
+// or, with `staged`, among its host links.
+std::optional<std::pair<double, std::string>> p2p_line_rate(const ResultFile& p2p, const std::set<std::string>& ids,
+                                                            bool staged) {
+  const JsonAt root = root_of(p2p);
+  std::optional<std::pair<double, std::string>> best;
+  const auto consider = [&](const JsonAt& measurement, const std::string& link) {
+    if (!measurement.value().is_object()) return;
+    const std::optional<double> rate = measurement.optional_number("line_rate_GBps");
+    if (rate && (!best || *rate < best->first)) best = std::pair{*rate, link};
+  };
+  if (staged) {
+    for (const JsonAt& h : root.array("host")) {
+      if (h.has("host_to_gpu")) consider(h.at("host_to_gpu"), "staged over " + h.string_or("link", "PCIe"));
+    }
+    return best;
+  }
+  std::map<int, std::string> bus;
+  for (const JsonAt& g : root.array("gpus")) bus[static_cast<int>(g.number("index"))] = g.string_or("pci_bus_id", "");
+  const auto used = [&](int g) { return ids.empty() || ids.count(bus[g]) > 0; };
+  bool any_used = false;
+  for (const JsonAt& p : root.array("pairs"))
+    any_used = any_used || (used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))));
+  for (const JsonAt& p : root.array("pairs")) {
+    if (p.string_or("path", "p2p") != "p2p" || !p.has("ce_unidirectional")) continue;
+    if (any_used && !(used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))))) continue;
+    consider(p.at("ce_unidirectional"), p.string_or("link", "P2P"));
+  }
+  return best;
+}
+
+struct SeriesKey {
+  std::string collective;
+  std::string name;
+  bool operator<(const SeriesKey& o) const { return std::tie(collective, name) < std::tie(o.collective, o.name); }
+};
+
+std::string cell(double v, const char* format = "{:.2f}") { return fmt::format(fmt::runtime(format), v); }
+
+}  // namespace
+
+CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, const ReportOptions& options) {
+  const JsonAt context = root_of(bench).at("context");
+  const bool p2p_off = env_value(context, "NCCL_P2P_DISABLE") == "1";
+  const bool shm_off = env_value(context, "NCCL_SHM_DISABLE") == "1";
+  if (context.string_or("backend", "") == "cpu") {
+    return {std::nullopt, "no ceiling: the CPU backend (MPI over host memory) has no GPU link"};
+  }
+  if (context.has("hosts") && context.array("hosts").size() > 1) {
+    return {std::nullopt, "no ceiling: the job spans several hosts and the network's line rate is not in the inputs"};
+  }
+  if (p2p_off && shm_off) {
+    return {std::nullopt,
+            "no ceiling: NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 (sockets); the inputs do not give the "
+            "socket path's line rate"};
+  }
+  const std::string host = first_host(context);
+  for (const ResultFile* p : p2p) {
+    if (first_host(root_of(*p).at("context")) != host) continue;
+    const auto rate = p2p_line_rate(*p, bench_bus_ids(context), p2p_off);
+    if (rate)
+      return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second,
+                                       cell(rate->first, "{:.0f}"), p->label)};
+  }
+  if (options.line_rate_GBps && !p2p_off) {
+    const std::string what = options.line_rate_label.empty() ? "stated with --line-rate" : options.line_rate_label;
+    return {options.line_rate_GBps,
+            fmt::format("line rate {} GB/s per direction ({})", cell(*options.line_rate_GBps, "{:.0f}"), what)};
+  }
+  if (p2p_off) {
+    return {std::nullopt,
+            "no ceiling: NCCL_P2P_DISABLE=1 (host-staged path) and no p2p file of this host gives the "
+            "PCIe line rate"};
+  }
+  return {std::nullopt,
+          "no ceiling: the bench file does not record which link joins its GPUs; add a `commscale p2p -J` "
+          "file from the same host, or --line-rate"};
+}
+
+std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRefs& p2p, const ReportOptions& options) {
+  std::vector<std::string> collectives;  // in order of first appearance
+  std::map<SeriesKey, ChartSeries> series;
+  std::map<std::string, std::vector<std::string>> series_order;
+  std::map<std::string, HtmlTable> tables;
+  std::map<std::string, std::map<std::string, std::optional<double>>> ceilings;  // collective -> label -> value
+  for (const ResultFile* f : bench) {
+    const JsonAt root = root_of(*f);
+    const std::vector<JsonAt> rows = root.array("results");
+    std::set<std::string> combos;
+    for (const JsonAt& r : rows)
+      combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" +
+                    fmt::format("{}", r.optional_number("root").value_or(0)));
+    const CeilingChoice ceiling = bench_ceiling(*f, p2p, options);
+    for (const JsonAt& r : rows) {
+      const std::string collective = r.string("collective");
+      if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
+        collectives.push_back(collective);
+      std::string name = f->label;
+      if (combos.size() > 1) {
+        name += " " + r.string("type");
+        if (r.has("redop")) name += " " + r.string("redop");
+        if (r.has("root")) name += fmt::format(" root {}", r.number("root"));
+      }
+      const SeriesKey key{collective, name};
+      if (!series.count(key)) series_order[collective].push_back(name);
+      ChartSeries& s = series[key];
+      s.name = name;
+      const JsonAt oop = r.at("out_of_place");
+      const double size = r.number("size_bytes");
+      s.points.emplace_back(size, oop.number("busbw_GBps"));
+      ceilings[collective][ceiling.label] = ceiling.GBps;
+      HtmlTable& t = tables[collective];
+      const JsonAt ip = r.at("in_place");
+      t.rows.push_back(
+          {name, short_bytes(size), cell(oop.number("time_us")), cell(oop.number("algbw_GBps")),
+           cell(oop.number("busbw_GBps")), cell(ip.number("time_us")), cell(ip.number("busbw_GBps")),
+           fmt::format("{}", oop.optional_number("wrong").value_or(0) + ip.optional_number("wrong").value_or(0))});
+    }
+  }
+  std::vector<HtmlSection> out;
+  for (const std::string& c : collectives) {
+    LineChart chart;
+    chart.title = fmt::format("{}: bus bandwidth against message size", c);
+    chart.x_label = "message size (nccl-tests' size column)";
+    chart.y_label = "busbw, GB/s (out of place)";
+    chart.x_scale = AxisScale::kLog2;
+    chart.x_bytes = true;
+    for (const std::string& name : series_order[c]) chart.series.push_back(series[{c, name}]);
+    HtmlSection s;
+    s.id = "bench-" + c;
+    s.title = fmt::format("bench: {}", c);
+    s.paragraphs.push_back(
+        "Bus bandwidth from the time of all timed iterations together, as nccl-tests derives it "
+        "(src/bench/BUSBW.md); one line per bench file.");
+    for (const auto& [label, value] : ceilings[c]) {
+      if (value) {
+        chart.ceilings.push_back({*value, label});
+        s.paragraphs.push_back("Ceiling (dashed): " + label + ".");
+      } else {
+        s.paragraphs.push_back(label + ".");
+      }
+    }
+    s.charts.push_back(line_chart_svg(chart));
+    HtmlTable& t = tables[c];
+    t.caption = fmt::format("{}: every row", c);
+    t.header = {"series", "size", "time µs", "algbw GB/s", "busbw GB/s", "in-place time µs", "in-place busbw GB/s",
+                "#wrong"};
+    s.tables.push_back(t);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
+  std::vector<HtmlSection> out;
+  for (const ResultFile* f : p2p) {
+    const JsonAt root = root_of(*f);
+    std::vector<std::string> names;
+    for (const JsonAt& g : root.array("gpus")) {
+      names.push_back(fmt::format("GPU {}", static_cast<int>(g.number("index"))));
+    }
+    HtmlSection s;
+    s.id = "p2p-" + std::to_string(out.size());
+    s.title = "p2p: " + f->label;
+    s.paragraphs.push_back(
+        "Copy bandwidth between every pair of GPUs (src/bench/P2P.md): rows are the source, columns "
+        "the destination; grey where not measured.");
+    HtmlTable t{"every pair",
+                {"src", "dst", "path", "link", "CE GB/s", "of line rate", "CE bidir GB/s", "SM GB/s", "latency ns"},
+                {}};
+    const auto bw = [](const JsonAt& p, const char* key) -> std::optional<double> {
+      if (!p.has(key)) return std::nullopt;
+      return p.at(key).number("bw_GBps");
+    };
+    const auto text = [](const std::optional<double>& v, const char* format = "{:.1f}") {
+      return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+    };
+    for (const char* test : {"ce_unidirectional", "sm_unidirectional"}) {
+      Heatmap h;
+      h.title = fmt::format("{}: {} bandwidth", f->label, test[0] == 'c' ? "copy-engine" : "kernel (SM) copy");
+      h.unit = "GB/s";
+      h.rows = names;
+      h.columns = names;
+      h.values.assign(names.size(), std::vector<std::optional<double>>(names.size()));
+      bool any = false;
+      for (const JsonAt& p : root.array("pairs")) {
+        const auto src = static_cast<std::size_t>(p.number("src"));
+        const auto dst = static_cast<std::size_t>(p.number("dst"));
+        if (src >= names.size() || dst >= names.size()) continue;
+        h.values[src][dst] = bw(p, test);
+        any = any || h.values[src][dst].has_value();
+      }
+      if (any || test[0] == 'c') s.charts.push_back(heatmap_svg(h));
+    }
+    for (const JsonAt& p : root.array("pairs")) {
+      const std::optional<double> fraction = p.has("ce_unidirectional")
+                                                 ? p.at("ce_unidirectional").optional_number("fraction_of_line_rate")
+                                                 : std::nullopt;
+      const std::optional<double> latency =
+          p.has("latency") ? p.at("latency").optional_number("latency_ns") : std::nullopt;
+      t.rows.push_back({fmt::format("GPU {}", p.number("src")), fmt::format("GPU {}", p.number("dst")),
+                        p.string_or("path", ""), p.string_or("link", ""), text(bw(p, "ce_unidirectional")),
+                        fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a", text(bw(p, "ce_bidirectional")),
+                        text(bw(p, "sm_unidirectional")), text(latency, "{:.0f}")});
+    }
+    s.tables.push_back(std::move(t));
+    HtmlTable hosts{"host memory and each GPU", {"GPU", "link", "host→GPU GB/s", "GPU→host GB/s", "bidir GB/s"}, {}};
+    for (const JsonAt& h : root.array("host")) {
+      hosts.rows.push_back({fmt::format("GPU {}", h.number("gpu")), h.string_or("link", ""), text(bw(h, "host_to_gpu")),
+                            text(bw(h, "gpu_to_host")), text(bw(h, "bidirectional"))});
+    }
+    if (!hosts.rows.empty()) s.tables.push_back(std::move(hosts));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<HtmlSection> topo_sections(const ResultRefs& topo) {
+  std::vector<HtmlSection> out;
+  for (const ResultFile* f : topo) {
+    const JsonAt root = root_of(*f);
+    HtmlSection s;
+    s.id = "topo-" + std::to_string(out.size());
+    s.title = "topo: " + f->label;
+    s.paragraphs.push_back(fmt::format("Host {}: {} GPUs, driver {}, CUDA {}.", root.string_or("host", "?"),
+                                       root.array("gpus").size(), root.string_or("gpu_driver", "?"),
+                                       root.string_or("cuda_driver", "?")));
+    HtmlTable gpus{"GPUs", {"device", "name", "PCI bus", "catalog GPU"}, {}};
+    for (const JsonAt& g : root.array("gpus")) {
+      gpus.rows.push_back({fmt::format("{}", g.number("device")), g.string_or("name", ""),
+                           g.string_or("pci_bus_id", ""), g.string_or("catalog_gpu", "")});
+    }
+    HtmlTable pairs{"pairs", {"a", "b", "link", "NVLink lanes", "P2P access"}, {}};
+    for (const JsonAt& p : root.array("pairs")) {
+      pairs.rows.push_back({fmt::format("{}", p.number("a")), fmt::format("{}", p.number("b")), p.string_or("link", ""),
+                            fmt::format("{}", p.optional_number("nvlink_lanes").value_or(0)),
+                            p.has("can_access_peer") ? p.value().at("can_access_peer").dump() : ""});
+    }
+    s.tables.push_back(std::move(gpus));
+    if (!pairs.rows.empty()) s.tables.push_back(std::move(pairs));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace commscale

@@ -1,0 +1,125 @@
+// Report sections for `commscale compare` files (throughput per cluster, scaling curves), and the
+// page that puts every section together.
+
+#include <fmt/format.h>
+
+#include "report/charts.hpp"
+#include "report/html_report.hpp"
+
+namespace commscale {
+namespace {
+
+std::string optional_text(const std::optional<double>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+}
+
+std::string percent(const std::optional<double>& fraction) {
+  return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("n/a");
+}
+
+HtmlSection scaling_section(const std::vector<ChartSeries>& tokens, const std::vector<ChartSeries>& efficiency,
+                            HtmlTable table) {
+  HtmlSection s;
+  s.id = "scaling";
+  s.title = "compare: scaling";
+  s.paragraphs.push_back(
+      "Predicted throughput and scaling efficiency (throughput per GPU against the smallest size) "
+      "as the cluster grows, at a fixed global batch, with the best plan at each size.");
+  LineChart t{"throughput against cluster size", "GPUs", "tokens/s", AxisScale::kLog2, false, tokens, {}};
+  LineChart e{"scaling efficiency against cluster size",
+              "GPUs",
+              "efficiency (1 = linear)",
+              AxisScale::kLog2,
+              false,
+              efficiency,
+              {}};
+  s.charts.push_back(line_chart_svg(t));
+  s.charts.push_back(line_chart_svg(e));
+  s.tables.push_back(std::move(table));
+  return s;
+}
+
+}  // namespace
+
+std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
+  std::vector<HtmlSection> out;
+  std::vector<ChartSeries> tokens;
+  std::vector<ChartSeries> efficiency;
+  HtmlTable scaling{"scaling points", {"file", "cluster", "GPUs", "tokens/s", "MFU", "efficiency", "plan"}, {}};
+  for (const ResultFile* f : compare) {
+    const JsonAt root = root_of(*f);
+    StackedBars bars{
+        fmt::format("{}: predicted throughput per cluster", root.string_or("model", f->label)), "tokens/s", {}};
+    HtmlTable t{
+        "clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
+    for (const JsonAt& c : root.array("clusters")) {
+      const std::string label = c.string_or("label", c.string_or("cluster", "?"));
+      if (!c.has("best")) {
+        t.rows.push_back(
+            {label, fmt::format("{}", c.number("gpus")), "no plan fits", "", "", "", "", c.string_or("closest", "")});
+        continue;
+      }
+      const JsonAt best = c.at("best");
+      const JsonAt s = best.at("summary");
+      bars.bars.push_back({label, {{"tokens/s", s.number("tokens_per_s")}}});
+      t.rows.push_back({label, fmt::format("{}", c.number("gpus")), fmt::format("{:.0f}", s.number("tokens_per_s")),
+                        percent(s.optional_number("mfu")), fmt::format("{:.4f}", s.number("step_time_s")),
+                        optional_text(c.optional_number("usd_per_million_tokens"), "{:.3f}"),
+                        optional_text(c.optional_number("joules_per_token"), "{:.3f}"),
+                        describe_plan_json(best.at("plan"))});
+    }
+    HtmlSection s;
+    s.id = "compare-" + std::to_string(out.size());
+    s.title = "compare: " + f->label;
+    s.paragraphs.push_back(fmt::format("{} on each cluster with its best plan that fits (predicted), global batch {}.",
+                                       root.string_or("model", "the model"),
+                                       root.optional_number("global_batch").value_or(0)));
+    if (!bars.bars.empty()) s.charts.push_back(stacked_bars_svg(bars));
+    s.tables.push_back(std::move(t));
+    out.push_back(std::move(s));
+    if (!root.has("scaling")) continue;
+    const JsonAt sc = root.at("scaling");
+    ChartSeries tk{sc.string_or("cluster", f->label), {}};
+    ChartSeries ef{tk.name, {}};
+    for (const JsonAt& p : sc.array("points")) {
+      if (!p.has("plan")) continue;
+      const double gpus = p.number("gpus");
+      tk.points.emplace_back(gpus, p.number("tokens_per_s"));
+      ef.points.emplace_back(gpus, p.number("scaling_efficiency"));
+      scaling.rows.push_back({f->label, tk.name, fmt::format("{}", gpus),
+                              fmt::format("{:.0f}", p.number("tokens_per_s")), percent(p.optional_number("mfu")),
+                              fmt::format("{:.1f}%", 100 * p.number("scaling_efficiency")),
+                              describe_plan_json(p.at("plan"))});
+    }
+    tokens.push_back(std::move(tk));
+    efficiency.push_back(std::move(ef));
+  }
+  if (!tokens.empty()) out.push_back(scaling_section(tokens, efficiency, std::move(scaling)));
+  return out;
+}
+
+HtmlPage build_report(const LoadedResults& results, const ReportOptions& options) {
+  std::map<ResultKind, ResultRefs> by_kind;
+  HtmlPage page;
+  page.title = options.title;
+  for (const ResultFile& f : results.files) {
+    by_kind[f.kind].push_back(&f);
+    page.inputs.push_back(fmt::format("{} ({})", f.path.generic_string(), kind_name(f.kind)));
+  }
+  for (const std::string& s : results.skipped) page.notes.push_back("not rendered: " + s);
+  const auto add = [&page](std::vector<HtmlSection> sections) {
+    for (HtmlSection& s : sections) page.sections.push_back(std::move(s));
+  };
+  ResultRefs predicted = by_kind[ResultKind::kPrediction];
+  add(bench_sections(by_kind[ResultKind::kBench], by_kind[ResultKind::kP2p], options));
+  add(p2p_sections(by_kind[ResultKind::kP2p]));
+  add(topo_sections(by_kind[ResultKind::kTopo]));
+  add(step_sections(by_kind[ResultKind::kTrain], predicted));
+  add(trace_sections(by_kind[ResultKind::kChromeTrace], options));
+  add(compare_sections(by_kind[ResultKind::kCompare]));
+  add(search_sections(by_kind[ResultKind::kSearch]));
+  add(plan_sections(by_kind[ResultKind::kPlan]));
+  return page;
+}
+
+}  // namespace commscale

@@ -1,0 +1,168 @@
+#include "report/result_files.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "hw/json_reader.hpp"
+
+namespace commscale {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, ResultKind>, 8> kKinds = {{
+    {"commscale-bench", ResultKind::kBench},
+    {"commscale-p2p", ResultKind::kP2p},
+    {"commscale-topo", ResultKind::kTopo},
+    {"commscale-train", ResultKind::kTrain},
+    {"commscale-prediction", ResultKind::kPrediction},
+    {"commscale-compare", ResultKind::kCompare},
+    {"commscale-search", ResultKind::kSearch},
+    {"commscale-plan", ResultKind::kPlan},
+}};
+
+std::string type_name(const nlohmann::json& v) { return v.type_name(); }
+
+// Why a parsed document is not rendered.
+std::string unrecognized(const nlohmann::json& doc) {
+  if (!doc.is_object()) return fmt::format("a JSON {}, not a commscale result", type_name(doc));
+  const auto kind = doc.find("kind");
+  if (kind == doc.end()) return "no \"kind\" key: not a commscale result (nor a Chrome trace)";
+  if (kind->is_string()) return fmt::format("kind \"{}\" is not one report renders", kind->get<std::string>());
+  return "\"kind\" is not a string";
+}
+
+void add_file(const std::filesystem::path& path, bool named, LoadedResults* out) {
+  nlohmann::json doc;
+  try {
+    doc = hw::read_json_file(path);
+  } catch (const InputError&) {
+    if (named) throw;
+    out->skipped.push_back(fmt::format("{}: not valid JSON", path.string()));
+    return;
+  }
+  const std::optional<ResultKind> kind = result_kind(doc);
+  if (!kind) {
+    out->skipped.push_back(fmt::format("{}: {}", path.string(), unrecognized(doc)));
+    return;
+  }
+  out->files.push_back(ResultFile{path, path.stem().string(), *kind, std::move(doc)});
+}
+
+// Equal stems get their parent folder's name in front ("nvlink/bench", "p2p-off/bench").
+void make_labels_unique(std::vector<ResultFile>* files) {
+  std::map<std::string, int> count;
+  for (const ResultFile& f : *files) ++count[f.label];
+  for (ResultFile& f : *files) {
+    if (count[f.label] > 1 && f.path.has_parent_path()) {
+      f.label = (f.path.parent_path().filename() / f.path.stem()).generic_string();
+    }
+  }
+  std::map<std::string, int> seen;
+  for (ResultFile& f : *files) {
+    const int n = ++seen[f.label];
+    if (n > 1) f.label += fmt::format(" ({})", n);
+  }
+}
+
+}  // namespace
+
+std::optional<ResultKind> result_kind(const nlohmann::json& doc) {
+  if (!doc.is_object()) return std::nullopt;
+  const auto kind = doc.find("kind");
+  if (kind != doc.end() && kind->is_string()) {
+    const std::string k = kind->get<std::string>();
+    for (const auto& [name, value] : kKinds) {
+      if (k == name) return value;
+    }
+    return std::nullopt;
+  }
+  const auto events = doc.find("traceEvents");
+  if (kind == doc.end() && events != doc.end() && events->is_array()) return ResultKind::kChromeTrace;
+  return std::nullopt;
+}
+
+std::string_view kind_name(ResultKind kind) {
+  for (const auto& [name, value] : kKinds) {
+    if (value == kind) return name;
+  }
+  return "chrome-trace";
+}
+
+LoadedResults load_results(const std::vector<std::string>& paths) {
+  LoadedResults out;
+  for (const std::string& p : paths) {
+    const std::filesystem::path path(p);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      std::vector<std::filesystem::path> found;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json") found.push_back(entry.path());
+      }
+      if (ec) throw InputError(p, fmt::format("cannot list the folder: {}", ec.message()), "a readable folder");
+      std::sort(found.begin(), found.end());
+      for (const auto& f : found) add_file(f, false, &out);
+    } else if (std::filesystem::exists(path, ec)) {
+      add_file(path, true, &out);
+    } else {
+      throw InputError(p, "no such file or folder", "a result file (JSON) or a folder of them");
+    }
+  }
+  make_labels_unique(&out.files);
+  return out;
+}
+
+bool JsonAt::has(std::string_view key) const {
+  if (!value_->is_object()) return false;
+  const auto it = value_->find(key);
+  return it != value_->end() && !it->is_null();
+}
+
+JsonAt JsonAt::at(std::string_view key) const {
+  if (!value_->is_object()) throw InputError(where_, fmt::format("is a JSON {}", type_name(*value_)), "an object");
+  const auto it = value_->find(key);
+  const std::string place =
+      where_.ends_with(": ") ? fmt::format("{}{}", where_, key) : fmt::format("{}.{}", where_, key);
+  if (it == value_->end()) throw InputError(place, "is missing", "the key, as commscale writes it");
+  return JsonAt(*it, place);
+}
+
+JsonAt JsonAt::at(std::size_t index) const { return JsonAt(value_->at(index), fmt::format("{}[{}]", where_, index)); }
+
+double JsonAt::number(std::string_view key) const {
+  const JsonAt v = at(key);
+  if (!v.value().is_number())
+    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a number");
+  return v.value().get<double>();
+}
+
+std::optional<double> JsonAt::optional_number(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return number(key);
+}
+
+std::string JsonAt::string(std::string_view key) const {
+  const JsonAt v = at(key);
+  if (!v.value().is_string())
+    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
+  return v.value().get<std::string>();
+}
+
+std::string JsonAt::string_or(std::string_view key, std::string fallback) const {
+  return has(key) ? string(key) : std::move(fallback);
+}
+
+std::vector<JsonAt> JsonAt::array(std::string_view key) const {
+  const JsonAt v = at(key);
+  if (!v.value().is_array()) throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "an array");
+  std::vector<JsonAt> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(v.at(i));
+  return out;
+}
+
+JsonAt root_of(const ResultFile& file) { return JsonAt(file.doc, file.path.string() + ": "); }
+
+}  // namespace commscale

@@ -1,0 +1,173 @@
+#include "report/svg.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace commscale {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string short_number(double value) {
+  if (value == 0.0) return "0";
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1e6 || magnitude < 1e-3) return fmt::format("{:.2e}", value);
+  std::string s = fmt::format("{:.3g}", value);
+  if (s.find('e') != std::string::npos) s = fmt::format("{:.0f}", value);  // 3 significant digits of 123456
+  return s;
+}
+
+std::string short_bytes(double bytes) {
+  static constexpr std::array<const char*, 6> kUnits = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < kUnits.size()) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{} {}", short_number(bytes), kUnits[unit]);
+}
+
+double Axis::fraction(double value) const {
+  if (scale == AxisScale::kLog2) {
+    const double v = std::max(value, lo);
+    return (std::log2(v) - std::log2(lo)) / (std::log2(hi) - std::log2(lo));
+  }
+  return (value - lo) / (hi - lo);
+}
+
+namespace {
+
+// The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least `x` (> 0).
+double nice_step(double x) {
+  const double power = std::pow(10.0, std::floor(std::log10(x)));
+  for (const double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * power >= x * (1 - 1e-12)) return m * power;
+  }
+  return 10.0 * power;
+}
+
+}  // namespace
+
+Axis linear_axis(double lo, double hi) {
+  Axis a;
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
+    a.ticks = {0.0, 0.25, 0.5, 0.75, 1.0};
+    return a;
+  }
+  // At most 5 intervals: step = nice(span / 5).
+  const double step = nice_step((hi - lo) / 5.0);
+  a.lo = std::floor(lo / step) * step;
+  a.hi = std::ceil(hi / step) * step;
+  const auto intervals = static_cast<int>(std::lround((a.hi - a.lo) / step));
+  for (int i = 0; i <= intervals; ++i) {
+    const double t = a.lo + step * i;
+    a.ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  }
+  return a;
+}
+
+Axis log2_axis(double lo, double hi) {
+  Axis a;
+  a.scale = AxisScale::kLog2;
+  if (!(lo > 0.0) || !(hi > 0.0) || !std::isfinite(lo) || !std::isfinite(hi)) lo = hi = 1.0;
+  const int first = static_cast<int>(std::floor(std::log2(lo)));
+  int last = static_cast<int>(std::ceil(std::log2(hi)));
+  if (last == first) ++last;
+  a.lo = std::ldexp(1.0, first);
+  a.hi = std::ldexp(1.0, last);
+  // Every power of two, or every k-th so that no more than 9 remain (k = ceil(span / 8)).
+  const int span = last - first;
+  const int every = (span + 7) / 8;
+  for (int e = first; e <= last; e += every) a.ticks.push_back(std::ldexp(1.0, e));
+  return a;
+}
+
+SvgWriter::SvgWriter(double width, double height, std::string_view label)
+    : width_(width), height_(height), label_(label) {}
+
+namespace {
+std::string tooltip_element(std::string_view tooltip) {
+  return tooltip.empty() ? std::string() : fmt::format("<title>{}</title>", xml_escape(tooltip));
+}
+}  // namespace
+
+void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip) {
+  const std::string inner = tooltip_element(tooltip);
+  body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}")", x, y,
+                       std::max(w, 0.0), std::max(h, 0.0), xml_escape(fill));
+  body_ += inner.empty() ? "/>\n" : fmt::format(">{}</rect>\n", inner);
+}
+
+void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke, double width,
+                     std::string_view dash) {
+  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}")", x1, y1,
+                       x2, y2, xml_escape(stroke), width);
+  if (!dash.empty()) body_ += fmt::format(R"( stroke-dasharray="{}")", xml_escape(dash));
+  body_ += "/>\n";
+}
+
+void SvgWriter::text(double x, double y, std::string_view content, std::string_view anchor, double size, double rotate,
+                     std::string_view fill) {
+  body_ += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="{}" text-anchor="{}" fill="{}")", x, y, size,
+                       xml_escape(anchor), xml_escape(fill));
+  if (rotate != 0.0) body_ += fmt::format(R"x( transform="rotate({} {:.2f} {:.2f})")x", rotate, x, y);
+  body_ += fmt::format(">{}</text>\n", xml_escape(content));
+}
+
+void SvgWriter::polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double width) {
+  std::string coordinates;
+  for (const auto& [x, y] : points) coordinates += fmt::format("{}{:.2f},{:.2f}", coordinates.empty() ? "" : " ", x, y);
+  body_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"/>\n", coordinates,
+                       xml_escape(stroke), width);
+}
+
+void SvgWriter::circle(double x, double y, double r, std::string_view fill, std::string_view tooltip) {
+  const std::string inner = tooltip_element(tooltip);
+  body_ += fmt::format(R"(<circle cx="{:.2f}" cy="{:.2f}" r="{}" fill="{}")", x, y, r, xml_escape(fill));
+  body_ += inner.empty() ? "/>\n" : fmt::format(">{}</circle>\n", inner);
+}
+
+std::string SvgWriter::str() const {
+  return fmt::format(
+      R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" role="img" aria-label="{2}">)"
+      "\n<title>{2}</title>\n{3}</svg>\n",
+      width_, height_, xml_escape(label_), body_);
+}
+
+std::string_view palette_colour(std::size_t i) {
+  // Colour-blind-safe categorical palette (Okabe-Ito, without black and yellow).
+  static constexpr std::array<std::string_view, 8> kColours = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                                               "#56B4E9", "#E69F00", "#8C564B", "#7F7F7F"};
+  return kColours[i % kColours.size()];
+}
+
+}  // namespace commscale
