@@ -25,6 +25,11 @@ void add_hw_command(CLI::App& app, CommandAction* action, const std::string& com
 void add_topo_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_train_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// The predictor's commands are pure (no MPI, no GPU).
+void add_predict_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_search_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_compare_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_diff_trace_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);

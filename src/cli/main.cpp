@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   add_topo_command(app, &action, command_line);
   add_p2p_command(app, &action, command_line);
   add_train_command(app, &action, command_line);
+  add_predict_command(app, &action, command_line);
+  add_search_command(app, &action, command_line);
+  add_compare_command(app, &action, command_line);
+  add_diff_trace_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);
