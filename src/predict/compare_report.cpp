@@ -90,7 +90,13 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
                      "step s", "mem GiB", "USD/Mtok", "J/token", "best plan");
   for (const CompareEntry& e : r.entries) {
     if (!e.prediction) {
-      out << fmt::format("{:<28} {:>5}  no plan fits ({} plans; closest: {})\n", e.label, e.gpus, e.candidates, e.closest);
+      if (e.candidates == 0) {
+        out << fmt::format("{:<28} {:>5}  no valid plan: no dp x tp x pp of {} GPUs divides the model and the global "
+                           "batch\n", e.label, e.gpus, e.gpus);
+      } else {
+        out << fmt::format("{:<28} {:>5}  no plan fits ({} plans; closest: {})\n", e.label, e.gpus, e.candidates,
+                           e.closest);
+      }
       continue;
     }
     const Prediction& p = *e.prediction;

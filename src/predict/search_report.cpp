@@ -91,6 +91,10 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster, gpus,
                      r.candidates, r.fitting, r.seconds, o.rank_by == RankBy::kCost ? "cost per token" : "throughput");
   if (r.ranked.empty()) {
+    if (r.candidates == 0) {
+      out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";
+      return;
+    }
     out << "no plan fits";
     if (!r.not_fitting.empty()) out << ": the least memory is " << r.not_fitting.front().fit_message;
     out << "\n";

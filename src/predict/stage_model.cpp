@@ -253,7 +253,8 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   e.step_time = Seconds(f.step);
   e.compute = Seconds(f.compute);
   e.exposed_comm = Seconds(f.exposed);
-  e.bubble = Seconds(f.step - f.compute - f.exposed);
+  const double bubble = f.step - f.compute - f.exposed;
+  e.bubble = Seconds(bubble < 0 && bubble > -1e-9 * f.step ? 0.0 : bubble);  // rounding residue: none
   e.groups = f.groups;
   const double world = world_size(plan);
   e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;

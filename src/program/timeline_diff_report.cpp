@@ -1,5 +1,6 @@
 // The timeline difference as JSON and as text (timeline_diff.hpp).
 
+#include <cmath>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -22,8 +23,13 @@ nlohmann::json rows(const std::vector<TimeComparison>& v) {
   return out;
 }
 
+// Rounding residues (a bubble of -1e-17 s) print as 0 rather than -0.000000.
+double tidy(double seconds) { return std::abs(seconds) < 5e-13 ? 0.0 : seconds; }
+
 std::string line(const TimeComparison& t) {
-  return fmt::format("{:>12.6f} {:>12.6f} {:>+12.6f} {:>+8.1f}%", t.a_s, t.b_s, t.difference(), 100 * t.relative());
+  const double relative = tidy(t.difference()) == 0.0 ? 0.0 : t.relative();
+  return fmt::format("{:>12.6f} {:>12.6f} {:>+12.6f} {:>+8.1f}%", tidy(t.a_s), tidy(t.b_s), tidy(t.difference()),
+                     100 * relative);
 }
 
 }  // namespace
