@@ -90,8 +90,9 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   auto args = std::make_shared<CompareArguments>();
   args->command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
-      "compare", "One model across clusters, each with its best plan that fits: throughput, cost per million tokens, "
-                 "energy per token; and a scaling sweep from 1 GPU to thousands");
+      "compare",
+      "One model across clusters, each with its best plan that fits: throughput, cost per million tokens, "
+      "energy per token; and a scaling sweep from 1 GPU to thousands");
   add_model_options(*cmd, &args->model);
   predict::SearchOptions& o = args->inputs.search;
   o.top = 1;
@@ -103,11 +104,14 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--price", args->prices,
                   "CLUSTER=USD: price of one node (data-centre GPUs have no list price; default: the cluster's)");
   cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
-  cmd->add_option("--scaling-max", args->inputs.scaling_max_gpus, "largest GPU count of the sweep")->capture_default_str();
-  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")->capture_default_str();
+  cmd->add_option("--scaling-max", args->inputs.scaling_max_gpus, "largest GPU count of the sweep")
+      ->capture_default_str();
+  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
+      ->capture_default_str();
   cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")->capture_default_str();
+  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+      ->capture_default_str();
   add_output_options(*cmd, &args->output);
   cmd->callback([args, action] { *action = [args] { return run_compare(*args); }; });
 }

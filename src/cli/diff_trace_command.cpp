@@ -79,8 +79,9 @@ void add_diff_trace_command(CLI::App& app, CommandAction* action, const std::str
   auto args = std::make_shared<DiffArguments>();
   args->command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
-      "diff-trace", "Differences between two timelines of one step program (measured vs predicted, or any two): per "
-                    "step, per stream, per op kind, per op");
+      "diff-trace",
+      "Differences between two timelines of one step program (measured vs predicted, or any two): per "
+      "step, per stream, per op kind, per op");
   cmd->add_option("a", args->a, "timeline A (predict --timeline or train --timeline)")->required();
   cmd->add_option("b", args->b, "timeline B")->required();
   cmd->add_option("--program", args->program, "the step program (plan --dump-program); else the model and plan flags");

@@ -43,7 +43,8 @@ nlohmann::json trace_of(const ProgramSet& set, const predict::Simulation& sim) {
     e["pid"] = rank;
     if (e["name"] == "process_name") {
       const int others = sim.class_size[i] - 1;
-      e["args"]["name"] = others > 0 ? fmt::format("rank {} (and {} ranks like it)", rank, others) : fmt::format("rank {}", rank);
+      e["args"]["name"] =
+          others > 0 ? fmt::format("rank {} (and {} ranks like it)", rank, others) : fmt::format("rank {}", rank);
     }
   }
   return trace;
@@ -87,9 +88,10 @@ int run_predict(const PredictArguments& a) {
 void add_predict_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
   auto args = std::make_shared<PredictArguments>();
   args->command_line = command_line;
-  CLI::App* cmd = app.add_subcommand(
-      "predict", "Predict a training step of a model and plan on a cluster: step time, tokens/s, MFU, compute, "
-                 "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
+  CLI::App* cmd =
+      app.add_subcommand("predict",
+                         "Predict a training step of a model and plan on a cluster: step time, tokens/s, MFU, compute, "
+                         "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
   add_model_plan_options(*cmd, &args->model_plan);
   cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
       ->required();

@@ -92,8 +92,9 @@ int run_search(SearchArguments& a) {
     const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, gpus, "--gpus");
     targets.push_back(std::make_unique<predict::Target>(predict::make_target(catalog, cluster, nodes, calibration)));
     if (gpus > targets.back()->gpus()) {
-      throw InputError("--gpus", fmt::format("{}", gpus),
-                       fmt::format("at most the {} GPUs of {} node(s) of {}", targets.back()->gpus(), nodes, cluster.name));
+      throw InputError(
+          "--gpus", fmt::format("{}", gpus),
+          fmt::format("at most the {} GPUs of {} node(s) of {}", targets.back()->gpus(), nodes, cluster.name));
     }
     evaluators.push_back(std::make_unique<predict::PlanEvaluator>(model, *targets.back(), a.options.memory, gpus));
     pointers.push_back(evaluators.back().get());
@@ -112,8 +113,9 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   auto args = std::make_shared<SearchArguments>();
   args->command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
-      "search", "Every valid plan (dp, tp, pp, sp, ZeRO, recompute, micro-batch, schedule, chunks) of a model on a "
-                "cluster, ranked by throughput or cost, with the top K and why the others lose (no GPU needed)");
+      "search",
+      "Every valid plan (dp, tp, pp, sp, ZeRO, recompute, micro-batch, schedule, chunks) of a model on a "
+      "cluster, ranked by throughput or cost, with the top K and why the others lose (no GPU needed)");
   add_model_options(*cmd, &args->model);
   predict::SearchOptions& o = args->options;
   cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
@@ -121,7 +123,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
   cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
   cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
-  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")->capture_default_str();
+  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
+      ->capture_default_str();
   cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
       ->capture_default_str();
   cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
@@ -132,7 +135,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--usd-per-kwh", o.costs.usd_per_kwh, "energy price, USD per kWh")->capture_default_str();
   cmd->add_option("--price", args->node_price_usd, "price of one node in USD (default: the cluster's, if any)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")->capture_default_str();
+  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+      ->capture_default_str();
   add_output_options(*cmd, &args->output);
   cmd->callback([args, action] { *action = [args] { return run_search(*args); }; });
 }

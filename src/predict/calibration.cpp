@@ -21,7 +21,8 @@ hw::PathClass parse_path_class(const std::string& text, const std::string& where
     const auto c = static_cast<hw::PathClass>(i);
     if (hw::name(c) == text) return c;
   }
-  throw InputError(where, fmt::format("unknown path class \"{}\"", text), "nvlink, pcie, host_staged, socket or network");
+  throw InputError(where, fmt::format("unknown path class \"{}\"", text),
+                   "nvlink, pcie, host_staged, socket or network");
 }
 
 double positive(JsonObject& o, std::string_view key) {
@@ -54,13 +55,15 @@ GemmPoint read_gemm(JsonObject& o, const hw::GpuSpec& gpu) {
   g.time = Seconds(positive(o, "seconds"));
   o.finish();
   const auto rate = dense_rate(gpu, g.dtype, DataType::kFloat32);
-  if (!rate) throw InputError(o.where("dtype"), fmt::format("{} has no {} rate in the catalog", gpu.name, name(g.dtype)));
+  if (!rate)
+    throw InputError(o.where("dtype"), fmt::format("{} has no {} rate in the catalog", gpu.name, name(g.dtype)));
   const Gemm shape = make_gemm(g.m, g.n, g.k, g.batch, g.dtype);
   g.efficiency = shape.flops.value() / g.time.value() / rate->value();
   if (g.efficiency > 1.05) {
-    throw InputError(o.where("seconds"),
-                     fmt::format("{:.4g} s is {:.0f}% of {}'s dense peak", g.time.value(), 100 * g.efficiency, gpu.name),
-                     "a time no faster than the catalog's peak rate allows");
+    throw InputError(
+        o.where("seconds"),
+        fmt::format("{:.4g} s is {:.0f}% of {}'s dense peak", g.time.value(), 100 * g.efficiency, gpu.name),
+        "a time no faster than the catalog's peak rate allows");
   }
   return g;
 }
@@ -144,7 +147,11 @@ nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
   if (!p.date.empty()) machine["date"] = p.date;
   nlohmann::ordered_json gemm = nlohmann::ordered_json::array();
   for (const GemmPoint& g : p.gemm) {
-    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"dtype", name(g.dtype)},
+    gemm.push_back({{"m", g.m},
+                    {"n", g.n},
+                    {"k", g.k},
+                    {"batch", g.batch},
+                    {"dtype", name(g.dtype)},
                     {"seconds", g.time.value()}});
   }
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
@@ -156,16 +163,23 @@ nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
   nlohmann::ordered_json curves = nlohmann::ordered_json::array();
   for (const CollectiveCurve& c : p.collectives) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
-    for (const CollectivePoint& pt : c.points) points.push_back({{"size_bytes", pt.size.count()}, {"time_us", to_us(pt.time)}});
-    nlohmann::ordered_json curve = {{"collective", name(c.collective)}, {"ranks", c.ranks}, {"nodes", c.nodes},
+    for (const CollectivePoint& pt : c.points)
+      points.push_back({{"size_bytes", pt.size.count()}, {"time_us", to_us(pt.time)}});
+    nlohmann::ordered_json curve = {{"collective", name(c.collective)},
+                                    {"ranks", c.ranks},
+                                    {"nodes", c.nodes},
                                     {"path_class", hw::name(c.path_class)}};
     if (!c.env.empty()) curve["env"] = c.env;
     if (!c.source.empty()) curve["source"] = c.source;
     curve["points"] = points;
     curves.push_back(curve);
   }
-  return {{"schema_version", kCalibrationSchemaVersion}, {"kind", "commscale-calibration"}, {"machine", machine},
-          {"gemm", gemm}, {"memory", memory}, {"collectives", curves}};
+  return {{"schema_version", kCalibrationSchemaVersion},
+          {"kind", "commscale-calibration"},
+          {"machine", machine},
+          {"gemm", gemm},
+          {"memory", memory},
+          {"collectives", curves}};
 }
 
 }  // namespace commscale::predict

@@ -79,8 +79,9 @@ Seconds curve_time(const CollectiveCurve& curve, Bytes size) {
   const double x = std::log(static_cast<double>(size.count()));
   for (std::size_t i = 1; i < pts.size(); ++i) {
     if (size <= pts[i].size) {
-      const double y = lerp(x, std::log(static_cast<double>(pts[i - 1].size.count())), std::log(pts[i - 1].time.value()),
-                            std::log(static_cast<double>(pts[i].size.count())), std::log(pts[i].time.value()));
+      const double y =
+          lerp(x, std::log(static_cast<double>(pts[i - 1].size.count())), std::log(pts[i - 1].time.value()),
+               std::log(static_cast<double>(pts[i].size.count())), std::log(pts[i].time.value()));
       return Seconds(std::exp(y));
     }
   }

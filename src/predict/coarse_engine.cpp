@@ -139,7 +139,8 @@ void match_counterparts(CoarseProgram& program) {
       const CoarseOp& op = program.stages[s].ops[i];
       if (op.kind == CoarseKind::kSend) channels[{op.group, stage, op.peer}].first.push_back(static_cast<OpId>(i));
       if (op.kind == CoarseKind::kRecv) channels[{op.group, op.peer, stage}].second.push_back(static_cast<OpId>(i));
-      if (op.kind == CoarseKind::kCollective && op.group == kEmbeddingGroup) embedding.emplace_back(stage, static_cast<OpId>(i));
+      if (op.kind == CoarseKind::kCollective && op.group == kEmbeddingGroup)
+        embedding.emplace_back(stage, static_cast<OpId>(i));
     }
   }
   const auto pair = [&](int a, OpId x, int b, OpId y) {
@@ -151,8 +152,10 @@ void match_counterparts(CoarseProgram& program) {
     second.partner_op = x;
   };
   for (const auto& [key, ops] : channels) {
-    if (ops.first.size() != ops.second.size()) throw RuntimeFailure("coarse program: sends and receives do not pair up");
-    for (std::size_t k = 0; k < ops.first.size(); ++k) pair(std::get<1>(key), ops.first[k], std::get<2>(key), ops.second[k]);
+    if (ops.first.size() != ops.second.size())
+      throw RuntimeFailure("coarse program: sends and receives do not pair up");
+    for (std::size_t k = 0; k < ops.first.size(); ++k)
+      pair(std::get<1>(key), ops.first[k], std::get<2>(key), ops.second[k]);
   }
   if (embedding.size() == 2) pair(embedding[0].first, embedding[0].second, embedding[1].first, embedding[1].second);
 }
@@ -185,10 +188,11 @@ CoarseAsProgramSet as_program_set(const CoarseProgram& program) {
       op.stream = c.stream;
       op.deps.assign(stage.deps.begin() + c.deps_begin, stage.deps.begin() + c.deps_end);
       if (c.kind == CoarseKind::kCompute) op.payload = MemoryKernel{};
-      if (c.kind == CoarseKind::kCollective) op.payload = CollectiveOp{Collective::kAllReduce, c.group, c.bytes, DataType::kBFloat16};
+      if (c.kind == CoarseKind::kCollective)
+        op.payload = CollectiveOp{Collective::kAllReduce, c.group, c.bytes, DataType::kBFloat16};
       if (c.kind == CoarseKind::kSend || c.kind == CoarseKind::kRecv) {
-        op.payload = PointToPoint{c.kind == CoarseKind::kSend ? P2pDirection::kSend : P2pDirection::kRecv, c.group, c.peer,
-                                  c.bytes, DataType::kBFloat16};
+        op.payload = PointToPoint{c.kind == CoarseKind::kSend ? P2pDirection::kSend : P2pDirection::kRecv, c.group,
+                                  c.peer, c.bytes, DataType::kBFloat16};
       }
       ops.push_back(std::move(op));
       durations.push_back(c.seconds);

@@ -46,11 +46,13 @@ CommEstimate CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) con
     if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, cc_.minor, g.intra_nvlink)) continue;
     double bw = bus;
     if (p == NcclProto::kLL) {
-      bw = std::min(bus * ring_ll_factor(allreduce || c == Collective::kReduce, g.nodes), ll_max_bw_GBps(arch_, g.nodes));
+      bw = std::min(bus * ring_ll_factor(allreduce || c == Collective::kReduce, g.nodes),
+                    ll_max_bw_GBps(arch_, g.nodes));
     } else if (p == NcclProto::kLL128) {
       bw = bus * ring_ll128_factor(g.local);
     }
-    const double intra_lat = std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kRing, p), to_us(g.intra_latency));
+    const double intra_lat =
+        std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kRing, p), to_us(g.intra_latency));
     const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kRing, p), to_us(g.inter_latency));
     const double latency = base_latency_us(NcclAlgo::kRing, p) + intra * intra_lat + inter * net_lat;
     keep_fastest(best, {seconds_of(latency, bytes, bw * ratio), NcclAlgo::kRing, p, false});
@@ -66,7 +68,8 @@ CommEstimate CommModel::tree(Bytes bytes, const GroupLinks& g) const {
     if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, cc_.minor, g.intra_nvlink)) continue;
     double bw = bus * tree_factor(p, g.nodes);
     if (p == NcclProto::kLL) bw = std::min(bw, ll_max_bw_GBps(arch_, g.nodes));
-    const double intra_lat = std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kTree, p), to_us(g.intra_latency));
+    const double intra_lat =
+        std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kTree, p), to_us(g.intra_latency));
     const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kTree, p), to_us(g.inter_latency));
     const double latency = base_latency_us(NcclAlgo::kTree, p) + 2.0 * ((g.local - 1) * intra_lat + levels * net_lat);
     keep_fastest(best, {seconds_of(latency, bytes, bw * 0.5), NcclAlgo::kTree, p, false});
@@ -105,7 +108,8 @@ CommEstimate CommModel::collective(Collective c, Bytes bytes, const GroupLinks& 
       return best;
     }
     case Collective::kAllToAll:
-      return one_step(bytes / static_cast<std::uint64_t>(g.ranks), all_to_all != nullptr ? *all_to_all : whole, g.nodes);
+      return one_step(bytes / static_cast<std::uint64_t>(g.ranks), all_to_all != nullptr ? *all_to_all : whole,
+                      g.nodes);
     case Collective::kSendRecv:
       return one_step(bytes, whole, g.nodes);
     default:

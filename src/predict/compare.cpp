@@ -88,7 +88,8 @@ std::vector<int> scaling_sizes(const hw::ClusterSpec& cluster, int max_gpus) {
 CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in) {
   CompareResult r;
   r.model = in.model.name;
-  for (std::size_t i = 0; i < in.clusters.size(); ++i) r.entries.push_back(compare_one(catalog, in.clusters[i], in.labels[i], in));
+  for (std::size_t i = 0; i < in.clusters.size(); ++i)
+    r.entries.push_back(compare_one(catalog, in.clusters[i], in.labels[i], in));
   if (!in.scaling) return r;
   const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling");
   r.scaling_cluster = cluster.name;

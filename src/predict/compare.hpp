@@ -34,9 +34,9 @@ struct CompareEntry {
   int nodes = 1;
   std::size_t candidates = 0;
   std::size_t fitting = 0;
-  std::string closest;  // when nothing fits: the plan needing the least memory, and by how much it misses
-  std::optional<PlanEstimate> best;          // the stage model's best plan
-  std::optional<Prediction> prediction;      // its full simulation
+  std::string closest;               // when nothing fits: the plan needing the least memory, and by how much it misses
+  std::optional<PlanEstimate> best;  // the stage model's best plan
+  std::optional<Prediction> prediction;  // its full simulation
   ClusterCost cost;
   std::optional<double> usd_per_million_tokens;
   std::optional<double> joules_per_token;

@@ -9,7 +9,9 @@
 namespace commscale::predict {
 namespace {
 
-nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 std::string optional_text(const std::optional<double>& v, const char* format) {
   return v ? fmt::format(fmt::runtime(format), *v) : "n/a";
 }
@@ -59,8 +61,9 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
                          {{"years", in.search.costs.years},
                           {"usd_per_kwh", in.search.costs.usd_per_kwh},
                           {"power", "GPUs at TDP (board power), host excluded"},
-                          {"price", "the cluster's system price per node, else the GPUs' launch prices (host excluded), "
-                                    "unless --price gives one"}}},
+                          {"price",
+                           "the cluster's system price per node, else the GPUs' launch prices (host excluded), "
+                           "unless --price gives one"}}},
                         {"clusters", entries}};
   if (!r.scaling_cluster.empty()) {
     nlohmann::json points = nlohmann::json::array();
@@ -78,7 +81,8 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
       }
       points.push_back(point);
     }
-    doc["scaling"] = {{"cluster", r.scaling_cluster}, {"method", "stage model, best plan per size"}, {"points", points}};
+    doc["scaling"] = {
+        {"cluster", r.scaling_cluster}, {"method", "stage model, best plan per size"}, {"points", points}};
   }
   return doc;
 }
@@ -91,8 +95,10 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   for (const CompareEntry& e : r.entries) {
     if (!e.prediction) {
       if (e.candidates == 0) {
-        out << fmt::format("{:<28} {:>5}  no valid plan: no dp x tp x pp of {} GPUs divides the model and the global "
-                           "batch\n", e.label, e.gpus, e.gpus);
+        out << fmt::format(
+            "{:<28} {:>5}  no valid plan: no dp x tp x pp of {} GPUs divides the model and the global "
+            "batch\n",
+            e.label, e.gpus, e.gpus);
       } else {
         out << fmt::format("{:<28} {:>5}  no plan fits ({} plans; closest: {})\n", e.label, e.gpus, e.candidates,
                            e.closest);
@@ -113,14 +119,16 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   if (r.scaling_cluster.empty()) return;
   out << fmt::format("\nscaling  {} from {} to {} GPUs, global batch {} fixed (stage model; best plan per size)\n",
                      r.scaling_cluster, r.scaling.front().gpus, r.scaling.back().gpus, in.search.global_batch);
-  out << fmt::format("{:>6} {:>12} {:>6} {:>11} {:>10}  {}\n", "GPUs", "tokens/s", "MFU", "efficiency", "USD/Mtok", "plan");
+  out << fmt::format("{:>6} {:>12} {:>6} {:>11} {:>10}  {}\n", "GPUs", "tokens/s", "MFU", "efficiency", "USD/Mtok",
+                     "plan");
   for (const ScalingPoint& p : r.scaling) {
     if (!p.best) {
       out << fmt::format("{:>6}  no plan fits\n", p.gpus);
       continue;
     }
-    out << fmt::format("{:>6} {:>12.0f} {:>5.1f}% {:>10.1f}% {:>10}  {}\n", p.gpus, p.best->tokens_per_s, 100 * p.best->mfu,
-                       100 * p.efficiency, optional_text(p.usd_per_million_tokens, "{:.3f}"), describe_plan(p.best->plan));
+    out << fmt::format("{:>6} {:>12.0f} {:>5.1f}% {:>10.1f}% {:>10}  {}\n", p.gpus, p.best->tokens_per_s,
+                       100 * p.best->mfu, 100 * p.efficiency, optional_text(p.usd_per_million_tokens, "{:.3f}"),
+                       describe_plan(p.best->plan));
   }
 }
 

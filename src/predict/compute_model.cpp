@@ -50,16 +50,17 @@ ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibratio
   if (same_family(calibration->gpu, gpu_)) {
     calibration_ = calibration;
     if (calibration->gpu.name != gpu_.name) {
-      notes_.push_back(fmt::format("GEMM and memory efficiencies measured on {} (compute capability {}) applied to {} "
-                                   "(compute capability {}): same family",
-                                   calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name,
-                                   *gpu_.compute_capability.value));
+      notes_.push_back(
+          fmt::format("GEMM and memory efficiencies measured on {} (compute capability {}) applied to {} "
+                      "(compute capability {}): same family",
+                      calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name,
+                      *gpu_.compute_capability.value));
     }
   } else {
-    notes_.push_back(fmt::format("calibration of {} (compute capability {}) not applied to {} (compute capability {}): "
-                                 "another family; default efficiencies used",
-                                 calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name,
-                                 *gpu_.compute_capability.value));
+    notes_.push_back(fmt::format(
+        "calibration of {} (compute capability {}) not applied to {} (compute capability {}): "
+        "another family; default efficiencies used",
+        calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name, *gpu_.compute_capability.value));
   }
 }
 
@@ -71,8 +72,8 @@ FlopsPerSecond ComputeModel::peak(DataType dtype, DataType accumulate) const {
 
 double ComputeModel::default_efficiency(const Gemm& g) const {
   const double sms = static_cast<double>(gpu_.sm_count.value.value_or(1));
-  const double tiles = std::ceil(static_cast<double>(g.m) / kGemmTile) * std::ceil(static_cast<double>(g.n) / kGemmTile) *
-                       static_cast<double>(g.batch);
+  const double tiles = std::ceil(static_cast<double>(g.m) / kGemmTile) *
+                       std::ceil(static_cast<double>(g.n) / kGemmTile) * static_cast<double>(g.batch);
   const double waves = std::ceil(tiles / sms);
   const double useful = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.batch);
   const double quantized = waves > 0 ? useful / (waves * sms * kGemmTile * kGemmTile) : 1.0;

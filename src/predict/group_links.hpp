@@ -48,8 +48,8 @@ inline constexpr double kUnlimitedGBps = std::numeric_limits<double>::infinity()
 
 struct GroupLinks {
   int ranks = 1;
-  int nodes = 1;  // nodes the group spans
-  int local = 1;  // the most members on one node
+  int nodes = 1;                                       // nodes the group spans
+  int local = 1;                                       // the most members on one node
   hw::PathClass intra_class = hw::PathClass::kNvlink;  // the slowest class among the intra-node hops
   bool intra_nvlink = true;                            // every intra-node hop is NVLink
   GBps intra_bw{kUnlimitedGBps};                       // ring capacity inside nodes (unlimited with 1 local member)

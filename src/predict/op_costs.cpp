@@ -96,8 +96,10 @@ void ProgramCosts::analyze_flows(LinkAnalyzer& analyzer) {
       if (const auto* t = std::get_if<PointToPoint>(&op.payload)) transfers[p].push_back(t);
     }
   }
-  const auto of_rank = [&](const RankProgram& rp) -> const auto& { return transfers[static_cast<std::size_t>(rp.program)]; };
-  std::map<std::string, std::vector<std::pair<int, int>>> sends;  // by group name: (src, dst)
+  const auto of_rank = [&](const RankProgram& rp) -> const auto& {
+    return transfers[static_cast<std::size_t>(rp.program)];
+  };
+  std::map<std::string, std::vector<std::pair<int, int>>> sends;             // by group name: (src, dst)
   std::map<std::pair<int, int>, std::pair<std::string, std::size_t>> where;  // flow -> (name, position)
   for (const RankProgram& rp : set_.ranks) {
     for (const PointToPoint* p : of_rank(rp)) {
@@ -151,7 +153,8 @@ const GroupLinks* ProgramCosts::group_links(int rank, std::uint32_t handle) cons
 Seconds ProgramCosts::duration(int rank, const Op& op) const {
   if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
     const int g = group_of_.at(static_cast<std::size_t>(rank)).at(c->group);
-    const auto key = std::make_tuple(links_value_[static_cast<std::size_t>(g)], static_cast<int>(c->kind), c->bytes.count());
+    const auto key =
+        std::make_tuple(links_value_[static_cast<std::size_t>(g)], static_cast<int>(c->kind), c->bytes.count());
     const auto found = comm_.find(key);
     if (found != comm_.end()) return Seconds(found->second);
     const auto gi = static_cast<std::size_t>(g);

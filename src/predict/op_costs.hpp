@@ -40,7 +40,7 @@ class ProgramCosts final : public OpCosts {
   const Target& target_;
   std::vector<std::vector<int>> group_of_;  // [rank][handle] -> index into links_, -1 without collectives
   std::vector<GroupLinks> links_;
-  std::vector<FlowLinks> all_to_all_;                       // by index into links_
+  std::vector<FlowLinks> all_to_all_;                                // by index into links_
   std::map<std::tuple<int, std::uint32_t, int, int>, int> flow_of_;  // (rank, handle, peer, send?) -> flows_
   std::vector<FlowLinks> flows_;
   std::vector<int> links_value_;  // index into links_ -> id of its value (equal links, equal id)
@@ -48,7 +48,7 @@ class ProgramCosts final : public OpCosts {
   std::vector<std::uint64_t> signatures_;
   std::map<std::string, GroupLinks> slowest_groups_;
   std::map<std::string, FlowLinks> slowest_flows_;
-  mutable std::vector<std::vector<double>> compute_;  // [program][op], NaN until asked
+  mutable std::vector<std::vector<double>> compute_;                    // [program][op], NaN until asked
   mutable std::map<std::tuple<int, int, std::uint64_t>, double> comm_;  // (value id, kind, bytes); kind -1: p2p
 };
 

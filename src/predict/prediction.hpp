@@ -14,10 +14,10 @@
 
 #include "parallel/plan.hpp"
 #include "parallel/plan_memory.hpp"
-#include "program/breakdown.hpp"
-#include "program/step_summary.hpp"
 #include "predict/simulator.hpp"
 #include "predict/target.hpp"
+#include "program/breakdown.hpp"
+#include "program/step_summary.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale::predict {
@@ -26,8 +26,8 @@ inline constexpr int kPredictionSchemaVersion = 1;
 
 struct PredictOptions {
   MemoryOptions memory;
-  bool reduce = true;          // simulate one rank per symmetry class
-  bool keep_program = false;   // keep the program and simulation (for --timeline and --trace)
+  bool reduce = true;         // simulate one rank per symmetry class
+  bool keep_program = false;  // keep the program and simulation (for --timeline and --trace)
 };
 
 // One group name's communication: its slowest instance's links and the step's time on it.
@@ -36,8 +36,8 @@ struct GroupReport {
   int ranks = 0;
   int nodes = 0;
   hw::PathClass link = hw::PathClass::kNvlink;  // the class that limits its bandwidth
-  GBps bus_bw{0.0};                              // ring capacity (transfers: path bandwidth)
-  Seconds busy;                                  // mean per rank per step (breakdown)
+  GBps bus_bw{0.0};                             // ring capacity (transfers: path bandwidth)
+  Seconds busy;                                 // mean per rank per step (breakdown)
   Seconds exposed;
 };
 

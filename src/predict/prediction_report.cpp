@@ -43,14 +43,15 @@ void print_summary(std::ostream& out, const Prediction& p) {
 void print_groups(std::ostream& out, const Prediction& p) {
   if (p.groups.empty()) return;
   out << "\ncommunication per rank per step (busy: moving data; exposed: while the compute stream is idle)\n";
-  out << fmt::format("{:<10} {:>6} {:>6}  {:<12} {:>10} {:>10} {:>10}\n", "group", "ranks", "nodes", "link",
-                     "bus GB/s", "busy s", "exposed s");
+  out << fmt::format("{:<10} {:>6} {:>6}  {:<12} {:>10} {:>10} {:>10}\n", "group", "ranks", "nodes", "link", "bus GB/s",
+                     "busy s", "exposed s");
   for (const GroupReport& g : p.groups) {
     out << fmt::format("{:<10} {:>6} {:>6}  {:<12} {:>10.1f} {:>10.4f} {:>10.4f}\n", g.name, g.ranks, g.nodes,
                        hw::name(g.link), g.bus_bw.value(), g.busy.value(), g.exposed.value());
   }
   std::string links;
-  for (const auto& [link, t] : p.exposed_by_link) links += fmt::format("{}{} {:.4f} s", links.empty() ? "" : ", ", link, t.value());
+  for (const auto& [link, t] : p.exposed_by_link)
+    links += fmt::format("{}{} {:.4f} s", links.empty() ? "" : ", ", link, t.value());
   out << "exposed by link type: " << links << "\n";
 }
 
@@ -117,9 +118,9 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   out << fmt::format(
       "plan     {} ranks = dp {} x tp {} x pp {}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
       "recompute {}, sp {}\n",
-      world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule), pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : "",
-      pl.micro_batch, pl.global_batch, microbatches_per_step(pl), pl.zero_stage, name(pl.recompute),
-      pl.sequence_parallel ? "on" : "off");
+      world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule),
+      pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : "", pl.micro_batch, pl.global_batch,
+      microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off");
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
   out << "\n";
@@ -127,8 +128,8 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   print_groups(out, p);
   print_memory(out, p);
   for (const std::string& note : p.notes) out << "note     " << note << "\n";
-  out << fmt::format("simulated {} of {} ranks (one per symmetry class), {} ops\n", p.simulated_ranks,
-                     world_size(pl), p.simulated_ops);
+  out << fmt::format("simulated {} of {} ranks (one per symmetry class), {} ops\n", p.simulated_ranks, world_size(pl),
+                     p.simulated_ops);
 }
 
 }  // namespace commscale::predict

@@ -19,11 +19,12 @@ std::vector<int> divisors(int n) {
 }
 
 // The plan choices past the layout (dp, tp, pp): each combination is one candidate.
-void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOptions& o, std::vector<ParallelPlan>& out) {
+void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOptions& o,
+                  std::vector<ParallelPlan>& out) {
   const int per_replica = o.global_batch / base.dp;
-  const std::vector<Recompute> recomputes = o.flash_attention
-                                                ? std::vector<Recompute>{Recompute::kNone, Recompute::kFull}
-                                                : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  const std::vector<Recompute> recomputes =
+      o.flash_attention ? std::vector<Recompute>{Recompute::kNone, Recompute::kFull}
+                        : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   for (int mb = 1; mb <= o.max_micro_batch && mb <= per_replica; mb *= 2) {
     if (per_replica % mb != 0) continue;
     base.micro_batch = mb;
@@ -75,7 +76,8 @@ std::string loses_by(const PlanEstimate& e, const PlanEstimate& best) {
 }  // namespace
 
 std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
-  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
+  if (o.global_batch < 1)
+    throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
   std::vector<ParallelPlan> out;
   for (const int tp : divisors(gpus)) {
     if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0) continue;
@@ -151,9 +153,9 @@ std::string describe_plan(const ParallelPlan& p) {
 }
 
 std::string plan_flags(const ParallelPlan& p) {
-  std::string s = fmt::format("--dp {} --tp {} --pp {} --micro-batch {} --global-batch {} --zero {} --recompute {} --schedule {}",
-                              p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute),
-                              name(p.schedule));
+  std::string s =
+      fmt::format("--dp {} --tp {} --pp {} --micro-batch {} --global-batch {} --zero {} --recompute {} --schedule {}",
+                  p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
   if (p.sequence_parallel) s += " --sp";
   if (p.flash_attention) s += " --flash-attn";

@@ -52,11 +52,11 @@ struct SearchResult {
   std::vector<int> gpus;
   std::size_t candidates = 0;  // valid plans enumerated
   std::size_t fitting = 0;
-  std::vector<RankedPlan> ranked;                 // the plans that fit, best first
-  std::vector<PlanEstimate> not_fitting;          // the plans that do not fit, least memory first
-  std::map<std::string, std::size_t> reasons;     // reason -> plans
+  std::vector<RankedPlan> ranked;              // the plans that fit, best first
+  std::vector<PlanEstimate> not_fitting;       // the plans that do not fit, least memory first
+  std::map<std::string, std::size_t> reasons;  // reason -> plans
   std::map<int, ClusterCost> cost_by_gpus;
-  double seconds = 0.0;                           // wall time of the search
+  double seconds = 0.0;  // wall time of the search
 };
 
 // Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive).

@@ -9,7 +9,9 @@
 namespace commscale::predict {
 namespace {
 
-nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json ranked_json(const RankedPlan& r) {
   nlohmann::json j = plan_estimate_json(r.estimate);
@@ -49,7 +51,8 @@ nlohmann::json plan_estimate_json(const PlanEstimate& e) {
 
 nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
   nlohmann::json top = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(o.top); ++i) top.push_back(ranked_json(r.ranked[i]));
+  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(o.top); ++i)
+    top.push_back(ranked_json(r.ranked[i]));
   // The best plan of each reason, so that every way of losing has an example.
   nlohmann::json reasons = nlohmann::json::object();
   for (const auto& [reason, count] : r.reasons) {
@@ -57,7 +60,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
     if (reason == "does not fit") {
       example = plan_estimate_json(r.not_fitting.front());
     } else {
-      const auto first = std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+      const auto first =
+          std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
       example = ranked_json(*first);
     }
     reasons[reason] = {{"plans", count}, {"best", example}};
@@ -88,8 +92,9 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
 void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o) {
   std::string gpus;
   for (const int g : r.gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
-  out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster, gpus,
-                     r.candidates, r.fitting, r.seconds, o.rank_by == RankBy::kCost ? "cost per token" : "throughput");
+  out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster,
+                     gpus, r.candidates, r.fitting, r.seconds,
+                     o.rank_by == RankBy::kCost ? "cost per token" : "throughput");
   if (r.ranked.empty()) {
     if (r.candidates == 0) {
       out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";
@@ -105,28 +110,31 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(o.top); ++i) {
     const PlanEstimate& e = r.ranked[i].estimate;
     const auto& usd = r.ranked[i].usd_per_million_tokens;
-    out << fmt::format("{:>4} {:>5} {:>11.0f} {:>5.1f}% {:>9.4f} {:>8} {:>8} {:>7} {:>9}  {}\n", i + 1, world_size(e.plan),
-                       e.tokens_per_s, 100 * e.mfu, e.step_time.value(), percent(e.compute, e.step_time),
-                       percent(e.exposed_comm, e.step_time), percent(e.bubble, e.step_time),
-                       usd ? fmt::format("{:.3f}", *usd) : "n/a", describe_plan(e.plan));
+    out << fmt::format("{:>4} {:>5} {:>11.0f} {:>5.1f}% {:>9.4f} {:>8} {:>8} {:>7} {:>9}  {}\n", i + 1,
+                       world_size(e.plan), e.tokens_per_s, 100 * e.mfu, e.step_time.value(),
+                       percent(e.compute, e.step_time), percent(e.exposed_comm, e.step_time),
+                       percent(e.bubble, e.step_time), usd ? fmt::format("{:.3f}", *usd) : "n/a",
+                       describe_plan(e.plan));
   }
   out << "\nwhy the others lose (the best plan of each kind)\n";
   for (const auto& [reason, count] : r.reasons) {
     if (reason == "does not fit") {
-      out << fmt::format("  {:<20} {:>7} plans; closest: {} ({})\n", reason, count, describe_plan(r.not_fitting.front().plan),
-                         r.not_fitting.front().fit_message);
+      out << fmt::format("  {:<20} {:>7} plans; closest: {} ({})\n", reason, count,
+                         describe_plan(r.not_fitting.front().plan), r.not_fitting.front().fit_message);
       continue;
     }
-    const auto first = std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
-    out << fmt::format("  {:<20} {:>7} plans; best: {} at {:.0f} tokens/s\n", reason, count, describe_plan(first->estimate.plan),
-                       first->estimate.tokens_per_s);
+    const auto first =
+        std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+    out << fmt::format("  {:<20} {:>7} plans; best: {} at {:.0f} tokens/s\n", reason, count,
+                       describe_plan(first->estimate.plan), first->estimate.tokens_per_s);
   }
   const auto& best_cost = r.cost_by_gpus.at(world_size(r.ranked.front().estimate.plan));
-  out << fmt::format("\ncost     {}; {:.0f} W of GPUs; {} years, {:.3f} USD/kWh\n", best_cost.price_source, best_cost.power_w,
-                     o.costs.years, o.costs.usd_per_kwh);
-  out << fmt::format("method   stage model (one op per unit, within 2% of the full simulation in tests); for the full "
-                     "simulation of the best: commscale predict --cluster {} ... {}\n",
-                     r.cluster, plan_flags(r.ranked.front().estimate.plan));
+  out << fmt::format("\ncost     {}; {:.0f} W of GPUs; {} years, {:.3f} USD/kWh\n", best_cost.price_source,
+                     best_cost.power_w, o.costs.years, o.costs.usd_per_kwh);
+  out << fmt::format(
+      "method   stage model (one op per unit, within 2% of the full simulation in tests); for the full "
+      "simulation of the best: commscale predict --cluster {} ... {}\n",
+      r.cluster, plan_flags(r.ranked.front().estimate.plan));
 }
 
 }  // namespace commscale::predict

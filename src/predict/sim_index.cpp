@@ -66,8 +66,8 @@ const std::vector<Participant>& SimIndex::members(int sim_rank, std::uint32_t ha
 }
 
 Participant SimIndex::counterpart(int sim_rank, std::uint32_t handle, int peer) {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(sim_rank) << 32) | (static_cast<std::uint64_t>(handle) << 20) | static_cast<std::uint32_t>(peer);
+  const std::uint64_t key = (static_cast<std::uint64_t>(sim_rank) << 32) | (static_cast<std::uint64_t>(handle) << 20) |
+                            static_cast<std::uint32_t>(peer);
   const auto found = counterparts_.find(key);
   if (found != counterparts_.end()) return found->second;
   const int rank = sim_.simulated[static_cast<std::size_t>(sim_rank)];

@@ -37,7 +37,8 @@ class Channels {
   }
   Channel& at(int sim, Category c, std::uint32_t handle, int peer) {
     auto& slots = slots_[static_cast<std::size_t>(sim)][handle];
-    const std::size_t index = c == Category::kCollective ? 0 : 1 + 2 * static_cast<std::size_t>(peer) + (c == Category::kRecv ? 1 : 0);
+    const std::size_t index =
+        c == Category::kCollective ? 0 : 1 + 2 * static_cast<std::size_t>(peer) + (c == Category::kRecv ? 1 : 0);
     if (index >= slots.size()) slots.resize(index + 1);
     return slots[index];
   }
@@ -125,7 +126,8 @@ class Engine {
       channel = &channels_.at(i, Category::kCollective, c->group, 0);
     } else {
       const auto& p = std::get<PointToPoint>(op.payload);
-      channel = &channels_.at(i, p.direction == P2pDirection::kSend ? Category::kSend : Category::kRecv, p.group, p.peer);
+      channel =
+          &channels_.at(i, p.direction == P2pDirection::kSend ? Category::kSend : Category::kRecv, p.group, p.peer);
     }
     instance_[static_cast<std::size_t>(i)][op.id] = channel->arrivals.size();
     channel->arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][op.id]);

@@ -47,15 +47,15 @@ struct SimulationOptions {
 };
 
 struct Simulation {
-  std::vector<int> simulated;   // world ranks simulated, one per class, ascending
-  std::vector<int> stand_in;    // world rank -> index into `simulated`
-  std::vector<int> class_size;  // by index into `simulated`
+  std::vector<int> simulated;              // world ranks simulated, one per class, ascending
+  std::vector<int> stand_in;               // world rank -> index into `simulated`
+  std::vector<int> class_size;             // by index into `simulated`
   std::vector<std::vector<double>> start;  // [simulated index][op]: when the rank reached the op, s
   std::vector<std::vector<double>> end;    // [simulated index][op]: when it completed, s
   // [simulated index][op]: when a communication op began to move data (every participant there); the
   // start of a compute op.
   std::vector<std::vector<double>> data_start;
-  Seconds step_time;                       // the latest end
+  Seconds step_time;  // the latest end
 };
 
 // Throws RuntimeFailure when the program cannot run to the end (a deadlock the checker should have

@@ -16,7 +16,8 @@ const GroupLinks& slowest(const std::vector<GroupLinks>& all) {
   const GroupLinks* worst = &all.front();
   for (const GroupLinks& g : all) {
     if (g.bus_bw() < worst->bus_bw() ||
-        (g.bus_bw() == worst->bus_bw() && g.intra_latency + g.inter_latency > worst->intra_latency + worst->inter_latency)) {
+        (g.bus_bw() == worst->bus_bw() &&
+         g.intra_latency + g.inter_latency > worst->intra_latency + worst->inter_latency)) {
       worst = &g;
     }
   }
@@ -42,7 +43,8 @@ CoarseFigures extend(const CoarseFigures& a, const CoarseFigures& b, double t) {
   for (const auto& [name, g] : b.groups) {
     const auto found = a.groups.find(name);
     const GroupTime base = found == a.groups.end() ? GroupTime{} : found->second;
-    f.groups[name] = {Seconds(line(base.busy.value(), g.busy.value())), Seconds(line(base.exposed.value(), g.exposed.value()))};
+    f.groups[name] = {Seconds(line(base.busy.value(), g.busy.value())),
+                      Seconds(line(base.exposed.value(), g.exposed.value()))};
   }
   return f;
 }
@@ -109,7 +111,8 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, cons
     s.all.clear();
     for (std::size_t k = 1; k < kStreamCount; ++k) {
       s.both.clear();
-      std::merge(s.all.begin(), s.all.end(), s.by_stream[k].begin(), s.by_stream[k].end(), std::back_inserter(s.both), by_start);
+      std::merge(s.all.begin(), s.all.end(), s.by_stream[k].begin(), s.by_stream[k].end(), std::back_inserter(s.both),
+                 by_start);
       std::swap(s.all, s.both);
     }
     merge_sorted(s.all, s.merged);
@@ -163,7 +166,8 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
   std::vector<std::pair<int, int>> backward;
   std::vector<std::vector<int>> embedding;
   for (const std::vector<int>& pipeline : groups_along(layout, ParallelDim::kPp)) {
-    if (model_.vocab > 0 && model_.tied_embeddings && p.pp > 1) embedding.push_back({pipeline.front(), pipeline.back()});
+    if (model_.vocab > 0 && model_.tied_embeddings && p.pp > 1)
+      embedding.push_back({pipeline.front(), pipeline.back()});
     for (std::size_t s = 0; s + 1 < pipeline.size() || (wraps && s + 1 == pipeline.size()); ++s) {
       const int next = pipeline[(s + 1) % pipeline.size()];
       forward.emplace_back(pipeline[s], next);
@@ -179,9 +183,9 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
 }
 
 const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
-  const auto key = std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention,
-                                   static_cast<int>(p.recompute), tp.bus_bw().value(), tp.intra_latency.value(),
-                                   tp.inter_latency.value());
+  const auto key =
+      std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention, static_cast<int>(p.recompute),
+                      tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value());
   const auto found = units_.find(key);
   if (found != units_.end()) return found->second;
   const LayerSharding s = layer_sharding(p);

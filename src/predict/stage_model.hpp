@@ -30,10 +30,10 @@
 
 #include "parallel/plan.hpp"
 #include "parallel/plan_memory.hpp"
-#include "program/breakdown.hpp"
 #include "predict/group_links.hpp"
 #include "predict/stage_program.hpp"
 #include "predict/target.hpp"
+#include "program/breakdown.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale::predict {

@@ -28,8 +28,15 @@ class CoarseBuilder {
  public:
   CoarseBuilder(const TransformerConfig& m, const ParallelPlan& p, const UnitCosts& u, const LayoutLinks& l,
                 const Target& t, int stage, CoarseStage& out)
-      : m_(m), p_(p), units_(u), links_(l), target_(t), stage_(stage), microbatches_(microbatches_per_step(p)),
-        w_(size_of(m.dtype)), out_(out) {
+      : m_(m),
+        p_(p),
+        units_(u),
+        links_(l),
+        target_(t),
+        stage_(stage),
+        microbatches_(microbatches_per_step(p)),
+        w_(size_of(m.dtype)),
+        out_(out) {
     out_.ops.clear();
     out_.deps.clear();
     out_.tp_busy = out_.tp_exposed = out_.gemm_flops = 0.0;
@@ -188,21 +195,25 @@ class CoarseBuilder {
 
   void forward(int mb, int chunk) {
     if (!first_virtual(chunk)) {
-      pending_.push_back(transfer(P2pDirection::kRecv, static_cast<std::uint8_t>(kPpForwardGroup), (stage_ + p_.pp - 1) % p_.pp, {}));
+      pending_.push_back(
+          transfer(P2pDirection::kRecv, static_cast<std::uint8_t>(kPpForwardGroup), (stage_ + p_.pp - 1) % p_.pp, {}));
     }
     run_chunk(units_of_[static_cast<std::size_t>(chunk)], true, mb);
-    if (!last_virtual(chunk)) transfer(P2pDirection::kSend, static_cast<std::uint8_t>(kPpForwardGroup), (stage_ + 1) % p_.pp, {last_compute_});
+    if (!last_virtual(chunk))
+      transfer(P2pDirection::kSend, static_cast<std::uint8_t>(kPpForwardGroup), (stage_ + 1) % p_.pp, {last_compute_});
   }
 
   void backward(int mb, int chunk) {
     if (!last_virtual(chunk)) {
-      pending_.push_back(transfer(P2pDirection::kRecv, static_cast<std::uint8_t>(kPpBackwardGroup), (stage_ + 1) % p_.pp, {}));
+      pending_.push_back(
+          transfer(P2pDirection::kRecv, static_cast<std::uint8_t>(kPpBackwardGroup), (stage_ + 1) % p_.pp, {}));
     }
     reducing_ = p_.dp > 1 && p_.zero_stage < 3 && (p_.zero_stage == 2 || mb == microbatches_ - 1);
     run_chunk(units_of_[static_cast<std::size_t>(chunk)], false, mb);
     flush_bucket(mb);
     if (!first_virtual(chunk)) {
-      transfer(P2pDirection::kSend, static_cast<std::uint8_t>(kPpBackwardGroup), (stage_ + p_.pp - 1) % p_.pp, {last_compute_});
+      transfer(P2pDirection::kSend, static_cast<std::uint8_t>(kPpBackwardGroup), (stage_ + p_.pp - 1) % p_.pp,
+               {last_compute_});
     }
   }
 
@@ -211,7 +222,8 @@ class CoarseBuilder {
     const bool all_reduce = p_.zero_stage == 0;
     const std::uint64_t elements = all_reduce ? bucket_elements_ : padded(bucket_elements_);
     collective(Stream::kDp, static_cast<std::uint8_t>(kDpGroup),
-               all_reduce ? Collective::kAllReduce : Collective::kReduceScatter, elements, links_.dp, {bucket_producer_});
+               all_reduce ? Collective::kAllReduce : Collective::kReduceScatter, elements, links_.dp,
+               {bucket_producer_});
     if (mb == microbatches_ - 1) final_buckets_.push_back(elements);
     bucket_elements_ = 0;
   }
@@ -227,7 +239,7 @@ class CoarseBuilder {
   const int microbatches_;
   const std::uint64_t w_;
   CoarseStage& out_;
-  std::vector<std::vector<Unit>> units_of_;  // by chunk
+  std::vector<std::vector<Unit>> units_of_;                              // by chunk
   std::map<std::tuple<std::uint8_t, int, std::uint64_t>, double> comm_;  // (group, kind or -1, size) -> seconds
   std::vector<OpId> pending_;
   OpId last_compute_ = kNone;
@@ -250,7 +262,8 @@ void CoarseBuilder::end_of_step() {
                             links_.tp, {last_compute_});
   }
   if (m_.vocab > 0 && m_.tied_embeddings && p_.pp > 1 && (stage_ == 0 || stage_ == p_.pp - 1)) {
-    const std::uint64_t table = static_cast<std::uint64_t>(vocab_shard(m_, p_.tp)) * static_cast<std::uint64_t>(m_.hidden);
+    const std::uint64_t table =
+        static_cast<std::uint64_t>(vocab_shard(m_, p_.tp)) * static_cast<std::uint64_t>(m_.hidden);
     collective(Stream::kDp, static_cast<std::uint8_t>(kEmbeddingGroup), Collective::kAllReduce, table, links_.embedding,
                {last_compute_});
   }
@@ -270,7 +283,6 @@ void CoarseBuilder::end_of_step() {
 
 }  // namespace
 
-
 UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp) {
   UnitCost c;
   std::vector<double> end(ops.size(), 0.0);
@@ -289,8 +301,9 @@ UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp
       comm.push_back({ready, ready + seconds});
       c.tp_busy += seconds;
     } else {
-      const OpPayload payload = std::holds_alternative<Gemm>(op.payload) ? OpPayload(std::get<Gemm>(op.payload))
-                                                                         : OpPayload(std::get<MemoryKernel>(op.payload));
+      const OpPayload payload = std::holds_alternative<Gemm>(op.payload)
+                                    ? OpPayload(std::get<Gemm>(op.payload))
+                                    : OpPayload(std::get<MemoryKernel>(op.payload));
       seconds = target.compute.time(payload).value();
       compute.push_back({ready, ready + seconds});
       c.compute += seconds;
@@ -309,7 +322,8 @@ void build_coarse_program(const TransformerConfig& m, const ParallelPlan& p, con
                           const LayoutLinks& links, const Target& target, CoarseProgram& out) {
   out.tied_embedding_group = m.vocab > 0 && m.tied_embeddings && p.pp > 1;
   out.stages.resize(static_cast<std::size_t>(p.pp));
-  for (int s = 0; s < p.pp; ++s) CoarseBuilder(m, p, units, links, target, s, out.stages[static_cast<std::size_t>(s)]).build();
+  for (int s = 0; s < p.pp; ++s)
+    CoarseBuilder(m, p, units, links, target, s, out.stages[static_cast<std::size_t>(s)]).build();
   match_counterparts(out);
 }
 

@@ -26,7 +26,7 @@ struct UnitCost {
   double tp_busy = 0.0;     // tp stream busy
   double tp_exposed = 0.0;  // tp busy while compute is idle
   double gemm_flops = 0.0;
-  double first = 0.0;       // when the unit's first op ends (ZeRO-3 prefetches the next unit from there)
+  double first = 0.0;  // when the unit's first op ends (ZeRO-3 prefetches the next unit from there)
 };
 [[nodiscard]] UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp);
 
@@ -56,13 +56,13 @@ struct CoarseOp {
   std::uint32_t deps_end = 0;
   int partner_stage = -1;  // the counterpart's stage and op, -1 without one
   OpId partner_op = 0;
-  Bytes bytes;             // communication ops: the real size
+  Bytes bytes;  // communication ops: the real size
 };
 
 struct CoarseStage {
   std::vector<CoarseOp> ops;
   std::vector<OpId> deps;
-  double tp_busy = 0.0;     // tensor-parallel time folded into compute ops
+  double tp_busy = 0.0;  // tensor-parallel time folded into compute ops
   double tp_exposed = 0.0;
   double gemm_flops = 0.0;  // one rank's GEMM FLOPs per step
 };
@@ -73,7 +73,8 @@ struct CoarseProgram {
 };
 
 [[nodiscard]] CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p,
-                                                 const UnitCosts& units, const LayoutLinks& links, const Target& target);
+                                                 const UnitCosts& units, const LayoutLinks& links,
+                                                 const Target& target);
 // The same into `out`, reusing its storage (a search builds thousands).
 void build_coarse_program(const TransformerConfig& m, const ParallelPlan& p, const UnitCosts& units,
                           const LayoutLinks& links, const Target& target, CoarseProgram& out);

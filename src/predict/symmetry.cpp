@@ -10,7 +10,9 @@ namespace {
 // Dense ids for distinct keys.
 class Interner {
  public:
-  int id(const std::vector<std::uint64_t>& key) { return ids_.try_emplace(key, static_cast<int>(ids_.size())).first->second; }
+  int id(const std::vector<std::uint64_t>& key) {
+    return ids_.try_emplace(key, static_cast<int>(ids_.size())).first->second;
+  }
   [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
 
  private:

@@ -22,8 +22,9 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
            {}};
   t.notes = t.compute.notes();
   if (profile != nullptr && !profile->collectives.empty() && profile->gpu.name != cluster.gpu.name) {
-    t.notes.push_back(fmt::format("collective curves measured on {} not used for {}: they apply to that GPU's machines only",
-                                  profile->gpu.name, cluster.gpu.name));
+    t.notes.push_back(
+        fmt::format("collective curves measured on {} not used for {}: they apply to that GPU's machines only",
+                    profile->gpu.name, cluster.gpu.name));
   }
   return t;
 }
@@ -32,12 +33,14 @@ int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& wher
   const int per_node = cluster.gpus_per_node();
   if (world <= per_node) return 1;
   if (world % per_node != 0) {
-    throw InputError(where, fmt::format("{} ranks are not a whole number of {}-GPU nodes of {}", world, per_node, cluster.name),
-                     fmt::format("at most {} or a multiple of {}", per_node, per_node));
+    throw InputError(
+        where, fmt::format("{} ranks are not a whole number of {}-GPU nodes of {}", world, per_node, cluster.name),
+        fmt::format("at most {} or a multiple of {}", per_node, per_node));
   }
   if (!cluster.network) {
-    throw InputError(where, fmt::format("{} ranks need {} nodes, and {} has no network", world, world / per_node, cluster.name),
-                     fmt::format("at most {} ranks on this cluster", per_node));
+    throw InputError(
+        where, fmt::format("{} ranks need {} nodes, and {} has no network", world, world / per_node, cluster.name),
+        fmt::format("at most {} ranks on this cluster", per_node));
   }
   return world / per_node;
 }

@@ -100,7 +100,8 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
   d.steps_b = b.steps;
   const std::vector<StepBreakdown> sa = breakdowns(set, a);
   const std::vector<StepBreakdown> sb = breakdowns(set, b);
-  for (int s = 0; s < std::min(a.steps, b.steps); ++s) d.steps.push_back({s, sa[static_cast<std::size_t>(s)], sb[static_cast<std::size_t>(s)]});
+  for (int s = 0; s < std::min(a.steps, b.steps); ++s)
+    d.steps.push_back({s, sa[static_cast<std::size_t>(s)], sb[static_cast<std::size_t>(s)]});
   const StepMeans ma = means(sa);
   const StepMeans mb = means(sb);
   d.step_time = {"step_time", "", 0, ma.step, mb.step};
@@ -118,7 +119,8 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
   const Durations da = durations(set, a, base);
   const Durations db = durations(set, b, base);
   std::vector<TimeComparison> streams(kStreamCount);
-  for (int s = 0; s < kStreamCount; ++s) streams[static_cast<std::size_t>(s)].key = std::string(name(static_cast<Stream>(s)));
+  for (int s = 0; s < kStreamCount; ++s)
+    streams[static_cast<std::size_t>(s)].key = std::string(name(static_cast<Stream>(s)));
   std::map<std::pair<int, std::string>, TimeComparison> kinds;
   std::map<std::pair<int, std::size_t>, std::string> kind_of_op;  // (program, op) -> kind, computed once
   for (std::size_t r = 0; r < n; ++r) {

@@ -47,12 +47,12 @@ struct TimelineDiff {
   std::string engine_b;
   int steps_a = 0;
   int steps_b = 0;
-  std::vector<StepComparison> steps;  // steps both timelines have
+  std::vector<StepComparison> steps;                        // steps both timelines have
   TimeComparison step_time, compute, exposed_comm, bubble;  // means over each timeline's steps
-  std::vector<TimeComparison> groups;   // exposed time per group, means
+  std::vector<TimeComparison> groups;                       // exposed time per group, means
   std::vector<TimeComparison> streams;
   std::vector<TimeComparison> kinds;  // largest |B - A| first
-  std::vector<TimeComparison> ops;     // the `top` largest |B - A|
+  std::vector<TimeComparison> ops;    // the `top` largest |B - A|
 };
 
 // "mb3.c1.L7.bwd.mlp.fc1.dgrad" -> "L*.bwd.mlp.fc1.dgrad".

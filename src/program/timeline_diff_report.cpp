@@ -11,7 +11,8 @@ namespace commscale {
 namespace {
 
 nlohmann::json row(const TimeComparison& t) {
-  nlohmann::json j = {{"key", t.key}, {"a_s", t.a_s}, {"b_s", t.b_s}, {"diff_s", t.difference()}, {"relative", t.relative()}};
+  nlohmann::json j = {
+      {"key", t.key}, {"a_s", t.a_s}, {"b_s", t.b_s}, {"diff_s", t.difference()}, {"relative", t.relative()}};
   if (!t.stream.empty()) j["stream"] = t.stream;
   if (t.count > 0) j["per_rank_per_step"] = t.count;
   return j;
@@ -38,10 +39,16 @@ nlohmann::json diff_to_json(const TimelineDiff& d) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepComparison& s : d.steps) {
     steps.push_back({{"step", s.step},
-                     {"a", {{"step_time_s", s.a.step_time.value()}, {"compute_s", s.a.compute.value()},
-                            {"exposed_comm_s", s.a.exposed_comm.value()}, {"bubble_s", s.a.bubble.value()}}},
-                     {"b", {{"step_time_s", s.b.step_time.value()}, {"compute_s", s.b.compute.value()},
-                            {"exposed_comm_s", s.b.exposed_comm.value()}, {"bubble_s", s.b.bubble.value()}}}});
+                     {"a",
+                      {{"step_time_s", s.a.step_time.value()},
+                       {"compute_s", s.a.compute.value()},
+                       {"exposed_comm_s", s.a.exposed_comm.value()},
+                       {"bubble_s", s.a.bubble.value()}}},
+                     {"b",
+                      {{"step_time_s", s.b.step_time.value()},
+                       {"compute_s", s.b.compute.value()},
+                       {"exposed_comm_s", s.b.exposed_comm.value()},
+                       {"bubble_s", s.b.bubble.value()}}}});
   }
   return {{"schema_version", 1},
           {"kind", "commscale-timeline-diff"},
@@ -56,8 +63,8 @@ nlohmann::json diff_to_json(const TimelineDiff& d) {
 }
 
 void print_diff(std::ostream& out, const TimelineDiff& d, std::size_t top) {
-  out << fmt::format("A: {} ({} steps)   B: {} ({} steps); differences are B - A, relative to A\n", d.engine_a, d.steps_a,
-                     d.engine_b, d.steps_b);
+  out << fmt::format("A: {} ({} steps)   B: {} ({} steps); differences are B - A, relative to A\n", d.engine_a,
+                     d.steps_a, d.engine_b, d.steps_b);
   const std::string header = fmt::format("{:>12} {:>12} {:>12} {:>9}", "A s", "B s", "B - A s", "B/A - 1");
   out << fmt::format("\nper step, mean over steps and ranks\n{:<34} {}\n", "", header);
   for (const TimeComparison& t : {d.step_time, d.compute, d.exposed_comm, d.bubble}) {

@@ -21,7 +21,8 @@ void run_search(benchmark::State& state, const std::string& model_name, const st
   for (auto _ : state) {
     // Everything a `search` run does past reading the catalog: the target (link graph, NCCL figures),
     // the evaluator's caches, every plan.
-    const predict::Target target = predict::make_target(catalog, catalog.cluster(cluster_name, "bench"), nodes, nullptr);
+    const predict::Target target =
+        predict::make_target(catalog, catalog.cluster(cluster_name, "bench"), nodes, nullptr);
     predict::PlanEvaluator evaluator(model, target, options.memory);
     result = predict::search_plans({&evaluator}, options);
     benchmark::DoNotOptimize(result);

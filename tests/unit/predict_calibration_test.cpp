@@ -43,8 +43,8 @@ TEST(Calibration, ReadsTheCommittedFixture) {
   EXPECT_NEAR(p.gemm.front().efficiency, 783.0 / 989.5, 1e-9);
   EXPECT_NEAR(p.memory.front().efficiency, 4273.0 / 4800.0, 1e-9);
   // Written back and read again, the same profile.
-  const CalibrationProfile again = parse_calibration(nlohmann::json::parse(calibration_to_json(p).dump()), "again",
-                                                     hw::testing::catalog());
+  const CalibrationProfile again =
+      parse_calibration(nlohmann::json::parse(calibration_to_json(p).dump()), "again", hw::testing::catalog());
   EXPECT_EQ(again.gemm.size(), p.gemm.size());
   EXPECT_EQ(again.collectives.back().points.size(), p.collectives.back().points.size());
 }
@@ -117,7 +117,8 @@ TEST(Calibration, CollectiveCurvesReplaceTheModelOnTheirMachineOnly) {
   // Another machine with the same GPU family gets the GEMM and memory fractions, not the curves.
   const Target h100 = make_target(catalog, catalog.cluster("hgx-h100", "test"), 1, profile);
   LinkAnalyzer h100_links(h100.graph, h100.achievable);
-  EXPECT_FALSE(h100.comm.collective(Collective::kAllReduce, Bytes(4ull << 30), h100_links.groups({{0, 1}}).front()).calibrated);
+  EXPECT_FALSE(
+      h100.comm.collective(Collective::kAllReduce, Bytes(4ull << 30), h100_links.groups({{0, 1}}).front()).calibrated);
   const Gemm big = make_gemm(8192, 8192, 8192, 1, DataType::kBFloat16);
   EXPECT_NEAR(h100.compute.efficiency(big), 783.0 / 989.5, 1e-9);
   EXPECT_FALSE(h100.notes.empty());

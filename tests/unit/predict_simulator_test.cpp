@@ -237,9 +237,11 @@ TEST(Simulator, DifferentLinksMakeDifferentClasses) {
 }
 
 TEST(Simulator, RunsTheProgramTheExecutorRuns) {
-  // The executor in another process reads the step program as JSON (program/program_json.hpp); the
-  // predictor simulates the built program. Both are the same program: the timeline predicted for one
-  // validates against the other, and predicting from the read-back program gives the same times.
+  // The executor (runtime/executor.cpp) runs build_program(model, plan); the predictor simulates the
+  // same call's result, and a program written out (plan --dump-program) and read back is the same
+  // program: the timeline predicted for one validates against the other, and predicting from the
+  // read-back program gives the same times. tests/cli/predict.cmake checks the executor's own timeline
+  // (train --timeline, CPU backend) against the predictor's program with diff-trace.
   const TransformerConfig m = find_preset("tiny", "test");
   ParallelPlan p = testing::plan(2, 2, 2, 16);
   p.zero_stage = 1;

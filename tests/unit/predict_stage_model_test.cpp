@@ -58,12 +58,12 @@ TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
     PlanEvaluator evaluator(m, t, MemoryOptions{});
     const PlanEstimate fast = evaluator.estimate(c.plan);
     const double step = full.summary.step_time_s;
-    const std::string what = fmt::format("{} {} dp{} tp{} pp{} zero{}: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), "
-                                         "fast {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f})",
-                                         c.cluster, c.model, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.zero_stage, step,
-                                         full.summary.compute_s, full.summary.exposed_comm_s, full.summary.bubble_s,
-                                         fast.step_time.value(), fast.compute.value(), fast.exposed_comm.value(),
-                                         fast.bubble.value());
+    const std::string what = fmt::format(
+        "{} {} dp{} tp{} pp{} zero{}: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), "
+        "fast {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f})",
+        c.cluster, c.model, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.zero_stage, step, full.summary.compute_s,
+        full.summary.exposed_comm_s, full.summary.bubble_s, fast.step_time.value(), fast.compute.value(),
+        fast.exposed_comm.value(), fast.bubble.value());
     SCOPED_TRACE(what);
     std::cout << what << "\n";
     EXPECT_NEAR(fast.step_time.value(), step, 0.02 * step);
