@@ -28,6 +28,11 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
 void add_calibrate_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 // `report` is pure: result files in, an HTML page out.
 void add_report_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// The predictor's commands are pure (no MPI, no GPU).
+void add_predict_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_search_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_compare_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+void add_diff_trace_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);

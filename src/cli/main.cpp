@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   add_train_command(app, &action, command_line);
   add_calibrate_command(app, &action, command_line);
   add_report_command(app, &action, command_line);
+  add_predict_command(app, &action, command_line);
+  add_search_command(app, &action, command_line);
+  add_compare_command(app, &action, command_line);
+  add_diff_trace_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);

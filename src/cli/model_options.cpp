@@ -23,7 +23,7 @@ std::string preset_names() {
   return names;
 }
 
-void add_model_options(CLI::App& cmd, ModelPlanArguments* a) {
+void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Model";
   cmd.add_option("--model", a->model, "a preset: " + preset_names())->group(group);
   cmd.add_option("--model-file", a->model_file,
@@ -109,8 +109,12 @@ int data_parallel_size(const ModelPlanArguments& a, int* world) {
 
 }  // namespace
 
+void add_model_options(CLI::App& command, ModelPlanArguments* args) { model_flags(command, args); }
+
+TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve(args); }
+
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
-  add_model_options(command, args);
+  model_flags(command, args);
   add_plan_options(command, args);
 }
 

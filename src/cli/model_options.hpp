@@ -71,4 +71,9 @@ void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 // Resolves the model and checks the plan against it. Throws InputError naming the flag.
 [[nodiscard]] ModelAndPlan finish_model_plan_options(const ModelPlanArguments& args);
 
+// The model flags alone (group "Model"), for commands that choose the plan themselves (search,
+// compare), and the model they describe.
+void add_model_options(CLI::App& command, ModelPlanArguments* args);
+[[nodiscard]] TransformerConfig finish_model_options(const ModelPlanArguments& args);
+
 }  // namespace commscale

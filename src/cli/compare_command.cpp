@@ -1,0 +1,119 @@
+// `commscale compare`: one model across clusters, each with its best plan that fits, with cost per
+// million tokens and energy per token, and optionally a scaling sweep (src/predict/compare.hpp). Pure:
+// no MPI, no GPU. Exit codes: 0 (also when some cluster has no plan that fits: the table says so);
+// 2 bad input.
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "cli/predict_options.hpp"
+#include "core/error.hpp"
+#include "hw/topology_dir.hpp"
+#include "predict/compare.hpp"
+
+namespace commscale {
+namespace {
+
+// The example line-up: an NVSwitch A100 node, GeForce boxes without P2P, 3090s in NVLink
+// pairs, and one A100 against six 3090s.
+constexpr const char* kDefaultClusters =
+    "hgx-a100,rtx4090-8x-pcie,rtx3090-4x-nvlink-pairs,rtx5090-8x-pcie,hgx-a100:1,rtx3090-6x-pcie";
+
+struct CompareArguments {
+  ModelPlanArguments model;
+  std::string clusters = kDefaultClusters;
+  std::vector<std::string> prices;
+  std::string scaling;
+  std::string calibration;
+  double workspace_gib = 2.0;
+  predict::CompareInputs inputs;
+  OutputArguments output;
+  std::string command_line;
+};
+
+std::map<std::string, double> parse_prices(const std::vector<std::string>& items) {
+  std::map<std::string, double> out;
+  for (const std::string& item : items) {
+    for (const std::string& one : split_list(item, "--price")) {
+      const std::size_t eq = one.find('=');
+      double usd = 0.0;
+      std::size_t used = 0;
+      if (eq != std::string::npos) {
+        try {
+          usd = std::stod(one.substr(eq + 1), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+      }
+      if (eq == std::string::npos || eq == 0 || used != one.size() - eq - 1 || !(usd > 0)) {
+        throw InputError("--price", fmt::format("\"{}\"", one), "CLUSTER=USD, the price of one node");
+      }
+      out[one.substr(0, eq)] = usd;
+    }
+  }
+  return out;
+}
+
+int run_compare(CompareArguments& a) {
+  predict::CompareInputs& in = a.inputs;
+  in.model = finish_model_options(a.model);
+  finish_output_options(a.output);
+  const predict::SearchOptions& o = in.search;
+  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
+  if (!(o.costs.years > 0)) throw InputError("--years", fmt::format("{}", o.costs.years), "a positive number of years");
+  if (o.costs.usd_per_kwh < 0) throw InputError("--usd-per-kwh", fmt::format("{}", o.costs.usd_per_kwh), "0 or more");
+  if (in.scaling_max_gpus < 1) throw InputError("--scaling-max", fmt::format("{}", in.scaling_max_gpus), "at least 1");
+  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
+  in.search.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  in.node_prices = parse_prices(a.prices);
+  for (const std::string& label : split_list(a.clusters, "--clusters")) {
+    in.clusters.push_back(predict::parse_cluster_choice(label, "--clusters"));
+    in.labels.push_back(label);
+  }
+  if (!a.scaling.empty()) in.scaling = predict::parse_cluster_choice(a.scaling, "--scaling");
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  in.calibration = load_calibration_option(a.calibration, catalog);
+  const predict::CompareResult r = predict::compare_clusters(catalog, in);
+  nlohmann::json doc = predict::compare_to_json(r, in);
+  doc["command_line"] = a.command_line;
+  if (emit_json(a.output, doc)) predict::print_compare(std::cout, r, in);
+  return static_cast<int>(ExitCode::kOk);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
+  auto args = std::make_shared<CompareArguments>();
+  args->command_line = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "One model across clusters, each with its best plan that fits: throughput, cost per million tokens, "
+      "energy per token; and a scaling sweep from 1 GPU to thousands");
+  add_model_options(*cmd, &args->model);
+  predict::SearchOptions& o = args->inputs.search;
+  o.top = 1;
+  cmd->add_option("--clusters", args->clusters, "clusters to compare, CLUSTER or CLUSTER:GPUS, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
+  cmd->add_option("--years", o.costs.years, "years the purchase price is amortized over")->capture_default_str();
+  cmd->add_option("--usd-per-kwh", o.costs.usd_per_kwh, "energy price, USD per kWh")->capture_default_str();
+  cmd->add_option("--price", args->prices,
+                  "CLUSTER=USD: price of one node (data-centre GPUs have no list price; default: the cluster's)");
+  cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
+  cmd->add_option("--scaling-max", args->inputs.scaling_max_gpus, "largest GPU count of the sweep")
+      ->capture_default_str();
+  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
+      ->capture_default_str();
+  cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+      ->capture_default_str();
+  add_output_options(*cmd, &args->output);
+  cmd->callback([args, action] { *action = [args] { return run_compare(*args); }; });
+}
+
+}  // namespace commscale

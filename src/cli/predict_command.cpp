@@ -1,0 +1,111 @@
+// `commscale predict`: the step time of a model and plan on any cluster of the catalog (or a file),
+// by event simulation of the step program against the cost models (src/predict/). Pure: no MPI, no
+// GPU. Exit codes: 0 predicted (and the plan fits); 1 predicted, but the plan does not fit in the
+// GPU's memory; 2 bad input.
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "cli/predict_options.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "hw/topology_dir.hpp"
+#include "predict/prediction.hpp"
+#include "report/chrome_trace.hpp"
+
+namespace commscale {
+namespace {
+
+struct PredictArguments {
+  ModelPlanArguments model_plan;
+  std::string cluster;
+  int nodes = 0;
+  std::string calibration;
+  double workspace_gib = 2.0;
+  bool full_simulation = false;
+  std::string timeline_path;
+  std::string trace_path;
+  OutputArguments output;
+  std::string command_line;
+};
+
+// The simulated ranks as a Chrome trace, one process per simulated rank named by its world rank.
+nlohmann::json trace_of(const ProgramSet& set, const predict::Simulation& sim) {
+  const predict::ReducedRun run = predict::reduced_run(set, sim);
+  nlohmann::json trace = chrome_trace(run.set, run.timeline);
+  for (nlohmann::json& e : trace["traceEvents"]) {
+    const auto i = e["pid"].get<std::size_t>();
+    const int rank = sim.simulated.at(i);
+    e["pid"] = rank;
+    if (e["name"] == "process_name") {
+      const int others = sim.class_size[i] - 1;
+      e["args"]["name"] =
+          others > 0 ? fmt::format("rank {} (and {} ranks like it)", rank, others) : fmt::format("rank {}", rank);
+    }
+  }
+  return trace;
+}
+
+void write_extras(const PredictArguments& a, const predict::Prediction& p) {
+  if (!a.timeline_path.empty()) {
+    nlohmann::json doc = predict::full_timeline(*p.program, *p.simulation);
+    doc["schema_version"] = 1;
+    doc["kind"] = "commscale-timeline";
+    write_file_atomically(a.timeline_path, doc.dump() + "\n");
+  }
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, trace_of(*p.program, *p.simulation).dump() + "\n");
+}
+
+int run_predict(const PredictArguments& a) {
+  const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
+  finish_output_options(a.output);
+  if (!a.timeline_path.empty()) ensure_writable(a.timeline_path, "--timeline");
+  if (!a.trace_path.empty()) ensure_writable(a.trace_path, "--trace");
+  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world, "--world");
+  const predict::Target target =
+      predict::make_target(catalog, cluster, nodes, load_calibration_option(a.calibration, catalog));
+  predict::PredictOptions options;
+  options.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  options.reduce = !a.full_simulation;
+  options.keep_program = !a.timeline_path.empty() || !a.trace_path.empty();
+  const predict::Prediction p = predict::predict_plan(mp.model, mp.plan, target, options);
+  nlohmann::json doc = predict::prediction_to_json(p);
+  doc["command_line"] = a.command_line;
+  if (emit_json(a.output, doc)) predict::print_prediction(std::cout, p);
+  write_extras(a, p);
+  return static_cast<int>(p.fit.fits ? ExitCode::kOk : ExitCode::kCheckFailed);
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
+  auto args = std::make_shared<PredictArguments>();
+  args->command_line = command_line;
+  CLI::App* cmd =
+      app.add_subcommand("predict",
+                         "Predict a training step of a model and plan on a cluster: step time, tokens/s, MFU, compute, "
+                         "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
+  add_model_plan_options(*cmd, &args->model_plan);
+  cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
+      ->required();
+  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
+  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  cmd->add_option("--workspace-gib", args->workspace_gib,
+                  "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation")
+      ->capture_default_str();
+  cmd->add_flag("--full-simulation", args->full_simulation,
+                "simulate every rank, not one per symmetry class (same result, slower)");
+  cmd->add_option("--timeline", args->timeline_path, "write the predicted timeline (train's schema) to this file");
+  cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the simulated ranks");
+  add_output_options(*cmd, &args->output);
+  cmd->callback([args, action] { *action = [args] { return run_predict(*args); }; });
+}
+
+}  // namespace commscale

@@ -1,0 +1,30 @@
+#include "cli/predict_options.hpp"
+
+#include <iostream>
+
+#include "core/atomic_file.hpp"
+
+namespace commscale {
+
+void add_output_options(CLI::App& command, OutputArguments* args) {
+  command.add_flag("--json", args->json, "print the result as JSON (instead of text)");
+  command.add_option("-J,--output_file", args->json_path, "write the result as JSON to this file");
+}
+
+void finish_output_options(const OutputArguments& args) {
+  if (!args.json_path.empty()) ensure_writable(args.json_path, "-J");
+}
+
+bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
+  if (!args.json_path.empty()) write_file_atomically(args.json_path, doc.dump(2) + "\n");
+  if (args.json) std::cout << doc.dump(2) << "\n";
+  return !args.json;
+}
+
+std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,
+                                                                           const hw::Catalog& catalog) {
+  if (path.empty()) return nullptr;
+  return std::make_shared<const predict::CalibrationProfile>(predict::load_calibration(path, catalog));
+}
+
+}  // namespace commscale

@@ -1,0 +1,32 @@
+#pragma once
+
+// Flags shared by the predictor's commands (predict, search, compare): the calibration profile, and
+// writing results (--json to stdout, -J FILE atomically).
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hw/catalog.hpp"
+#include "predict/calibration.hpp"
+
+namespace commscale {
+
+struct OutputArguments {
+  bool json = false;
+  std::string json_path;
+};
+
+void add_output_options(CLI::App& command, OutputArguments* args);
+// Checks that -J's file can be written (before any work).
+void finish_output_options(const OutputArguments& args);
+// Writes `doc` to -J's file (atomically) and, with --json, to stdout; returns whether text should follow.
+[[nodiscard]] bool emit_json(const OutputArguments& args, const nlohmann::json& doc);
+
+// --calibration FILE: null when not given. Throws InputError naming the file and key.
+[[nodiscard]] std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,
+                                                                                         const hw::Catalog& catalog);
+
+}  // namespace commscale

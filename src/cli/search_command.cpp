@@ -1,0 +1,144 @@
+// `commscale search`: every valid plan of a model on a cluster, ranked by throughput or cost per token,
+// with the top K and why the others lose (src/predict/search.hpp). Pure: no MPI, no GPU. Exit codes:
+// 0 (at least one plan fits); 1 (no plan fits: the output names the closest); 2 bad input.
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "cli/predict_options.hpp"
+#include "core/error.hpp"
+#include "hw/topology_dir.hpp"
+#include "parallel/rank_layout.hpp"
+#include "predict/search.hpp"
+
+namespace commscale {
+namespace {
+
+struct SearchArguments {
+  ModelPlanArguments model;
+  std::string cluster;
+  int nodes = 0;
+  std::string gpus;
+  std::string rank_by = "throughput";
+  double node_price_usd = 0.0;
+  std::string calibration;
+  double workspace_gib = 2.0;
+  predict::SearchOptions options;
+  OutputArguments output;
+  std::string command_line;
+};
+
+// "64,128": positive GPU counts, each once.
+std::vector<int> parse_gpu_counts(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& item : split_list(text, "--gpus")) {
+    int n = 0;
+    std::size_t used = 0;
+    try {
+      n = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || n < 1 || std::find(out.begin(), out.end(), n) != out.end()) {
+      throw InputError("--gpus", fmt::format("\"{}\"", item), "positive GPU counts, comma-separated, each once");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+void check_options(SearchArguments& a) {
+  predict::SearchOptions& o = a.options;
+  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
+  if (o.max_micro_batch < 1) throw InputError("--max-micro-batch", fmt::format("{}", o.max_micro_batch), "at least 1");
+  if (o.max_chunks < 1) throw InputError("--max-chunks", fmt::format("{}", o.max_chunks), "at least 1");
+  if (o.top < 1) throw InputError("--top", fmt::format("{}", o.top), "at least 1");
+  if (!(o.costs.years > 0)) throw InputError("--years", fmt::format("{}", o.costs.years), "a positive number of years");
+  if (o.costs.usd_per_kwh < 0) throw InputError("--usd-per-kwh", fmt::format("{}", o.costs.usd_per_kwh), "0 or more");
+  if (a.node_price_usd < 0) throw InputError("--price", fmt::format("{}", a.node_price_usd), "a positive price in USD");
+  if (a.node_price_usd > 0) o.costs.node_price_usd = a.node_price_usd;
+  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
+  o.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
+  if (a.rank_by == "throughput") {
+    o.rank_by = predict::RankBy::kThroughput;
+  } else if (a.rank_by == "cost") {
+    o.rank_by = predict::RankBy::kCost;
+  } else {
+    throw InputError("--rank-by", fmt::format("unknown ranking \"{}\"", a.rank_by), "throughput or cost");
+  }
+}
+
+int run_search(SearchArguments& a) {
+  const TransformerConfig model = finish_model_options(a.model);
+  finish_output_options(a.output);
+  check_options(a);
+  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  const auto calibration = load_calibration_option(a.calibration, catalog);
+  // One target per node count, one evaluator per GPU count.
+  std::vector<int> counts = a.gpus.empty() ? std::vector<int>{} : parse_gpu_counts(a.gpus);
+  if (counts.empty()) counts.push_back(cluster.gpus_per_node() * (a.nodes > 0 ? a.nodes : 1));
+  std::vector<std::unique_ptr<predict::Target>> targets;
+  std::vector<std::unique_ptr<predict::PlanEvaluator>> evaluators;
+  std::vector<predict::PlanEvaluator*> pointers;
+  for (const int gpus : counts) {
+    const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, gpus, "--gpus");
+    targets.push_back(std::make_unique<predict::Target>(predict::make_target(catalog, cluster, nodes, calibration)));
+    if (gpus > targets.back()->gpus()) {
+      throw InputError(
+          "--gpus", fmt::format("{}", gpus),
+          fmt::format("at most the {} GPUs of {} node(s) of {}", targets.back()->gpus(), nodes, cluster.name));
+    }
+    evaluators.push_back(std::make_unique<predict::PlanEvaluator>(model, *targets.back(), a.options.memory, gpus));
+    pointers.push_back(evaluators.back().get());
+  }
+  const predict::SearchResult r = predict::search_plans(pointers, a.options);
+  nlohmann::json doc = predict::search_to_json(r, a.options);
+  doc["model"] = model.name;
+  doc["command_line"] = a.command_line;
+  if (emit_json(a.output, doc)) predict::print_search(std::cout, r, a.options);
+  return static_cast<int>(r.ranked.empty() ? ExitCode::kCheckFailed : ExitCode::kOk);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, CommandAction* action, const std::string& command_line) {
+  auto args = std::make_shared<SearchArguments>();
+  args->command_line = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "search",
+      "Every valid plan (dp, tp, pp, sp, ZeRO, recompute, micro-batch, schedule, chunks) of a model on a "
+      "cluster, ranked by throughput or cost, with the top K and why the others lose (no GPU needed)");
+  add_model_options(*cmd, &args->model);
+  predict::SearchOptions& o = args->options;
+  cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
+      ->required();
+  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
+  cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
+  cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
+  cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
+      ->capture_default_str();
+  cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
+      ->capture_default_str();
+  cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
+  cmd->add_option("--rank-by", args->rank_by, "throughput or cost (USD per million tokens)")->capture_default_str();
+  cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
+  cmd->add_option("--years", o.costs.years, "years the purchase price is amortized over")->capture_default_str();
+  cmd->add_option("--usd-per-kwh", o.costs.usd_per_kwh, "energy price, USD per kWh")->capture_default_str();
+  cmd->add_option("--price", args->node_price_usd, "price of one node in USD (default: the cluster's, if any)");
+  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+      ->capture_default_str();
+  add_output_options(*cmd, &args->output);
+  cmd->callback([args, action] { *action = [args] { return run_search(*args); }; });
+}
+
+}  // namespace commscale

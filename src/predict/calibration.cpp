@@ -1,0 +1,185 @@
+// Reading, checking and writing calibration profiles (the format is in calibration.hpp).
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "hw/json_reader.hpp"
+#include "predict/calibration.hpp"
+#include "predict/compute_model.hpp"
+
+namespace commscale::predict {
+namespace {
+
+using hw::JsonObject;
+
+constexpr int kMaxDim = 1 << 30;
+
+hw::PathClass parse_path_class(const std::string& text, const std::string& where) {
+  for (std::size_t i = 0; i < hw::kPathClassCount; ++i) {
+    const auto c = static_cast<hw::PathClass>(i);
+    if (hw::name(c) == text) return c;
+  }
+  throw InputError(where, fmt::format("unknown path class \"{}\"", text),
+                   "nvlink, pcie, host_staged, socket or network");
+}
+
+double positive(JsonObject& o, std::string_view key) {
+  const double v = o.number(key);
+  if (!(v > 0)) throw InputError(o.where(key), fmt::format("{}", v), "a positive number");
+  return v;
+}
+
+void read_machine(JsonObject& top, const hw::Catalog& catalog, CalibrationProfile& p) {
+  JsonObject m = top.object("machine");
+  p.gpu = catalog.gpu(m.string("gpu"), m.where("gpu"));
+  p.source = m.string("source");
+  if (m.has("cluster")) p.cluster = m.string("cluster");
+  if (m.has("gpus")) p.gpus = m.integer("gpus", 1, 1 << 20);
+  if (m.has("description")) p.description = m.string("description");
+  if (m.has("date")) p.date = m.string("date");
+  m.finish();
+}
+
+GemmPoint read_gemm(JsonObject& o, const hw::GpuSpec& gpu) {
+  GemmPoint g;
+  g.m = o.integer("m", 1, kMaxDim);
+  g.n = o.integer("n", 1, kMaxDim);
+  g.k = o.integer("k", 1, kMaxDim);
+  if (o.has("batch")) g.batch = o.integer("batch", 1, kMaxDim);
+  g.dtype = parse_data_type(o.string("dtype"), o.where("dtype"));
+  if (g.dtype != DataType::kBFloat16 && g.dtype != DataType::kFloat16 && g.dtype != DataType::kFloat32) {
+    throw InputError(o.where("dtype"), fmt::format("{}", name(g.dtype)), "bf16, fp16 or fp32");
+  }
+  g.time = Seconds(positive(o, "seconds"));
+  o.finish();
+  const auto rate = dense_rate(gpu, g.dtype, DataType::kFloat32);
+  if (!rate)
+    throw InputError(o.where("dtype"), fmt::format("{} has no {} rate in the catalog", gpu.name, name(g.dtype)));
+  const Gemm shape = make_gemm(g.m, g.n, g.k, g.batch, g.dtype);
+  g.efficiency = shape.flops.value() / g.time.value() / rate->value();
+  if (g.efficiency > 1.05) {
+    throw InputError(
+        o.where("seconds"),
+        fmt::format("{:.4g} s is {:.0f}% of {}'s dense peak", g.time.value(), 100 * g.efficiency, gpu.name),
+        "a time no faster than the catalog's peak rate allows");
+  }
+  return g;
+}
+
+MemoryPoint read_memory(JsonObject& o, const hw::GpuSpec& gpu) {
+  MemoryPoint m;
+  const double bytes = positive(o, "bytes");
+  m.bytes = Bytes(static_cast<std::uint64_t>(bytes));
+  m.time = Seconds(positive(o, "seconds"));
+  if (o.has("kernel")) m.kernel = o.string("kernel");
+  o.finish();
+  m.efficiency = bandwidth(m.bytes, m.time) / *gpu.memory_bw.value;
+  if (m.efficiency > 1.05) {
+    throw InputError(o.where("seconds"), fmt::format("{:.0f}% of {}'s memory bandwidth", 100 * m.efficiency, gpu.name),
+                     "a time no faster than the catalog's memory bandwidth allows");
+  }
+  return m;
+}
+
+CollectiveCurve read_curve(JsonObject& o) {
+  CollectiveCurve c;
+  c.collective = parse_collective(o.string("collective"), o.where("collective"));
+  c.ranks = o.integer("ranks", 2, 1 << 20);
+  c.nodes = o.has("nodes") ? o.integer("nodes", 1, 1 << 16) : 1;
+  c.path_class = parse_path_class(o.string("path_class"), o.where("path_class"));
+  if (o.has("env")) c.env = o.string("env");
+  if (o.has("source")) c.source = o.string("source");
+  for (JsonObject& p : o.objects("points")) {
+    const double size = positive(p, "size_bytes");
+    c.points.push_back({Bytes(static_cast<std::uint64_t>(size)), microseconds(positive(p, "time_us"))});
+    p.finish();
+  }
+  if (c.points.empty()) throw InputError(o.where("points"), "no points", "at least one {size_bytes, time_us}");
+  std::sort(c.points.begin(), c.points.end(), [](const auto& a, const auto& b) { return a.size < b.size; });
+  for (std::size_t i = 1; i < c.points.size(); ++i) {
+    if (c.points[i].size == c.points[i - 1].size) {
+      throw InputError(o.where("points"), fmt::format("size {} appears twice", c.points[i].size.count()),
+                       "one time per size (the median of the repetitions)");
+    }
+  }
+  o.finish();
+  return c;
+}
+
+}  // namespace
+
+CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::string& file, const hw::Catalog& catalog) {
+  JsonObject top(doc, file, "");
+  if (top.integer("schema_version", 0, 1000) != kCalibrationSchemaVersion) {
+    throw InputError(top.where("schema_version"), "unsupported version", fmt::format("{}", kCalibrationSchemaVersion));
+  }
+  if (top.string("kind") != "commscale-calibration") {
+    throw InputError(top.where("kind"), "not a calibration profile", "\"commscale-calibration\"");
+  }
+  CalibrationProfile p;
+  p.file = file;
+  read_machine(top, catalog, p);
+  if (top.has("gemm")) {
+    for (JsonObject& o : top.objects("gemm")) p.gemm.push_back(read_gemm(o, p.gpu));
+  }
+  if (top.has("memory")) {
+    for (JsonObject& o : top.objects("memory")) p.memory.push_back(read_memory(o, p.gpu));
+    std::sort(p.memory.begin(), p.memory.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  }
+  if (top.has("collectives")) {
+    for (JsonObject& o : top.objects("collectives")) p.collectives.push_back(read_curve(o));
+  }
+  top.finish();
+  return p;
+}
+
+CalibrationProfile load_calibration(const std::string& path, const hw::Catalog& catalog) {
+  return parse_calibration(hw::read_json_file(path), path, catalog);
+}
+
+nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
+  nlohmann::ordered_json machine = {{"gpu", p.gpu.name}, {"source", p.source}};
+  if (!p.cluster.empty()) machine["cluster"] = p.cluster;
+  if (p.gpus > 0) machine["gpus"] = p.gpus;
+  if (!p.description.empty()) machine["description"] = p.description;
+  if (!p.date.empty()) machine["date"] = p.date;
+  nlohmann::ordered_json gemm = nlohmann::ordered_json::array();
+  for (const GemmPoint& g : p.gemm) {
+    gemm.push_back({{"m", g.m},
+                    {"n", g.n},
+                    {"k", g.k},
+                    {"batch", g.batch},
+                    {"dtype", name(g.dtype)},
+                    {"seconds", g.time.value()}});
+  }
+  nlohmann::ordered_json memory = nlohmann::ordered_json::array();
+  for (const MemoryPoint& m : p.memory) {
+    nlohmann::ordered_json row = {{"bytes", m.bytes.count()}, {"seconds", m.time.value()}};
+    if (!m.kernel.empty()) row["kernel"] = m.kernel;
+    memory.push_back(row);
+  }
+  nlohmann::ordered_json curves = nlohmann::ordered_json::array();
+  for (const CollectiveCurve& c : p.collectives) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (const CollectivePoint& pt : c.points)
+      points.push_back({{"size_bytes", pt.size.count()}, {"time_us", to_us(pt.time)}});
+    nlohmann::ordered_json curve = {{"collective", name(c.collective)},
+                                    {"ranks", c.ranks},
+                                    {"nodes", c.nodes},
+                                    {"path_class", hw::name(c.path_class)}};
+    if (!c.env.empty()) curve["env"] = c.env;
+    if (!c.source.empty()) curve["source"] = c.source;
+    curve["points"] = points;
+    curves.push_back(curve);
+  }
+  return {{"schema_version", kCalibrationSchemaVersion},
+          {"kind", "commscale-calibration"},
+          {"machine", machine},
+          {"gemm", gemm},
+          {"memory", memory},
+          {"collectives", curves}};
+}
+
+}  // namespace commscale::predict

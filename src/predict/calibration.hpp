@@ -1,0 +1,130 @@
+#pragma once
+
+// A calibration profile: what one machine measured, for the predictor to use instead of its default
+// efficiencies. `commscale calibrate` writes it; `predict --calibration FILE` (and search, compare)
+// read it. The format is meant to be filled straight from measurements: GEMM sweep rows
+// (m, n, k, dtype, seconds), memory-kernel rows (bytes moved, seconds) and `commscale bench` JSON rows
+// (size_bytes, out_of_place.time_us) per collective, group size and path class.
+//
+// {
+//   "schema_version": 1,
+//   "kind": "commscale-calibration",
+//   "machine": {                        required
+//     "gpu": "h200-sxm",                required: the GPU's catalog name (topologies/gpus/)
+//     "source": "commscale calibrate, commit ..., 2026-12-05",   required: who measured, how, when
+//     "cluster": "h200x2",              optional: the topology file of the machine
+//     "gpus": 2,                        optional
+//     "description": "...", "date": "2026-12-05"                  optional
+//   },
+//   "gemm": [                           optional: one row per measured GEMM
+//     {"m": 8192, "n": 8192, "k": 8192, "batch": 1, "dtype": "bf16", "seconds": 1.404e-3}
+//   ],                                  batch optional (1); dtype bf16 | fp16 | fp32 (FP32 accumulate)
+//   "memory": [                         optional: memory-bound kernels (a copy, say)
+//     {"bytes": 2147483648, "seconds": 5.03e-4, "kernel": "copy"}
+//   ],                                  bytes = read + written; kernel optional, informative
+//   "collectives": [                    optional: one curve per (collective, ranks, nodes, path class)
+//     {"collective": "all_reduce", "ranks": 2, "nodes": 1, "path_class": "nvlink",
+//      "env": "", "source": "commscale bench ...",         env, source optional
+//      "points": [{"size_bytes": 1024, "time_us": 6.4}, {"size_bytes": 4294967296, "time_us": 12496}]}
+//   ]                                   path_class: nvlink | pcie | host_staged | socket | network
+// }
+//
+// Unknown keys are errors; every error names the file and the key (`cal.json: gemm[3].seconds`).
+//
+// How the predictor uses it (interpolation rules):
+//  - GEMM: each row becomes an efficiency, its FLOP rate over the profile GPU's dense peak for the
+//    dtype. A GEMM's efficiency is the inverse-squared-distance weighted mean of the rows of its dtype,
+//    distance measured over (log2 m, log2 n, log2 k, log2 batch); an exact shape returns its own row.
+//    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
+//  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly
+//    in log2(bytes); beyond the largest row the largest row's fraction, below the smallest row the
+//    smallest row's time (a kernel is not faster than the smallest one measured).
+//  - carrying over: GEMM and memory fractions apply to any GPU of the same compute-capability major
+//    (the same family: Hopper to H100/H200, Ampere to A100/3090...), on that GPU's own peak and
+//    bandwidth; to another family they do not apply (the prediction says so).
+//  - collectives: a curve replaces the collective model for groups with the same collective, rank
+//    count, node count and bottleneck path class, on a cluster of the profile's GPU. Time is
+//    interpolated linearly in log(size)-log(time); below the smallest size, the smallest size's time;
+//    above the largest, the largest size's bus bandwidth. When sibling groups share links the time is
+//    scaled by the model's bandwidth alone over its bandwidth shared.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/collective.hpp"
+#include "core/units.hpp"
+#include "hw/catalog.hpp"
+#include "hw/gpu_spec.hpp"
+#include "program/op.hpp"
+
+namespace commscale::predict {
+
+inline constexpr int kCalibrationSchemaVersion = 1;
+
+struct GemmPoint {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  DataType dtype = DataType::kBFloat16;
+  Seconds time;
+  double efficiency = 0.0;  // filled at load: FLOP rate over the profile GPU's dense peak
+};
+
+struct MemoryPoint {
+  Bytes bytes;
+  Seconds time;
+  std::string kernel;
+  double efficiency = 0.0;  // filled at load: bandwidth over the catalog's memory bandwidth
+};
+
+struct CollectivePoint {
+  Bytes size;
+  Seconds time;
+};
+
+struct CollectiveCurve {
+  Collective collective = Collective::kAllReduce;
+  int ranks = 2;
+  int nodes = 1;
+  hw::PathClass path_class = hw::PathClass::kNvlink;
+  std::string env;
+  std::string source;
+  std::vector<CollectivePoint> points;  // sorted by size, sizes distinct
+};
+
+struct CalibrationProfile {
+  std::string file;
+  hw::GpuSpec gpu;  // the measured GPU, from the catalog
+  std::string cluster;
+  int gpus = 0;
+  std::string description;
+  std::string date;
+  std::string source;
+  std::vector<GemmPoint> gemm;
+  std::vector<MemoryPoint> memory;
+  std::vector<CollectiveCurve> collectives;
+};
+
+// Reads and validates a profile; throws InputError naming the file and key.
+[[nodiscard]] CalibrationProfile load_calibration(const std::string& path, const hw::Catalog& catalog);
+[[nodiscard]] CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::string& file,
+                                                   const hw::Catalog& catalog);
+// The file form (parse_calibration of it gives back the same profile).
+[[nodiscard]] nlohmann::ordered_json calibration_to_json(const CalibrationProfile& profile);
+
+// Whether the profile's GEMM and memory fractions carry over to `gpu` (same compute-capability major).
+[[nodiscard]] bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b);
+
+// Interpolation (rules above). nullopt when the profile has nothing for this case.
+[[nodiscard]] std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm);
+// Seconds for a memory kernel of `bytes` on a GPU of bandwidth `bw` (the profile's fraction applied).
+[[nodiscard]] std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw);
+[[nodiscard]] const CollectiveCurve* find_curve(const CalibrationProfile& profile, Collective c, int ranks, int nodes,
+                                                hw::PathClass path_class);
+[[nodiscard]] Seconds curve_time(const CollectiveCurve& curve, Bytes size);
+
+}  // namespace commscale::predict

@@ -1,0 +1,91 @@
+// Interpolation in a calibration profile (the rules are in calibration.hpp).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "predict/calibration.hpp"
+#include "predict/nccl_tables.hpp"
+
+namespace commscale::predict {
+namespace {
+
+std::array<double, 4> shape_point(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+  return {std::log2(static_cast<double>(m)), std::log2(static_cast<double>(n)), std::log2(static_cast<double>(k)),
+          std::log2(static_cast<double>(batch))};
+}
+
+// Linear interpolation of y at x between (x0, y0) and (x1, y1), x0 < x1.
+double lerp(double x, double x0, double y0, double x1, double y1) { return y0 + (y1 - y0) * (x - x0) / (x1 - x0); }
+
+}  // namespace
+
+bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
+  const ComputeCapability ca = parse_capability(*a.compute_capability.value);
+  const ComputeCapability cb = parse_capability(*b.compute_capability.value);
+  return ca.major > 0 && ca.major == cb.major;
+}
+
+std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm) {
+  const auto q = shape_point(gemm.m, gemm.n, gemm.k, gemm.batch);
+  double weighted = 0.0;
+  double weights = 0.0;
+  for (const GemmPoint& p : profile.gemm) {
+    if (p.dtype != gemm.dtype) continue;
+    const auto x = shape_point(p.m, p.n, p.k, p.batch);
+    double d2 = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) d2 += (x[i] - q[i]) * (x[i] - q[i]);
+    if (d2 < 1e-18) return p.efficiency;
+    weighted += p.efficiency / d2;
+    weights += 1.0 / d2;
+  }
+  if (weights == 0.0) return std::nullopt;
+  return weighted / weights;
+}
+
+std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw) {
+  const auto& pts = profile.memory;
+  if (pts.empty()) return std::nullopt;
+  if (bytes <= pts.front().bytes) return pts.front().time;
+  double efficiency = pts.back().efficiency;
+  const double x = std::log2(static_cast<double>(bytes.count()));
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (bytes <= pts[i].bytes) {
+      efficiency = lerp(x, std::log2(static_cast<double>(pts[i - 1].bytes.count())), pts[i - 1].efficiency,
+                        std::log2(static_cast<double>(pts[i].bytes.count())), pts[i].efficiency);
+      break;
+    }
+  }
+  return transfer_time(bytes, bw * efficiency);
+}
+
+const CollectiveCurve* find_curve(const CalibrationProfile& profile, Collective c, int ranks, int nodes,
+                                  hw::PathClass path_class) {
+  for (const CollectiveCurve& curve : profile.collectives) {
+    if (curve.collective == c && curve.ranks == ranks && curve.nodes == nodes && curve.path_class == path_class) {
+      return &curve;
+    }
+  }
+  return nullptr;
+}
+
+Seconds curve_time(const CollectiveCurve& curve, Bytes size) {
+  const auto& pts = curve.points;
+  if (size <= pts.front().size) return pts.front().time;
+  if (size >= pts.back().size) {
+    // The largest size's bus bandwidth: time grows with the size from there.
+    return pts.back().time * (static_cast<double>(size.count()) / static_cast<double>(pts.back().size.count()));
+  }
+  const double x = std::log(static_cast<double>(size.count()));
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (size <= pts[i].size) {
+      const double y =
+          lerp(x, std::log(static_cast<double>(pts[i - 1].size.count())), std::log(pts[i - 1].time.value()),
+               std::log(static_cast<double>(pts[i].size.count())), std::log(pts[i].time.value()));
+      return Seconds(std::exp(y));
+    }
+  }
+  return pts.back().time;
+}
+
+}  // namespace commscale::predict

@@ -1,0 +1,122 @@
+#include "predict/compare.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale::predict {
+namespace {
+
+CostAssumptions costs_for(const CompareInputs& in, const std::string& cluster) {
+  CostAssumptions c = in.search.costs;
+  const auto price = in.node_prices.find(cluster);
+  if (price != in.node_prices.end()) c.node_price_usd = price->second;
+  return c;
+}
+
+// The best plan for `gpus` GPUs of the cluster, by the stage model; the search's counts in `entry`.
+std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int gpus,
+                                      const CompareInputs& in, CompareEntry* entry) {
+  const int nodes = nodes_for(cluster, gpus, "--clusters");
+  const Target target = make_target(catalog, cluster, nodes, in.calibration);
+  PlanEvaluator evaluator(in.model, target, in.search.memory, gpus);
+  SearchOptions options = in.search;
+  options.costs = costs_for(in, cluster.name);
+  const SearchResult r = search_plans({&evaluator}, options);
+  if (entry != nullptr) {
+    entry->candidates = r.candidates;
+    entry->fitting = r.fitting;
+    if (r.ranked.empty() && !r.not_fitting.empty()) {
+      entry->closest = describe_plan(r.not_fitting.front().plan) + ": " + r.not_fitting.front().fit_message;
+    }
+  }
+  if (r.ranked.empty()) return std::nullopt;
+  return r.ranked.front().estimate;
+}
+
+CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice, const std::string& label,
+                         const CompareInputs& in) {
+  const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters");
+  CompareEntry e;
+  e.label = label;
+  e.cluster = cluster.name;
+  e.gpu = cluster.gpu.name;
+  e.gpus = choice.gpus > 0 ? choice.gpus : cluster.gpus_per_node();
+  e.nodes = nodes_for(cluster, e.gpus, "--clusters");
+  e.cost = cluster_cost(cluster, e.gpus, costs_for(in, cluster.name));
+  e.best = best_plan(catalog, cluster, e.gpus, in, &e);
+  if (!e.best) return e;
+  const Target target = make_target(catalog, cluster, e.nodes, in.calibration);
+  e.prediction = predict_plan(in.model, e.best->plan, target, {in.search.memory, true, false});
+  const double tokens = e.prediction->summary.tokens_per_s;
+  e.usd_per_million_tokens = usd_per_million_tokens(e.cost, tokens);
+  e.joules_per_token = joules_per_token(e.cost, tokens);
+  return e;
+}
+
+}  // namespace
+
+ClusterChoice parse_cluster_choice(const std::string& text, const std::string& where) {
+  ClusterChoice c;
+  const std::size_t colon = text.rfind(':');
+  c.cluster = text.substr(0, colon);
+  if (colon != std::string::npos) {
+    const std::string count = text.substr(colon + 1);
+    std::size_t used = 0;
+    try {
+      c.gpus = std::stoi(count, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != count.size() || c.gpus < 1) {
+      throw InputError(where, fmt::format("\"{}\"", text), "CLUSTER or CLUSTER:GPUS with a positive number of GPUs");
+    }
+  }
+  if (c.cluster.empty()) throw InputError(where, fmt::format("\"{}\"", text), "a cluster name or file");
+  return c;
+}
+
+std::vector<int> scaling_sizes(const hw::ClusterSpec& cluster, int max_gpus) {
+  const int node = cluster.gpus_per_node();
+  std::vector<int> out;
+  for (int n = 1; n < node && n <= max_gpus; n *= 2) out.push_back(n);
+  const int most = cluster.network ? max_gpus : std::min(max_gpus, node);
+  for (long n = node; n <= most; n *= 2) out.push_back(static_cast<int>(n));
+  return out;
+}
+
+CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in) {
+  CompareResult r;
+  r.model = in.model.name;
+  for (std::size_t i = 0; i < in.clusters.size(); ++i)
+    r.entries.push_back(compare_one(catalog, in.clusters[i], in.labels[i], in));
+  if (!in.scaling) return r;
+  const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling");
+  r.scaling_cluster = cluster.name;
+  const PlanEstimate* first = nullptr;
+  for (const int gpus : scaling_sizes(cluster, in.scaling_max_gpus)) {
+    ScalingPoint point;
+    point.gpus = gpus;
+    point.best = best_plan(catalog, cluster, gpus, in, nullptr);
+    if (point.best) {
+      point.usd_per_million_tokens =
+          usd_per_million_tokens(cluster_cost(cluster, gpus, costs_for(in, cluster.name)), point.best->tokens_per_s);
+    }
+    r.scaling.push_back(point);
+  }
+  int first_gpus = 0;
+  for (const ScalingPoint& p : r.scaling) {
+    if (p.best && first == nullptr) {
+      first = &*p.best;
+      first_gpus = p.gpus;
+    }
+  }
+  for (ScalingPoint& p : r.scaling) {
+    if (p.best && first != nullptr) {
+      p.efficiency = (p.best->tokens_per_s / p.gpus) / (first->tokens_per_s / first_gpus);
+    }
+  }
+  return r;
+}
+
+}  // namespace commscale::predict

@@ -1,0 +1,79 @@
+#pragma once
+
+// `compare`: one model across clusters, each with its best plan that fits (search.hpp's fast path to
+// find it, then the full simulation of that plan for the figures shown), with the cost per million
+// tokens and the energy per token (economics.hpp); and optionally a scaling sweep of one cluster from
+// 1 GPU to thousands, the best plan at each size, with throughput and scaling efficiency
+//   efficiency(N) = (tokens/s at N / N) / (tokens/s at N0 / N0),
+// N0 the smallest size at which some plan fits. The global batch stays fixed over the sweep (strong
+// scaling of one training job); sizes where it does not split over the GPUs have no plan.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "predict/prediction.hpp"
+#include "predict/search.hpp"
+
+namespace commscale::predict {
+
+struct ClusterChoice {
+  std::string cluster;  // catalog name or file
+  int gpus = 0;         // 0: one node
+};
+// "hgx-a100" or "hgx-a100:1" (GPUs); InputError naming `where` otherwise.
+[[nodiscard]] ClusterChoice parse_cluster_choice(const std::string& text, const std::string& where);
+
+struct CompareEntry {
+  std::string label;  // as given: "hgx-a100:1"
+  std::string cluster;
+  std::string gpu;
+  int gpus = 0;
+  int nodes = 1;
+  std::size_t candidates = 0;
+  std::size_t fitting = 0;
+  std::string closest;               // when nothing fits: the plan needing the least memory, and by how much it misses
+  std::optional<PlanEstimate> best;  // the stage model's best plan
+  std::optional<Prediction> prediction;  // its full simulation
+  ClusterCost cost;
+  std::optional<double> usd_per_million_tokens;
+  std::optional<double> joules_per_token;
+};
+
+struct ScalingPoint {
+  int gpus = 0;
+  std::optional<PlanEstimate> best;
+  double efficiency = 0.0;
+  std::optional<double> usd_per_million_tokens;
+};
+
+struct CompareResult {
+  std::string model;
+  std::vector<CompareEntry> entries;
+  std::string scaling_cluster;  // empty without a sweep
+  std::vector<ScalingPoint> scaling;
+};
+
+// The GPU counts of a sweep up to `max_gpus`: powers of two below one node, then the node times powers
+// of two (only one node without a network).
+[[nodiscard]] std::vector<int> scaling_sizes(const hw::ClusterSpec& cluster, int max_gpus);
+
+struct CompareInputs {
+  TransformerConfig model;
+  std::vector<ClusterChoice> clusters;
+  std::vector<std::string> labels;
+  SearchOptions search;
+  std::map<std::string, double> node_prices;  // by cluster name: USD per node
+  std::shared_ptr<const CalibrationProfile> calibration;
+  std::optional<ClusterChoice> scaling;  // the cluster to sweep
+  int scaling_max_gpus = 4096;
+};
+
+[[nodiscard]] CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in);
+
+[[nodiscard]] nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in);
+void print_compare(std::ostream& out, const CompareResult& r, const CompareInputs& in);
+
+}  // namespace commscale::predict

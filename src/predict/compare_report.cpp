@@ -1,0 +1,135 @@
+// The comparison as JSON and as text (compare.hpp).
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "predict/compare.hpp"
+
+namespace commscale::predict {
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+std::string optional_text(const std::optional<double>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : "n/a";
+}
+
+nlohmann::json entry_json(const CompareEntry& e) {
+  nlohmann::json j = {{"label", e.label},
+                      {"cluster", e.cluster},
+                      {"gpu", e.gpu},
+                      {"gpus", e.gpus},
+                      {"nodes", e.nodes},
+                      {"candidates", e.candidates},
+                      {"fitting", e.fitting},
+                      {"price",
+                       {{"priced", e.cost.priced},
+                        {"price_usd", e.cost.priced ? nlohmann::json(e.cost.price_usd) : nlohmann::json(nullptr)},
+                        {"source", e.cost.price_source},
+                        {"power_w", e.cost.power_w},
+                        {"usd_per_hour", e.cost.usd_per_hour}}},
+                      {"usd_per_million_tokens", optional_json(e.usd_per_million_tokens)},
+                      {"joules_per_token", optional_json(e.joules_per_token)}};
+  if (!e.prediction) {
+    j["best"] = nullptr;
+    j["closest"] = e.closest;
+    return j;
+  }
+  const Prediction& p = *e.prediction;
+  std::uint64_t memory = 0;
+  for (const StageMemory& s : p.memory) memory = std::max(memory, s.bytes.total().count());
+  j["best"] = {{"plan", plan_to_json(p.plan)},
+               {"summary", p.summary},
+               {"max_memory_per_rank_bytes", memory},
+               {"fits", p.fit.fits},
+               {"stage_model_step_time_s", e.best->step_time.value()}};
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const CompareEntry& e : r.entries) entries.push_back(entry_json(e));
+  nlohmann::json doc = {{"schema_version", 1},
+                        {"kind", "commscale-compare"},
+                        {"model", r.model},
+                        {"global_batch", in.search.global_batch},
+                        {"assumptions",
+                         {{"years", in.search.costs.years},
+                          {"usd_per_kwh", in.search.costs.usd_per_kwh},
+                          {"power", "GPUs at TDP (board power), host excluded"},
+                          {"price",
+                           "the cluster's system price per node, else the GPUs' launch prices (host excluded), "
+                           "unless --price gives one"}}},
+                        {"clusters", entries}};
+  if (!r.scaling_cluster.empty()) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const ScalingPoint& p : r.scaling) {
+      nlohmann::json point = {{"gpus", p.gpus}};
+      if (p.best) {
+        point["plan"] = plan_to_json(p.best->plan);
+        point["tokens_per_s"] = p.best->tokens_per_s;
+        point["mfu"] = p.best->mfu;
+        point["step_time_s"] = p.best->step_time.value();
+        point["scaling_efficiency"] = p.efficiency;
+        point["usd_per_million_tokens"] = optional_json(p.usd_per_million_tokens);
+      } else {
+        point["plan"] = nullptr;
+      }
+      points.push_back(point);
+    }
+    doc["scaling"] = {
+        {"cluster", r.scaling_cluster}, {"method", "stage model, best plan per size"}, {"points", points}};
+  }
+  return doc;
+}
+
+void print_compare(std::ostream& out, const CompareResult& r, const CompareInputs& in) {
+  out << fmt::format("compare  {} across {} clusters, global batch {}; each with its best plan that fits\n", r.model,
+                     r.entries.size(), in.search.global_batch);
+  out << fmt::format("\n{:<28} {:>5} {:>11} {:>6} {:>9} {:>8} {:>10} {:>9}  {}\n", "cluster", "GPUs", "tokens/s", "MFU",
+                     "step s", "mem GiB", "USD/Mtok", "J/token", "best plan");
+  for (const CompareEntry& e : r.entries) {
+    if (!e.prediction) {
+      if (e.candidates == 0) {
+        out << fmt::format(
+            "{:<28} {:>5}  no valid plan: no dp x tp x pp of {} GPUs divides the model and the global "
+            "batch\n",
+            e.label, e.gpus, e.gpus);
+      } else {
+        out << fmt::format("{:<28} {:>5}  no plan fits ({} plans; closest: {})\n", e.label, e.gpus, e.candidates,
+                           e.closest);
+      }
+      continue;
+    }
+    const Prediction& p = *e.prediction;
+    double memory = 0;
+    for (const StageMemory& s : p.memory) memory = std::max(memory, s.bytes.total().gib());
+    out << fmt::format("{:<28} {:>5} {:>11.0f} {:>5.1f}% {:>9.4f} {:>8.1f} {:>10} {:>9}  {}\n", e.label, e.gpus,
+                       p.summary.tokens_per_s, 100 * p.summary.mfu.value_or(0.0), p.summary.step_time_s, memory,
+                       optional_text(e.usd_per_million_tokens, "{:.3f}"), optional_text(e.joules_per_token, "{:.3f}"),
+                       describe_plan(p.plan));
+  }
+  out << fmt::format("\ncosts    amortized over {} years + GPU power (TDP, host excluded) at {:.3f} USD/kWh:\n",
+                     in.search.costs.years, in.search.costs.usd_per_kwh);
+  for (const CompareEntry& e : r.entries) out << fmt::format("         {:<28} {}\n", e.label, e.cost.price_source);
+  if (r.scaling_cluster.empty()) return;
+  out << fmt::format("\nscaling  {} from {} to {} GPUs, global batch {} fixed (stage model; best plan per size)\n",
+                     r.scaling_cluster, r.scaling.front().gpus, r.scaling.back().gpus, in.search.global_batch);
+  out << fmt::format("{:>6} {:>12} {:>6} {:>11} {:>10}  {}\n", "GPUs", "tokens/s", "MFU", "efficiency", "USD/Mtok",
+                     "plan");
+  for (const ScalingPoint& p : r.scaling) {
+    if (!p.best) {
+      out << fmt::format("{:>6}  no plan fits\n", p.gpus);
+      continue;
+    }
+    out << fmt::format("{:>6} {:>12.0f} {:>5.1f}% {:>10.1f}% {:>10}  {}\n", p.gpus, p.best->tokens_per_s,
+                       100 * p.best->mfu, 100 * p.efficiency, optional_text(p.usd_per_million_tokens, "{:.3f}"),
+                       describe_plan(p.best->plan));
+  }
+}
+
+}  // namespace commscale::predict

@@ -1,0 +1,118 @@
+#include "predict/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "predict/calibration.hpp"
+
+namespace commscale::predict {
+namespace {
+
+using hw::MathRate;
+
+std::optional<FlopsPerSecond> rate_of(const hw::GpuSpec& gpu, MathRate r) {
+  const auto& f = gpu.rate(r);
+  return f.value ? std::optional<FlopsPerSecond>(*f.value) : std::nullopt;
+}
+
+MathRate primary_rate(DataType dtype, DataType accumulate) {
+  switch (dtype) {
+    case DataType::kBFloat16:
+      return MathRate::kBf16Fp32Acc;
+    case DataType::kFloat16:
+      return accumulate == DataType::kFloat16 ? MathRate::kFp16Fp16Acc : MathRate::kFp16Fp32Acc;
+    case DataType::kFloat64:
+      return MathRate::kFp64Tensor;
+    default:
+      return MathRate::kFp32;
+  }
+}
+
+}  // namespace
+
+std::optional<FlopsPerSecond> dense_rate(const hw::GpuSpec& gpu, DataType dtype, DataType accumulate,
+                                         std::string* fallback_note) {
+  const MathRate wanted = primary_rate(dtype, accumulate);
+  if (auto r = rate_of(gpu, wanted)) return r;
+  const MathRate fallback = dtype == DataType::kFloat64 ? MathRate::kFp64 : MathRate::kFp16Fp32Acc;
+  auto r = rate_of(gpu, fallback);
+  if (r && fallback_note != nullptr) {
+    *fallback_note = fmt::format("{} has no {} rate; {} GEMMs are timed at its {} rate", gpu.name, hw::rate_key(wanted),
+                                 name(dtype), hw::rate_key(fallback));
+  }
+  return r;
+}
+
+ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration) : gpu_(std::move(gpu)) {
+  if (calibration == nullptr) return;
+  if (same_family(calibration->gpu, gpu_)) {
+    calibration_ = calibration;
+    if (calibration->gpu.name != gpu_.name) {
+      notes_.push_back(
+          fmt::format("GEMM and memory efficiencies measured on {} (compute capability {}) applied to {} "
+                      "(compute capability {}): same family",
+                      calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name,
+                      *gpu_.compute_capability.value));
+    }
+  } else {
+    notes_.push_back(fmt::format(
+        "calibration of {} (compute capability {}) not applied to {} (compute capability {}): "
+        "another family; default efficiencies used",
+        calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name, *gpu_.compute_capability.value));
+  }
+}
+
+FlopsPerSecond ComputeModel::peak(DataType dtype, DataType accumulate) const {
+  std::string note;
+  const auto r = dense_rate(gpu_, dtype, accumulate, &note);
+  return r ? *r : FlopsPerSecond(0.0);
+}
+
+double ComputeModel::default_efficiency(const Gemm& g) const {
+  const double sms = static_cast<double>(gpu_.sm_count.value.value_or(1));
+  const double tiles = std::ceil(static_cast<double>(g.m) / kGemmTile) *
+                       std::ceil(static_cast<double>(g.n) / kGemmTile) * static_cast<double>(g.batch);
+  const double waves = std::ceil(tiles / sms);
+  const double useful = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.batch);
+  const double quantized = waves > 0 ? useful / (waves * sms * kGemmTile * kGemmTile) : 1.0;
+  const double depth = static_cast<double>(g.k) / (static_cast<double>(g.k) + kGemmDepthOverhead);
+  return kGemmEfficiency * std::min(1.0, quantized) * depth;
+}
+
+double ComputeModel::efficiency(const Gemm& g) const {
+  if (calibration_ != nullptr) {
+    if (auto e = gemm_efficiency(*calibration_, g)) return *e;
+  }
+  return default_efficiency(g);
+}
+
+Seconds ComputeModel::time(const Gemm& g) const {
+  if (g.flops.value() <= 0) return Seconds(0.0);
+  const FlopsPerSecond rate = peak(g.dtype, g.accumulate);
+  const std::optional<double> measured = calibration_ != nullptr ? gemm_efficiency(*calibration_, g) : std::nullopt;
+  const double e = measured.value_or(default_efficiency(g));
+  const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
+  const double bytes = static_cast<double>((gemm_bytes_read(g) + gemm_bytes_written(g)).count());
+  const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
+  // Measured times already contain the launch overhead.
+  return Seconds(std::max(math, memory)) + (measured ? Seconds(0.0) : microseconds(kKernelOverheadUs));
+}
+
+Seconds ComputeModel::time(const MemoryKernel& k) const {
+  const Bytes bytes = k.bytes_read + k.bytes_written;
+  const GBps bw = *gpu_.memory_bw.value;
+  if (calibration_ != nullptr) {
+    if (auto t = memory_time(*calibration_, bytes, bw)) return *t;
+  }
+  return transfer_time(bytes, bw * kMemoryEfficiency) + microseconds(kKernelOverheadUs);
+}
+
+Seconds ComputeModel::time(const OpPayload& payload) const {
+  if (const auto* g = std::get_if<Gemm>(&payload)) return time(*g);
+  if (const auto* k = std::get_if<MemoryKernel>(&payload)) return time(*k);
+  return Seconds(0.0);
+}
+
+}  // namespace commscale::predict

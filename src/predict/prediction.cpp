@@ -1,0 +1,111 @@
+#include "predict/prediction.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "parallel/plan_summary.hpp"
+#include "parallel/program_builder.hpp"
+#include "predict/op_costs.hpp"
+
+namespace commscale::predict {
+namespace {
+
+JobSummary job_summary(const StepBreakdown& b, int world, const Prediction& p) {
+  JobSummary s;
+  s.world_size = world;
+  s.step_time_s = b.step_time.value();
+  s.compute_s = b.compute.value();
+  s.exposed_comm_s = b.exposed_comm.value();
+  s.bubble_s = b.bubble.value();
+  // The bubble is what remains of the step: rounding can leave -1e-17 s where there is none.
+  if (s.bubble_s < 0 && s.bubble_s > -1e-9 * s.step_time_s) s.bubble_s = 0.0;
+  s.groups = b.groups;
+  if (s.step_time_s > 0) {
+    const double per_gpu = s.step_time_s * world;
+    s.tflops_per_gpu = p.model_flops.value() / per_gpu / 1e12;
+    s.hardware_tflops_per_gpu = p.hardware_flops.value() / per_gpu / 1e12;
+    s.tokens_per_s = static_cast<double>(p.plan.global_batch) * static_cast<double>(p.model.seq) / s.step_time_s;
+    if (p.peak.value() > 0) {
+      s.mfu = s.tflops_per_gpu * 1e12 / p.peak.value();
+      s.hfu = s.hardware_tflops_per_gpu * 1e12 / p.peak.value();
+    }
+  }
+  s.steps.push_back(b);
+  return s;
+}
+
+// Per group name of the breakdown ("pp" joins the two pipeline directions): links and time.
+std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBreakdown& b) {
+  std::vector<GroupReport> out;
+  for (const auto& [name, links] : costs.slowest_groups()) {
+    GroupReport g{name, links.ranks, links.nodes, links.bottleneck_class(), links.bus_bw(), {}, {}};
+    out.push_back(g);
+  }
+  for (const auto& [name, flow] : costs.slowest_flows()) {
+    const std::string joined = name.rfind("pp", 0) == 0 ? "pp" : name;
+    const auto same = std::find_if(out.begin(), out.end(), [&](const GroupReport& g) { return g.name == joined; });
+    if (same == out.end()) {
+      out.push_back({joined, 2, flow.path_class == hw::PathClass::kNetwork ? 2 : 1, flow.path_class, flow.bw, {}, {}});
+    } else if (flow.bw < same->bus_bw) {
+      same->link = flow.path_class;
+      same->bus_bw = flow.bw;
+    }
+  }
+  for (GroupReport& g : out) {
+    const auto t = b.groups.find(g.name);
+    if (t == b.groups.end()) continue;
+    g.busy = t->second.busy;
+    g.exposed = t->second.exposed;
+  }
+  return out;
+}
+
+}  // namespace
+
+Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
+                        const PredictOptions& options) {
+  Prediction p;
+  p.model = model;
+  p.plan = plan;
+  p.cluster = target.cluster.name;
+  p.cluster_file = target.cluster.file;
+  p.gpu = target.cluster.gpu.name;
+  p.nodes = target.nodes;
+  p.gpus_per_node = target.cluster.gpus_per_node();
+  if (target.calibration) p.calibration = target.calibration->file;
+  p.notes = target.notes;
+  const int world = world_size(plan);
+  if (world > target.gpus()) {
+    throw InputError("--world", fmt::format("{} ranks on {} GPUs of {}", world, target.gpus(), target.cluster.name),
+                     "no more ranks than the cluster's GPUs (--nodes)");
+  }
+  ProgramSet set = build_program(model, plan);
+  const PlanSummary summary = summarize_plan(model, plan, set, options.memory, *target.cluster.gpu.memory.value);
+  if (!summary.program_problems.empty()) {
+    throw RuntimeFailure("the step program failed its deadlock check: " + summary.program_problems.front());
+  }
+  p.model_flops = summary.model_flops_per_step;
+  p.hardware_flops = summary.hardware_flops_per_step;
+  p.memory = summary.memory;
+  p.fit = *summary.fit;
+  std::string fallback;
+  p.peak = dense_rate(target.cluster.gpu, model.dtype, DataType::kFloat32, &fallback).value_or(FlopsPerSecond(0.0));
+  if (!fallback.empty()) p.notes.push_back(fallback);
+
+  LinkAnalyzer analyzer(target.graph, target.achievable);
+  const ProgramCosts costs(set, target, analyzer);
+  Simulation sim = simulate(set, costs, {options.reduce});
+  const StepBreakdown b = simulated_breakdown(set, sim);
+  p.summary = job_summary(b, world, p);
+  p.groups = group_reports(costs, b);
+  for (const GroupReport& g : p.groups) p.exposed_by_link[std::string(hw::name(g.link))] += g.exposed;
+  p.simulated_ranks = static_cast<int>(sim.simulated.size());
+  for (const auto& ends : sim.end) p.simulated_ops += ends.size();
+  if (options.keep_program) {
+    p.program = std::move(set);
+    p.simulation = std::move(sim);
+  }
+  return p;
+}
+
+}  // namespace commscale::predict

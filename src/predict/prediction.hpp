@@ -1,0 +1,77 @@
+#pragma once
+
+// `predict` end to end: build the step program of a plan (parallel/program_builder.hpp), check it and
+// size its memory (parallel/plan_summary.hpp), cost and simulate it on a target (simulator.hpp), and
+// report it with the figures and names of `train`'s job summary (program/step_summary.hpp).
+
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parallel/plan.hpp"
+#include "parallel/plan_memory.hpp"
+#include "predict/simulator.hpp"
+#include "predict/target.hpp"
+#include "program/breakdown.hpp"
+#include "program/step_summary.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale::predict {
+
+inline constexpr int kPredictionSchemaVersion = 1;
+
+struct PredictOptions {
+  MemoryOptions memory;
+  bool reduce = true;         // simulate one rank per symmetry class
+  bool keep_program = false;  // keep the program and simulation (for --timeline and --trace)
+};
+
+// One group name's communication: its slowest instance's links and the step's time on it.
+struct GroupReport {
+  std::string name;  // "tp", "dp", "pp", "embedding"
+  int ranks = 0;
+  int nodes = 0;
+  hw::PathClass link = hw::PathClass::kNvlink;  // the class that limits its bandwidth
+  GBps bus_bw{0.0};                             // ring capacity (transfers: path bandwidth)
+  Seconds busy;                                 // mean per rank per step (breakdown)
+  Seconds exposed;
+};
+
+struct Prediction {
+  TransformerConfig model;
+  ParallelPlan plan;
+  std::string cluster;
+  std::string cluster_file;
+  std::string gpu;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string calibration;  // the profile's file, empty without one
+  JobSummary summary;       // step_time_s, compute_s, exposed_comm_s, bubble_s, mfu, tokens_per_s, ...
+  std::vector<GroupReport> groups;
+  std::map<std::string, Seconds> exposed_by_link;  // path class name -> exposed seconds (mean per rank)
+  Flops model_flops;
+  Flops hardware_flops;
+  FlopsPerSecond peak;
+  std::vector<StageMemory> memory;
+  FitVerdict fit;
+  std::vector<std::string> notes;
+  int simulated_ranks = 0;
+  std::size_t simulated_ops = 0;
+  // With keep_program:
+  std::optional<ProgramSet> program;
+  std::optional<Simulation> simulation;
+};
+
+[[nodiscard]] Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
+                                      const PredictOptions& options = {});
+
+// The JSON document (-J, --json): schema_version, kind "commscale-prediction", model, plan, cluster,
+// "summary" (train's job summary names), groups, exposed_comm_by_link_s, memory_per_rank, fit, notes.
+[[nodiscard]] nlohmann::json prediction_to_json(const Prediction& p);
+void print_prediction(std::ostream& out, const Prediction& p);
+
+}  // namespace commscale::predict

@@ -1,0 +1,135 @@
+// The prediction as JSON and as text (prediction.hpp).
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "parallel/plan_memory.hpp"
+#include "predict/prediction.hpp"
+#include "workload/model_spec.hpp"
+
+namespace commscale::predict {
+namespace {
+
+nlohmann::json groups_json(const Prediction& p) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const GroupReport& g : p.groups) {
+    out.push_back({{"group", g.name},
+                   {"ranks", g.ranks},
+                   {"nodes", g.nodes},
+                   {"link", hw::name(g.link)},
+                   {"bus_bw_GBps", g.bus_bw.value()},
+                   {"busy_s", g.busy.value()},
+                   {"exposed_s", g.exposed.value()}});
+  }
+  return out;
+}
+
+std::string percent(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "-"; }
+std::string gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
+
+void print_summary(std::ostream& out, const Prediction& p) {
+  const JobSummary& s = p.summary;
+  out << fmt::format("step     {:.4f} s, {:.0f} tokens/s", s.step_time_s, s.tokens_per_s);
+  if (s.mfu) {
+    out << fmt::format("; MFU {:.1f}% (HFU {:.1f}%): {:.1f} TFLOP/s per GPU of {:.1f} peak ({})", 100 * *s.mfu,
+                       100 * s.hfu.value_or(0.0), s.tflops_per_gpu, p.peak.value() / 1e12, name(p.model.dtype));
+  }
+  out << fmt::format("\n         compute {:.4f} s ({}), exposed communication {:.4f} s ({}), bubble {:.4f} s ({})\n",
+                     s.compute_s, percent(s.compute_s, s.step_time_s), s.exposed_comm_s,
+                     percent(s.exposed_comm_s, s.step_time_s), s.bubble_s, percent(s.bubble_s, s.step_time_s));
+}
+
+void print_groups(std::ostream& out, const Prediction& p) {
+  if (p.groups.empty()) return;
+  out << "\ncommunication per rank per step (busy: moving data; exposed: while the compute stream is idle)\n";
+  out << fmt::format("{:<10} {:>6} {:>6}  {:<12} {:>10} {:>10} {:>10}\n", "group", "ranks", "nodes", "link", "bus GB/s",
+                     "busy s", "exposed s");
+  for (const GroupReport& g : p.groups) {
+    out << fmt::format("{:<10} {:>6} {:>6}  {:<12} {:>10.1f} {:>10.4f} {:>10.4f}\n", g.name, g.ranks, g.nodes,
+                       hw::name(g.link), g.bus_bw.value(), g.busy.value(), g.exposed.value());
+  }
+  std::string links;
+  for (const auto& [link, t] : p.exposed_by_link)
+    links += fmt::format("{}{} {:.4f} s", links.empty() ? "" : ", ", link, t.value());
+  out << "exposed by link type: " << links << "\n";
+}
+
+void print_memory(std::ostream& out, const Prediction& p) {
+  out << "\nmemory per rank, GiB\n";
+  out << fmt::format("{:>6} {:>8} {:>8} {:>9} {:>11} {:>7} {:>6} {:>9} {:>8}\n", "stage", "weights", "grads",
+                     "optimizer", "activations", "logits", "comm", "workspace", "total");
+  for (const StageMemory& st : p.memory) {
+    const MemoryBreakdown& b = st.bytes;
+    out << fmt::format("{:>6} {:>8} {:>8} {:>9} {:>11} {:>7} {:>6} {:>9} {:>8}\n", st.stage, gib(b.weights),
+                       gib(b.gradients), gib(b.optimizer), gib(b.activations), gib(b.logits), gib(b.communication),
+                       gib(b.workspace), gib(b.total()));
+  }
+  out << "fit      " << p.fit.message << "\n";
+}
+
+}  // namespace
+
+nlohmann::json prediction_to_json(const Prediction& p) {
+  nlohmann::json memory = nlohmann::json::array();
+  std::uint64_t most = 0;
+  for (const StageMemory& s : p.memory) {
+    memory.push_back(memory_to_json(s));
+    most = std::max(most, s.bytes.total().count());
+  }
+  nlohmann::json by_link = nlohmann::json::object();
+  for (const auto& [link, t] : p.exposed_by_link) by_link[link] = t.value();
+  return {{"schema_version", kPredictionSchemaVersion},
+          {"kind", "commscale-prediction"},
+          {"model", model_to_json(p.model)},
+          {"plan", plan_to_json(p.plan)},
+          {"world_size", world_size(p.plan)},
+          {"cluster",
+           {{"name", p.cluster},
+            {"file", p.cluster_file},
+            {"gpu", p.gpu},
+            {"nodes", p.nodes},
+            {"gpus_per_node", p.gpus_per_node}}},
+          {"calibration", p.calibration.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.calibration)},
+          {"summary", p.summary},
+          {"model_flops_per_step", p.model_flops.value()},
+          {"hardware_flops_per_step", p.hardware_flops.value()},
+          {"peak_tflops", p.peak.value() / 1e12},
+          {"groups", groups_json(p)},
+          {"exposed_comm_by_link_s", by_link},
+          {"memory_per_rank", memory},
+          {"max_memory_per_rank_bytes", most},
+          {"fit",
+           {{"gpu_memory_bytes", p.fit.capacity.count()},
+            {"fits", p.fit.fits},
+            {"worst_stage", p.fit.worst_stage},
+            {"over_bytes", p.fit.over.count()},
+            {"message", p.fit.message}}},
+          {"simulated_ranks", p.simulated_ranks},
+          {"simulated_ops", p.simulated_ops},
+          {"notes", p.notes}};
+}
+
+void print_prediction(std::ostream& out, const Prediction& p) {
+  const TransformerConfig& m = p.model;
+  const ParallelPlan& pl = p.plan;
+  out << fmt::format("model    {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.name, m.layers, m.hidden, m.heads,
+                     m.seq, name(m.dtype));
+  out << fmt::format(
+      "plan     {} ranks = dp {} x tp {} x pp {}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
+      "recompute {}, sp {}\n",
+      world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule),
+      pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : "", pl.micro_batch, pl.global_batch,
+      microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off");
+  out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
+                     p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
+  out << "\n";
+  print_summary(out, p);
+  print_groups(out, p);
+  print_memory(out, p);
+  for (const std::string& note : p.notes) out << "note     " << note << "\n";
+  out << fmt::format("simulated {} of {} ranks (one per symmetry class), {} ops\n", p.simulated_ranks, world_size(pl),
+                     p.simulated_ops);
+}
+
+}  // namespace commscale::predict

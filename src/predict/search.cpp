@@ -1,0 +1,166 @@
+#include "predict/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale::predict {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// The plan choices past the layout (dp, tp, pp): each combination is one candidate.
+void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOptions& o,
+                  std::vector<ParallelPlan>& out) {
+  const int per_replica = o.global_batch / base.dp;
+  const std::vector<Recompute> recomputes =
+      o.flash_attention ? std::vector<Recompute>{Recompute::kNone, Recompute::kFull}
+                        : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  for (int mb = 1; mb <= o.max_micro_batch && mb <= per_replica; mb *= 2) {
+    if (per_replica % mb != 0) continue;
+    base.micro_batch = mb;
+    const int m_steps = per_replica / mb;
+    for (const bool sp : {false, true}) {
+      if (sp && (base.tp == 1 || m.seq % base.tp != 0)) continue;
+      base.sequence_parallel = sp;
+      for (int zero = 0; zero <= (base.dp > 1 ? 3 : 0); ++zero) {
+        base.zero_stage = zero;
+        for (const Recompute r : recomputes) {
+          base.recompute = r;
+          base.schedule = ScheduleKind::k1F1B;
+          base.chunks = 1;
+          out.push_back(base);
+          if (base.pp == 1) continue;
+          base.schedule = ScheduleKind::kGpipe;
+          out.push_back(base);
+          base.schedule = ScheduleKind::kInterleaved;
+          for (int v = 2; v <= o.max_chunks; ++v) {
+            if (m.layers % (base.pp * v) != 0 || m_steps % base.pp != 0) continue;
+            base.chunks = v;
+            out.push_back(base);
+          }
+        }
+      }
+    }
+  }
+}
+
+bool valid(const TransformerConfig& m, const ParallelPlan& p) {
+  try {
+    validate_plan(m, p, world_size(p));
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::string loses_by(const PlanEstimate& e, const PlanEstimate& best) {
+  if (e.tokens_per_s >= 0.99 * best.tokens_per_s) return "within 1% of the best";
+  const double compute = (e.compute - best.compute).value();
+  const double comm = (e.exposed_comm - best.exposed_comm).value();
+  const double bubble = (e.bubble - best.bubble).value();
+  if (comm >= compute && comm >= bubble) return "communication-bound";
+  if (bubble >= compute) return "bubble-bound";
+  return "compute-heavy";
+}
+
+}  // namespace
+
+std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
+  if (o.global_batch < 1)
+    throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
+  std::vector<ParallelPlan> out;
+  for (const int tp : divisors(gpus)) {
+    if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0) continue;
+    for (const int pp : divisors(gpus / tp)) {
+      if (m.layers % pp != 0) continue;
+      ParallelPlan p;
+      p.tp = tp;
+      p.pp = pp;
+      p.dp = gpus / (tp * pp);
+      if (o.global_batch % p.dp != 0) continue;
+      p.global_batch = o.global_batch;
+      p.flash_attention = o.flash_attention;
+      p.order = o.order;
+      p.bucket_bytes = ParallelPlan{}.bucket_bytes;
+      std::vector<ParallelPlan> variants;
+      add_variants(m, p, o, variants);
+      for (const ParallelPlan& v : variants) {
+        if (valid(m, v)) out.push_back(v);
+      }
+    }
+  }
+  return out;
+}
+
+SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  SearchResult r;
+  for (PlanEvaluator* evaluator : evaluators) {
+    const Target& t = evaluator->target();
+    const int gpus = evaluator->gpus();
+    r.cluster = t.cluster.name;
+    r.gpus.push_back(gpus);
+    r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
+    for (const ParallelPlan& plan : enumerate_plans(evaluator->model(), gpus, o)) {
+      ++r.candidates;
+      PlanEstimate e = evaluator->memory_only(plan);
+      if (!e.fits) {
+        r.not_fitting.push_back(std::move(e));
+        continue;
+      }
+      RankedPlan ranked{evaluator->estimate(plan), "", {}, {}};
+      ranked.usd_per_million_tokens = usd_per_million_tokens(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
+      ranked.joules_per_token = joules_per_token(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
+      r.ranked.push_back(std::move(ranked));
+    }
+  }
+  r.fitting = r.ranked.size();
+  const auto better = [&](const RankedPlan& a, const RankedPlan& b) {
+    if (o.rank_by == RankBy::kCost && a.usd_per_million_tokens && b.usd_per_million_tokens) {
+      return *a.usd_per_million_tokens < *b.usd_per_million_tokens;
+    }
+    return a.estimate.tokens_per_s > b.estimate.tokens_per_s;
+  };
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), better);
+  std::stable_sort(r.not_fitting.begin(), r.not_fitting.end(),
+                   [](const PlanEstimate& a, const PlanEstimate& b) { return a.memory < b.memory; });
+  if (!r.not_fitting.empty()) r.reasons["does not fit"] = r.not_fitting.size();
+  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+    r.ranked[i].reason = loses_by(r.ranked[i].estimate, r.ranked.front().estimate);
+    ++r.reasons[r.ranked[i].reason];
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return r;
+}
+
+std::string describe_plan(const ParallelPlan& p) {
+  std::string s = fmt::format("dp {} tp {} pp {} {}", p.dp, p.tp, p.pp, name(p.schedule));
+  if (p.chunks > 1) s += fmt::format(" x{}", p.chunks);
+  s += fmt::format(" mb {} zero {} recompute {}", p.micro_batch, p.zero_stage, name(p.recompute));
+  if (p.sequence_parallel) s += " sp";
+  if (p.flash_attention) s += " flash";
+  return s;
+}
+
+std::string plan_flags(const ParallelPlan& p) {
+  std::string s =
+      fmt::format("--dp {} --tp {} --pp {} --micro-batch {} --global-batch {} --zero {} --recompute {} --schedule {}",
+                  p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
+  if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
+  if (p.sequence_parallel) s += " --sp";
+  if (p.flash_attention) s += " --flash-attn";
+  if (p.order != ParallelPlan{}.order) s += " --order " + p.order;
+  return s;
+}
+
+}  // namespace commscale::predict

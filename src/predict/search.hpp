@@ -1,0 +1,77 @@
+#pragma once
+
+// `search`: every valid plan of a model on a cluster, ranked. For each world size asked for, plans are
+// enumerated over tp (dividing heads, KV heads and the MLP), pp (dividing the layers), dp (the rest),
+// micro-batch (powers of two up to max_micro_batch dividing the batch per replica), sequence
+// parallelism (with tp > 1), ZeRO stage (0 to 3; only 0 without data parallelism), recompute (none,
+// selective, full; selective is skipped with flash attention, where it is the same as none) and
+// schedule (1F1B; with pp > 1 also GPipe and interleaved with 2 to max_chunks chunks), each checked by
+// validate_plan. Each plan's memory is checked first; the ones that fit are estimated by the stage
+// model (stage_model.hpp) and ranked by throughput or by cost per token.
+//
+// Why the others lose: "does not fit" (memory per rank above the GPU's); "within 1% of the best"
+// (a tie, for practical purposes); else, against the best plan, the part of the step that grew most:
+// "communication-bound" (exposed communication), "bubble-bound" (pipeline bubble) or
+// "compute-heavy" (compute: recompute, smaller or less efficient GEMMs, fewer GPUs).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "predict/economics.hpp"
+#include "predict/stage_model.hpp"
+
+namespace commscale::predict {
+
+enum class RankBy : std::uint8_t { kThroughput, kCost };
+
+struct SearchOptions {
+  int global_batch = 0;
+  int max_micro_batch = 8;
+  int max_chunks = 4;
+  bool flash_attention = false;
+  std::string order = "tp-dp-pp";
+  RankBy rank_by = RankBy::kThroughput;
+  int top = 10;
+  MemoryOptions memory;
+  CostAssumptions costs;
+};
+
+struct RankedPlan {
+  PlanEstimate estimate;
+  std::string reason;  // why it loses to the best ("" for the best)
+  std::optional<double> usd_per_million_tokens;
+  std::optional<double> joules_per_token;
+};
+
+struct SearchResult {
+  std::string cluster;
+  std::vector<int> gpus;
+  std::size_t candidates = 0;  // valid plans enumerated
+  std::size_t fitting = 0;
+  std::vector<RankedPlan> ranked;              // the plans that fit, best first
+  std::vector<PlanEstimate> not_fitting;       // the plans that do not fit, least memory first
+  std::map<std::string, std::size_t> reasons;  // reason -> plans
+  std::map<int, ClusterCost> cost_by_gpus;
+  double seconds = 0.0;  // wall time of the search
+};
+
+// Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive).
+[[nodiscard]] std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& model, int gpus,
+                                                        const SearchOptions& options);
+
+// `evaluators` holds one evaluator per world size, over targets the caller keeps alive.
+[[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);
+
+[[nodiscard]] nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& options);
+void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options);
+[[nodiscard]] nlohmann::json plan_estimate_json(const PlanEstimate& e);
+// "dp 8 tp 8 pp 16 1f1b mb 1 zero 1 recompute selective sp": a plan in one line.
+[[nodiscard]] std::string describe_plan(const ParallelPlan& p);
+// The predict flags that reproduce the plan.
+[[nodiscard]] std::string plan_flags(const ParallelPlan& p);
+
+}  // namespace commscale::predict

@@ -1,0 +1,140 @@
+// The search result as JSON and as text (search.hpp).
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "predict/search.hpp"
+
+namespace commscale::predict {
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json ranked_json(const RankedPlan& r) {
+  nlohmann::json j = plan_estimate_json(r.estimate);
+  j["loses_by"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
+  j["usd_per_million_tokens"] = optional_json(r.usd_per_million_tokens);
+  j["joules_per_token"] = optional_json(r.joules_per_token);
+  return j;
+}
+
+std::string percent(Seconds part, Seconds whole) {
+  return whole.value() > 0 ? fmt::format("{:.0f}%", 100 * (part / whole)) : "-";
+}
+
+}  // namespace
+
+nlohmann::json plan_estimate_json(const PlanEstimate& e) {
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& [name, t] : e.groups) groups[name] = {{"busy_s", t.busy.value()}, {"exposed_s", t.exposed.value()}};
+  nlohmann::json j = {{"plan", plan_to_json(e.plan)},
+                      {"world_size", world_size(e.plan)},
+                      {"fits", e.fits},
+                      {"max_memory_per_rank_bytes", e.memory.count()}};
+  if (!e.estimated) {
+    j["fit_message"] = e.fit_message;
+    return j;
+  }
+  j["step_time_s"] = e.step_time.value();
+  j["compute_s"] = e.compute.value();
+  j["exposed_comm_s"] = e.exposed_comm.value();
+  j["bubble_s"] = e.bubble.value();
+  j["groups"] = groups;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
+  return j;
+}
+
+nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(o.top); ++i)
+    top.push_back(ranked_json(r.ranked[i]));
+  // The best plan of each reason, so that every way of losing has an example.
+  nlohmann::json reasons = nlohmann::json::object();
+  for (const auto& [reason, count] : r.reasons) {
+    nlohmann::json example;
+    if (reason == "does not fit") {
+      example = plan_estimate_json(r.not_fitting.front());
+    } else {
+      const auto first =
+          std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+      example = ranked_json(*first);
+    }
+    reasons[reason] = {{"plans", count}, {"best", example}};
+  }
+  nlohmann::json costs = nlohmann::json::object();
+  for (const auto& [gpus, c] : r.cost_by_gpus) {
+    costs[std::to_string(gpus)] = {{"priced", c.priced},
+                                   {"price_usd", c.priced ? nlohmann::json(c.price_usd) : nlohmann::json(nullptr)},
+                                   {"price_source", c.price_source},
+                                   {"power_w", c.power_w},
+                                   {"usd_per_hour", c.usd_per_hour}};
+  }
+  return {{"schema_version", 1},
+          {"kind", "commscale-search"},
+          {"cluster", r.cluster},
+          {"gpus", r.gpus},
+          {"rank_by", o.rank_by == RankBy::kCost ? "cost" : "throughput"},
+          {"method", "stage model (src/predict/stage_model.hpp): each plan's step simulated one op per unit"},
+          {"assumptions", {{"years", o.costs.years}, {"usd_per_kwh", o.costs.usd_per_kwh}}},
+          {"candidates", r.candidates},
+          {"fitting", r.fitting},
+          {"search_seconds", r.seconds},
+          {"top", top},
+          {"reasons", reasons},
+          {"costs", costs}};
+}
+
+void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o) {
+  std::string gpus;
+  for (const int g : r.gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
+  out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster,
+                     gpus, r.candidates, r.fitting, r.seconds,
+                     o.rank_by == RankBy::kCost ? "cost per token" : "throughput");
+  if (r.ranked.empty()) {
+    if (r.candidates == 0) {
+      out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";
+      return;
+    }
+    out << "no plan fits";
+    if (!r.not_fitting.empty()) out << ": the least memory is " << r.not_fitting.front().fit_message;
+    out << "\n";
+    return;
+  }
+  out << fmt::format("\n{:>4} {:>5} {:>11} {:>6} {:>9} {:>8} {:>8} {:>7} {:>9}  {}\n", "#", "GPUs", "tokens/s", "MFU",
+                     "step s", "compute", "comm", "bubble", "USD/Mtok", "plan");
+  for (std::size_t i = 0; i < r.ranked.size() && i < static_cast<std::size_t>(o.top); ++i) {
+    const PlanEstimate& e = r.ranked[i].estimate;
+    const auto& usd = r.ranked[i].usd_per_million_tokens;
+    out << fmt::format("{:>4} {:>5} {:>11.0f} {:>5.1f}% {:>9.4f} {:>8} {:>8} {:>7} {:>9}  {}\n", i + 1,
+                       world_size(e.plan), e.tokens_per_s, 100 * e.mfu, e.step_time.value(),
+                       percent(e.compute, e.step_time), percent(e.exposed_comm, e.step_time),
+                       percent(e.bubble, e.step_time), usd ? fmt::format("{:.3f}", *usd) : "n/a",
+                       describe_plan(e.plan));
+  }
+  out << "\nwhy the others lose (the best plan of each kind)\n";
+  for (const auto& [reason, count] : r.reasons) {
+    if (reason == "does not fit") {
+      out << fmt::format("  {:<20} {:>7} plans; closest: {} ({})\n", reason, count,
+                         describe_plan(r.not_fitting.front().plan), r.not_fitting.front().fit_message);
+      continue;
+    }
+    const auto first =
+        std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+    out << fmt::format("  {:<20} {:>7} plans; best: {} at {:.0f} tokens/s\n", reason, count,
+                       describe_plan(first->estimate.plan), first->estimate.tokens_per_s);
+  }
+  const auto& best_cost = r.cost_by_gpus.at(world_size(r.ranked.front().estimate.plan));
+  out << fmt::format("\ncost     {}; {:.0f} W of GPUs; {} years, {:.3f} USD/kWh\n", best_cost.price_source,
+                     best_cost.power_w, o.costs.years, o.costs.usd_per_kwh);
+  out << fmt::format(
+      "method   stage model (one op per unit, within 2% of the full simulation in tests); for the full "
+      "simulation of the best: commscale predict --cluster {} ... {}\n",
+      r.cluster, plan_flags(r.ranked.front().estimate.plan));
+}
+
+}  // namespace commscale::predict

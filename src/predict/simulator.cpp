@@ -1,0 +1,230 @@
+// The event simulation (semantics in simulator.hpp). Durations are fixed per op, so no event queue
+// is needed: an op's times follow from its predecessors alone, and a worklist of (rank, stream)
+// heads advances every stream as far as its dependencies allow.
+
+#include "predict/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "predict/sim_index.hpp"
+
+namespace commscale::predict {
+namespace {
+
+constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+enum class Category : std::uint8_t { kCollective, kSend, kRecv };
+
+// The calls of one (simulated rank, handle, category, peer): when each arrived, and who waits for the
+// next one. The k-th arrival is call k of the channel.
+struct Channel {
+  std::vector<double> arrivals;
+  std::vector<std::pair<int, OpId>> waiters;
+};
+
+class Channels {
+ public:
+  Channels(const ProgramSet& set, const Simulation& sim) {
+    slots_.resize(sim.simulated.size());
+    for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
+      slots_[i].resize(set.ranks[static_cast<std::size_t>(sim.simulated[i])].groups.size());
+    }
+  }
+  Channel& at(int sim, Category c, std::uint32_t handle, int peer) {
+    auto& slots = slots_[static_cast<std::size_t>(sim)][handle];
+    const std::size_t index =
+        c == Category::kCollective ? 0 : 1 + 2 * static_cast<std::size_t>(peer) + (c == Category::kRecv ? 1 : 0);
+    if (index >= slots.size()) slots.resize(index + 1);
+    return slots[index];
+  }
+
+ private:
+  std::vector<std::vector<std::vector<Channel>>> slots_;  // [sim][handle][0: collective; 1 + 2 peer (+1 recv)]
+};
+
+class Engine {
+ public:
+  Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim)
+      : set_(set), costs_(costs), sim_(sim), index_(set, sim), channels_(set, sim) {
+    const std::size_t n = sim.simulated.size();
+    next_.assign(n, {});
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t ops = program(static_cast<int>(i)).size();
+      sim.start[i].assign(ops, kUnset);
+      sim.end[i].assign(ops, kUnset);
+      sim.data_start[i].assign(ops, kUnset);
+      instance_.emplace_back(ops, 0);
+      for (int s = 0; s < kStreamCount; ++s) work_.push_back({static_cast<int>(i), s});
+    }
+  }
+
+  void run() {
+    while (!work_.empty()) {
+      const auto [i, s] = work_.back();
+      work_.pop_back();
+      advance(i, s);
+    }
+    check_finished();
+  }
+
+ private:
+  const std::vector<Op>& program(int i) const { return ops_of(set_, sim_.simulated[static_cast<std::size_t>(i)]); }
+  const ProgramIndex& index_of(int i) const { return index_.program(i); }
+
+  void advance(int i, int s) {
+    auto& start = sim_.start[static_cast<std::size_t>(i)];
+    auto& end = sim_.end[static_cast<std::size_t>(i)];
+    const auto& order = index_of(i).streams[static_cast<std::size_t>(s)];
+    std::size_t& next = next_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)];
+    while (next < order.size()) {
+      const OpId id = order[next];
+      if (!std::isnan(end[id])) {
+        ++next;
+        continue;
+      }
+      if (!std::isnan(start[id])) return;  // reached, waiting for its peers
+      double ready = next > 0 ? end[order[next - 1]] : 0.0;
+      const Op& op = program(i)[id];
+      for (const OpId d : op.deps) {
+        if (std::isnan(end[d])) return;  // its completion pushes this stream again
+        ready = std::max(ready, end[d]);
+      }
+      start[id] = ready;
+      if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
+        sim_.data_start[static_cast<std::size_t>(i)][id] = ready;
+        complete(i, id, ready + duration(i, op));
+        ++next;
+        continue;
+      }
+      arrive(i, op);
+      if (std::isnan(end[id])) return;
+      ++next;
+    }
+  }
+
+  double duration(int i, const Op& op) const {
+    return costs_.duration(sim_.simulated[static_cast<std::size_t>(i)], op).value();
+  }
+
+  void complete(int i, OpId id, double at) {
+    sim_.end[static_cast<std::size_t>(i)][id] = at;
+    const ProgramIndex& index = index_of(i);
+    for (std::uint32_t k = index.dependents_begin[id]; k < index.dependents_begin[id + 1]; ++k) {
+      work_.push_back({i, static_cast<int>(program(i)[index.dependents[k]].stream)});
+    }
+  }
+
+  // Records that rank i reached a communication op, then completes it if its peers have reached theirs.
+  void arrive(int i, const Op& op) {
+    Channel* channel = nullptr;
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      channel = &channels_.at(i, Category::kCollective, c->group, 0);
+    } else {
+      const auto& p = std::get<PointToPoint>(op.payload);
+      channel =
+          &channels_.at(i, p.direction == P2pDirection::kSend ? Category::kSend : Category::kRecv, p.group, p.peer);
+    }
+    instance_[static_cast<std::size_t>(i)][op.id] = channel->arrivals.size();
+    channel->arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][op.id]);
+    std::vector<std::pair<int, OpId>> retry = std::move(channel->waiters);
+    channel->waiters.clear();
+    try_complete(i, op.id);
+    for (const auto& [j, id] : retry) {
+      if (std::isnan(sim_.end[static_cast<std::size_t>(j)][id]) && try_complete(j, id)) {
+        work_.push_back({j, static_cast<int>(program(j)[id].stream)});
+      }
+    }
+  }
+
+  // The arrival of the k-th call on a channel, or NaN (and rank i's op waits on that channel).
+  static double arrival_of(Channel& channel, std::uint64_t k, int i, OpId id) {
+    if (channel.arrivals.size() > k) return channel.arrivals[k];
+    channel.waiters.push_back({i, id});
+    return kUnset;
+  }
+
+  bool try_complete(int i, OpId id) {
+    const Op& op = program(i)[id];
+    const std::uint64_t k = instance_[static_cast<std::size_t>(i)][id];
+    double data_start = sim_.start[static_cast<std::size_t>(i)][id];
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      for (const Participant& m : index_.members(i, c->group)) {
+        const double at = arrival_of(channels_.at(m.sim, Category::kCollective, m.handle, 0), k, i, id);
+        if (std::isnan(at)) return false;
+        data_start = std::max(data_start, at);
+      }
+    } else {
+      const auto& p = std::get<PointToPoint>(op.payload);
+      const Participant other = index_.counterpart(i, p.group, p.peer);
+      const Category cat = p.direction == P2pDirection::kSend ? Category::kRecv : Category::kSend;
+      const double at = arrival_of(channels_.at(other.sim, cat, other.handle, other.peer), k, i, id);
+      if (std::isnan(at)) return false;
+      data_start = std::max(data_start, at);
+    }
+    sim_.data_start[static_cast<std::size_t>(i)][id] = data_start;
+    complete(i, id, data_start + duration(i, op));
+    return true;
+  }
+
+  void check_finished() const {
+    for (std::size_t i = 0; i < sim_.end.size(); ++i) {
+      for (std::size_t id = 0; id < sim_.end[i].size(); ++id) {
+        if (!std::isnan(sim_.end[i][id])) continue;
+        const Op& op = program(static_cast<int>(i))[id];
+        throw RuntimeFailure(fmt::format("simulation stalled: rank {} never completes op {} '{}' on stream {}",
+                                         sim_.simulated[i], id, op.name, name(op.stream)));
+      }
+    }
+  }
+
+  const ProgramSet& set_;
+  const OpCosts& costs_;
+  Simulation& sim_;
+  SimIndex index_;
+  std::vector<std::array<std::size_t, kStreamCount>> next_;
+  Channels channels_;
+  std::vector<std::vector<std::uint64_t>> instance_;  // [i][op]: k of a communication call
+  std::vector<std::pair<int, int>> work_;
+};
+
+}  // namespace
+
+Simulation simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options) {
+  Simulation sim;
+  const auto n = static_cast<std::size_t>(set.world_size);
+  std::vector<int> classes(n);
+  if (options.reduce) {
+    classes = symmetry_classes(set, costs);
+  } else {
+    for (std::size_t r = 0; r < n; ++r) classes[r] = static_cast<int>(r);
+  }
+  std::vector<int> first(n, -1);
+  sim.stand_in.assign(n, -1);
+  for (std::size_t r = 0; r < n; ++r) {
+    int& f = first[static_cast<std::size_t>(classes[r])];
+    if (f < 0) {
+      f = static_cast<int>(sim.simulated.size());
+      sim.simulated.push_back(static_cast<int>(r));
+      sim.class_size.push_back(0);
+    }
+    sim.stand_in[r] = f;
+    ++sim.class_size[static_cast<std::size_t>(f)];
+  }
+  sim.start.resize(sim.simulated.size());
+  sim.end.resize(sim.simulated.size());
+  sim.data_start.resize(sim.simulated.size());
+  Engine(set, costs, sim).run();
+  double last = 0.0;
+  for (const auto& ends : sim.end) {
+    for (const double e : ends) last = std::max(last, e);
+  }
+  sim.step_time = Seconds(last);
+  return sim;
+}
+
+}  // namespace commscale::predict

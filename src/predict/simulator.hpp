@@ -1,0 +1,84 @@
+#pragma once
+
+// Event simulation of a step program (program/op.hpp) as the executor runs it: per rank, five streams
+// that each run their ops one at a time in program order; an op starts when its stream has finished
+// the op before it and its `deps` have ended; a collective moves data once every member of its group
+// has reached its k-th call on that group, and a send and its receive (the k-th on their channel) once
+// both sides have reached them. Durations come from an OpCosts (the cost models, or a test's table).
+//
+// The timeline it produces follows the executor's schema and meaning (program/timeline.hpp,
+// program/breakdown.hpp): an op's start is when its rank reached it (stream free, deps met), its end
+// when it completed; for a communication op the time between is waiting plus moving data, and the
+// breakdown takes the data start from the latest arrival of the matched calls, as it does for
+// measured timelines. One step; all ranks start at 0.
+//
+// Symmetry: the ranks of one pipeline stage usually share their op list and run it identically. The
+// simulator partitions the ranks into classes by colour refinement: ranks start alike when they share
+// a program and a cost signature (OpCosts::signature: equal durations for every op), and stay alike
+// while, for every group handle, the classes of their group members (in member order) are alike.
+// The result is an equitable partition, so every rank of a class has the same event times, and only
+// one rank per class (its stand-in) is simulated, against the stand-ins of its peers. With
+// `reduce = false` every rank is simulated (tests compare the two).
+
+#include <cstdint>
+#include <vector>
+
+#include "core/units.hpp"
+#include "program/breakdown.hpp"
+#include "program/op.hpp"
+#include "program/timeline.hpp"
+
+namespace commscale::predict {
+
+class OpCosts {
+ public:
+  OpCosts() = default;
+  OpCosts(const OpCosts&) = delete;
+  OpCosts& operator=(const OpCosts&) = delete;
+  virtual ~OpCosts() = default;
+  // How long `op` of `rank` takes once it runs (a communication op: once all participants arrived).
+  [[nodiscard]] virtual Seconds duration(int rank, const Op& op) const = 0;
+  // Equal for ranks whose ops all take equal times (given equal programs).
+  [[nodiscard]] virtual std::uint64_t signature(int rank) const = 0;
+};
+
+struct SimulationOptions {
+  bool reduce = true;  // simulate one rank per symmetry class
+};
+
+struct Simulation {
+  std::vector<int> simulated;              // world ranks simulated, one per class, ascending
+  std::vector<int> stand_in;               // world rank -> index into `simulated`
+  std::vector<int> class_size;             // by index into `simulated`
+  std::vector<std::vector<double>> start;  // [simulated index][op]: when the rank reached the op, s
+  std::vector<std::vector<double>> end;    // [simulated index][op]: when it completed, s
+  // [simulated index][op]: when a communication op began to move data (every participant there); the
+  // start of a compute op.
+  std::vector<std::vector<double>> data_start;
+  Seconds step_time;  // the latest end
+};
+
+// Throws RuntimeFailure when the program cannot run to the end (a deadlock the checker should have
+// caught).
+[[nodiscard]] Simulation simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options = {});
+
+// The symmetry classes (colour refinement above): a class id per world rank, dense from 0.
+[[nodiscard]] std::vector<int> symmetry_classes(const ProgramSet& set, const OpCosts& costs);
+
+// The timeline of every rank of the set (each rank takes its stand-in's times), engine "predictor".
+[[nodiscard]] Timeline full_timeline(const ProgramSet& set, const Simulation& sim);
+
+// The simulated ranks as a program set of their own: rank i is simulated[i], its groups' members
+// mapped to the stand-ins' indices, so that break_down_step matches calls as in the full set.
+struct ReducedRun {
+  ProgramSet set;
+  Timeline timeline;
+  std::vector<double> weights;  // class sizes
+};
+[[nodiscard]] ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim);
+
+// break_down_step of the reduced run, its means weighted by class size: equal to the breakdown of
+// the full timeline.
+[[nodiscard]] StepBreakdown simulated_breakdown(const ProgramSet& set, const Simulation& sim);
+
+}  // namespace commscale::predict

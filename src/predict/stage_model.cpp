@@ -1,0 +1,272 @@
+#include "predict/stage_model.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "parallel/program_builder.hpp"
+#include "parallel/rank_layout.hpp"
+#include "workload/flops.hpp"
+#include "workload/layer_ops.hpp"
+
+namespace commscale::predict {
+namespace {
+
+// The slowest of a kind: least bandwidth, then most latency.
+const GroupLinks& slowest(const std::vector<GroupLinks>& all) {
+  const GroupLinks* worst = &all.front();
+  for (const GroupLinks& g : all) {
+    if (g.bus_bw() < worst->bus_bw() ||
+        (g.bus_bw() == worst->bus_bw() &&
+         g.intra_latency + g.inter_latency > worst->intra_latency + worst->inter_latency)) {
+      worst = &g;
+    }
+  }
+  return *worst;
+}
+
+FlowLinks slowest(const std::vector<FlowLinks>& all) {
+  FlowLinks worst;
+  for (const FlowLinks& f : all) {
+    if (f.bw < worst.bw || (f.bw == worst.bw && f.latency > worst.latency)) worst = f;
+  }
+  return worst;
+}
+
+// a + (b - a) x t, figure by figure.
+CoarseFigures extend(const CoarseFigures& a, const CoarseFigures& b, double t) {
+  const auto line = [t](double x, double y) { return x + (y - x) * t; };
+  CoarseFigures f;
+  f.step = line(a.step, b.step);
+  f.compute = line(a.compute, b.compute);
+  f.exposed = line(a.exposed, b.exposed);
+  f.gemm_flops = line(a.gemm_flops, b.gemm_flops);
+  for (const auto& [name, g] : b.groups) {
+    const auto found = a.groups.find(name);
+    const GroupTime base = found == a.groups.end() ? GroupTime{} : found->second;
+    f.groups[name] = {Seconds(line(base.busy.value(), g.busy.value())),
+                      Seconds(line(base.exposed.value(), g.exposed.value()))};
+  }
+  return f;
+}
+
+// The breakdown's interval arithmetic (program/breakdown.hpp: union_length, uncovered_length) for
+// intervals already sorted by start, as one stream's ops are: linear instead of a sort per call.
+void merge_sorted(const std::vector<Interval>& in, std::vector<Interval>& out) {
+  out.clear();
+  for (const Interval& i : in) {
+    if (i.end <= i.start) continue;
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+}
+
+double length_of(const std::vector<Interval>& merged) {
+  double total = 0.0;
+  for (const Interval& i : merged) total += i.end - i.start;
+  return total;
+}
+
+// Length of merged `a` not covered by merged `b`.
+double uncovered_merged(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double covered = 0.0;
+  std::size_t j = 0;
+  for (const Interval& x : a) {
+    while (j < b.size() && b[j].end <= x.start) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].start < x.end; ++k) {
+      covered += std::min(x.end, b[k].end) - std::max(x.start, b[k].start);
+    }
+  }
+  return length_of(a) - covered;
+}
+
+const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+
+}  // namespace
+
+// Means over the stages, which have equally many ranks. Each stream's intervals come sorted; the
+// pipeline group's two streams and the communication streams are merged in order.
+CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, const CoarseTimes& t) {
+  CoarseFigures f;
+  f.step = t.step;
+  const double n = static_cast<double>(program.stages.size());
+  constexpr std::array<const char*, 5> kCharged = {"tp", "dp", "pp", "pp", "embedding"};  // by group handle
+  Scratch& s = scratch_;
+  for (std::size_t st = 0; st < program.stages.size(); ++st) {
+    for (auto& v : s.by_stream) v.clear();
+    for (auto& v : s.by_group) v.clear();
+    const CoarseStage& stage = program.stages[st];
+    for (std::size_t i = 0; i < stage.ops.size(); ++i) {
+      const Interval moving{t.data_start[st][i], t.end[st][i]};
+      const CoarseOp& op = stage.ops[i];
+      s.by_stream[static_cast<std::size_t>(op.stream)].push_back(moving);
+      if (op.kind == CoarseKind::kCompute) continue;
+      // The two pipeline directions are one group, "pp", as the breakdown charges them; per stream.
+      const std::size_t group = op.group == kPpBackwardGroup ? kPpForwardGroup : op.group;
+      s.by_group[2 * group + (op.stream == Stream::kPpRecv ? 1 : 0)].push_back(moving);
+    }
+    merge_sorted(s.by_stream[0], s.compute);
+    s.all.clear();
+    for (std::size_t k = 1; k < kStreamCount; ++k) {
+      s.both.clear();
+      std::merge(s.all.begin(), s.all.end(), s.by_stream[k].begin(), s.by_stream[k].end(), std::back_inserter(s.both),
+                 by_start);
+      std::swap(s.all, s.both);
+    }
+    merge_sorted(s.all, s.merged);
+    f.compute += length_of(s.compute) / n;
+    f.exposed += uncovered_merged(s.merged, s.compute) / n;
+    for (std::size_t g = 0; g < kCharged.size(); ++g) {
+      const auto& a = s.by_group[2 * g];
+      const auto& b = s.by_group[2 * g + 1];
+      if (a.empty() && b.empty()) continue;
+      s.both.clear();
+      std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(s.both), by_start);
+      merge_sorted(s.both, s.merged);
+      GroupTime& time = f.groups[kCharged[g]];
+      time.busy += Seconds(length_of(s.merged) / n);
+      time.exposed += Seconds(uncovered_merged(s.merged, s.compute) / n);
+    }
+  }
+  return f;
+}
+
+namespace {
+
+std::vector<std::vector<int>> groups_along(const RankLayout& layout, ParallelDim dim) {
+  std::vector<std::vector<int>> out;
+  for (int r = 0; r < layout.world_size(); ++r) {
+    if (layout.coords(r).get(dim) == 0) out.push_back(layout.group(r, dim));
+  }
+  return out;
+}
+
+}  // namespace
+
+PlanEvaluator::PlanEvaluator(const TransformerConfig& model, const Target& target, MemoryOptions memory, int gpus)
+    : model_(model),
+      target_(target),
+      memory_(memory),
+      gpus_(gpus > 0 ? gpus : target.gpus()),
+      analyzer_(target.graph, target.achievable),
+      peak_(dense_rate(target.cluster.gpu, model.dtype, DataType::kFloat32).value_or(FlopsPerSecond(0.0))) {}
+
+const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
+  const bool wraps = p.chunks > 1;  // interleaved: the last stage sends on to the first
+  const auto key = std::make_tuple(p.tp, p.dp, p.pp, p.order, wraps);
+  const auto found = layouts_.find(key);
+  if (found != layouts_.end()) return found->second;
+  const RankLayout layout(p.tp, p.dp, p.pp, p.order);
+  LayoutLinks links;
+  links.tp = slowest(analyzer_.groups(groups_along(layout, ParallelDim::kTp)));
+  links.dp = slowest(analyzer_.groups(groups_along(layout, ParallelDim::kDp)));
+  std::vector<std::pair<int, int>> forward;
+  std::vector<std::pair<int, int>> backward;
+  std::vector<std::vector<int>> embedding;
+  for (const std::vector<int>& pipeline : groups_along(layout, ParallelDim::kPp)) {
+    if (model_.vocab > 0 && model_.tied_embeddings && p.pp > 1)
+      embedding.push_back({pipeline.front(), pipeline.back()});
+    for (std::size_t s = 0; s + 1 < pipeline.size() || (wraps && s + 1 == pipeline.size()); ++s) {
+      const int next = pipeline[(s + 1) % pipeline.size()];
+      forward.emplace_back(pipeline[s], next);
+      backward.emplace_back(next, pipeline[s]);
+    }
+  }
+  if (!embedding.empty()) links.embedding = slowest(analyzer_.groups(embedding));
+  if (!forward.empty()) {
+    links.forward = slowest(analyzer_.flows(forward));
+    links.backward = slowest(analyzer_.flows(backward));
+  }
+  return layouts_.emplace(key, links).first->second;
+}
+
+const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
+  const auto key =
+      std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention, static_cast<int>(p.recompute),
+                      tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value());
+  const auto found = units_.find(key);
+  if (found != units_.end()) return found->second;
+  const LayerSharding s = layer_sharding(p);
+  UnitCosts u;
+  u.layer_fwd = unit_cost(layer_forward_ops(model_, s), target_, tp);
+  u.layer_bwd = unit_cost(layer_backward_ops(model_, s), target_, tp);
+  u.embedding_fwd = unit_cost(embedding_forward_ops(model_, s), target_, tp);
+  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s), target_, tp);
+  u.head_fwd = unit_cost(head_forward_ops(model_, s), target_, tp);
+  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp), target_, tp);
+  return units_.emplace(key, u).first->second;
+}
+
+PlanEstimate PlanEvaluator::memory_only(const ParallelPlan& plan) const {
+  PlanEstimate e;
+  e.plan = plan;
+  const FitVerdict fit = check_fit(memory_per_stage(model_, plan, memory_), *target_.cluster.gpu.memory.value);
+  e.fits = fit.fits;
+  e.memory = fit.worst_total;
+  e.fit_message = fit.message;
+  return e;
+}
+
+CoarseProgram PlanEvaluator::coarse_program(const ParallelPlan& plan) {
+  const LayoutLinks& links = layout_links(plan);
+  return build_coarse_program(model_, plan, unit_costs(plan, links.tp), links, target_);
+}
+
+CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
+  const LayoutLinks& links = layout_links(plan);
+  CoarseProgram& coarse = scratch_.program;
+  build_coarse_program(model_, plan, unit_costs(plan, links.tp), links, target_, coarse);
+  run_coarse_program(coarse, scratch_.times);
+  CoarseFigures f = coarse_breakdown(coarse, scratch_.times);
+  // The tensor-parallel time the unit ops fold in: exposed where compute idled inside a unit.
+  const double stages = static_cast<double>(plan.pp);
+  for (const CoarseStage& stage : coarse.stages) {
+    f.compute -= stage.tp_exposed / stages;
+    f.exposed += stage.tp_exposed / stages;
+    if (plan.tp > 1) {
+      f.groups["tp"].busy += Seconds(stage.tp_busy / stages);
+      f.groups["tp"].exposed += Seconds(stage.tp_exposed / stages);
+    }
+    f.gemm_flops += stage.gemm_flops;
+  }
+  return f;
+}
+
+PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
+  PlanEstimate e = memory_only(plan);
+  // Two points on the steady-state line: p and p + 1 microbatches; interleaved needs multiples of p
+  // and more than p (with exactly p its warm-up runs every forward first), so 2p and 3p.
+  const int m = microbatches_per_step(plan);
+  const bool interleaved = plan.schedule == ScheduleKind::kInterleaved;
+  const int m1 = interleaved ? 2 * plan.pp : std::max(plan.pp, 2);
+  const int m2 = interleaved ? 3 * plan.pp : m1 + 1;
+  CoarseFigures f;
+  if (m <= m2) {
+    f = simulate_coarse(plan);
+  } else {
+    ParallelPlan shorter = plan;
+    shorter.global_batch = plan.dp * plan.micro_batch * m1;
+    const CoarseFigures a = simulate_coarse(shorter);
+    shorter.global_batch = plan.dp * plan.micro_batch * m2;
+    const CoarseFigures b = simulate_coarse(shorter);
+    f = extend(a, b, static_cast<double>(m - m1) / (m2 - m1));
+  }
+  e.estimated = true;
+  e.step_time = Seconds(f.step);
+  e.compute = Seconds(f.compute);
+  e.exposed_comm = Seconds(f.exposed);
+  const double bubble = f.step - f.compute - f.exposed;
+  e.bubble = Seconds(bubble < 0 && bubble > -1e-9 * f.step ? 0.0 : bubble);  // rounding residue: none
+  e.groups = f.groups;
+  const double world = world_size(plan);
+  e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;
+  if (peak_.value() > 0) {
+    e.mfu = megatron_model_flops(model_, plan.global_batch).value() / (f.step * world * peak_.value());
+    e.hfu = f.gemm_flops * plan.tp * plan.dp / (f.step * world * peak_.value());
+  }
+  return e;
+}
+
+}  // namespace commscale::predict

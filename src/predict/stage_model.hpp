@@ -1,0 +1,108 @@
+#pragma once
+
+// The fast path of `search` and `compare`: a plan's step estimated in about a millisecond, where
+// building and simulating its real step program takes tens to hundreds (GPT-3 175B: 15,000 ops per
+// rank and stage).
+//
+// What makes it fast, and what it gives up:
+//  - A unit (the embedding, a layer, the head) is costed once per plan shape by running its ops alone
+//    on the compute and tensor-parallel streams (unit_cost): every layer of a stage is the same, and
+//    each unit ends with both streams idle, so a chunk's forward or backward is the sum of its units.
+//  - The step is then simulated, by the same simulator, as a coarse program with one rank per stage
+//    (the program builder's schedule, transfers, gradient buckets, ZeRO gathers and end of step), one
+//    op per chunk, or per unit where the data-parallel stream needs it (the buckets of the last
+//    microbatch, ZeRO-2 and -3).
+//  - With more than 2p microbatches (p stages), the step is simulated at p and 2p microbatches and
+//    extended linearly: past the pipeline's fill, each microbatch adds one period of the steady state
+//    (exact for these schedules, whose durations are fixed: tested at 8p against simulating all).
+//  - The breakdown is taken from the simulation's own data-start times with the breakdown's
+//    interval arithmetic (program/breakdown.hpp), without matching calls again.
+//  - Gradient buckets close at unit boundaries rather than at the weight-gradient op that fills them,
+//    and every stage's groups take the slowest links of their kind: small differences, measured by
+//    tests/unit/predict_stage_model_test.cpp against the full simulation (within 2% of the step time).
+// Memory is the plan's own memory model (parallel/plan_memory.hpp), exactly.
+
+#include <array>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "parallel/plan.hpp"
+#include "parallel/plan_memory.hpp"
+#include "predict/group_links.hpp"
+#include "predict/stage_program.hpp"
+#include "predict/target.hpp"
+#include "program/breakdown.hpp"
+#include "workload/transformer.hpp"
+
+namespace commscale::predict {
+
+struct PlanEstimate {
+  ParallelPlan plan;
+  bool fits = false;
+  Bytes memory;  // the fullest rank
+  std::string fit_message;
+  bool estimated = false;  // the step was estimated (estimate() always does; memory_only() does not)
+  Seconds step_time;
+  Seconds compute;
+  Seconds exposed_comm;
+  Seconds bubble;
+  std::map<std::string, GroupTime> groups;  // mean per rank, as the breakdown's
+  double tokens_per_s = 0.0;
+  double mfu = 0.0;
+  double hfu = 0.0;
+};
+
+// The step of a coarse simulation: what PlanEstimate reports, before extrapolation.
+struct CoarseFigures {
+  double step = 0.0;
+  double compute = 0.0;
+  double exposed = 0.0;
+  double gemm_flops = 0.0;  // one rank per stage, summed over stages
+  std::map<std::string, GroupTime> groups;
+};
+
+class PlanEvaluator {
+ public:
+  // Plans for `gpus` ranks (default: all of the target's), on the target's first GPUs.
+  PlanEvaluator(const TransformerConfig& model, const Target& target, MemoryOptions memory, int gpus = 0);
+
+  // Memory and fit only (cheap): the first filter of a search.
+  [[nodiscard]] PlanEstimate memory_only(const ParallelPlan& plan) const;
+  // Memory and the estimated step. The plan must be valid for the model (validate_plan).
+  [[nodiscard]] PlanEstimate estimate(const ParallelPlan& plan);
+  // The coarse simulation of exactly this plan (no extrapolation), and its program: for tests.
+  [[nodiscard]] CoarseFigures simulate_coarse(const ParallelPlan& plan);
+  [[nodiscard]] CoarseProgram coarse_program(const ParallelPlan& plan);
+
+  [[nodiscard]] const TransformerConfig& model() const noexcept { return model_; }
+  [[nodiscard]] const Target& target() const noexcept { return target_; }
+  [[nodiscard]] int gpus() const noexcept { return gpus_; }
+
+ private:
+  [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
+  [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
+  [[nodiscard]] CoarseFigures coarse_breakdown(const CoarseProgram& program, const CoarseTimes& times);
+
+  // Storage reused from plan to plan.
+  struct Scratch {
+    CoarseProgram program;
+    CoarseTimes times;
+    std::array<std::vector<Interval>, kStreamCount> by_stream;
+    std::array<std::vector<Interval>, 10> by_group;  // [2 handle + (receive stream)]
+    std::vector<Interval> compute, all, both, merged;
+  };
+  Scratch scratch_;
+
+  TransformerConfig model_;
+  const Target& target_;
+  MemoryOptions memory_;
+  int gpus_;
+  LinkAnalyzer analyzer_;
+  FlopsPerSecond peak_;
+  std::map<std::tuple<int, int, int, std::string, bool>, LayoutLinks> layouts_;
+  std::map<std::tuple<int, int, bool, bool, int, double, double, double>, UnitCosts> units_;
+};
+
+}  // namespace commscale::predict

@@ -1,0 +1,48 @@
+#include "predict/target.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "predict/group_links.hpp"
+
+namespace commscale::predict {
+
+Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int nodes,
+                   std::shared_ptr<const CalibrationProfile> calibration) {
+  hw::LinkGraph graph = hw::LinkGraph::build(cluster, nodes);
+  std::vector<double> achievable = achievable_link_bw(graph, cluster, catalog.reference());
+  const CalibrationProfile* profile = calibration.get();
+  Target t{cluster,
+           nodes,
+           std::move(graph),
+           std::move(achievable),
+           std::move(calibration),
+           ComputeModel(cluster.gpu, profile),
+           CommModel(parse_capability(*cluster.gpu.compute_capability.value), cluster.gpu.name, profile),
+           {}};
+  t.notes = t.compute.notes();
+  if (profile != nullptr && !profile->collectives.empty() && profile->gpu.name != cluster.gpu.name) {
+    t.notes.push_back(
+        fmt::format("collective curves measured on {} not used for {}: they apply to that GPU's machines only",
+                    profile->gpu.name, cluster.gpu.name));
+  }
+  return t;
+}
+
+int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& where) {
+  const int per_node = cluster.gpus_per_node();
+  if (world <= per_node) return 1;
+  if (world % per_node != 0) {
+    throw InputError(
+        where, fmt::format("{} ranks are not a whole number of {}-GPU nodes of {}", world, per_node, cluster.name),
+        fmt::format("at most {} or a multiple of {}", per_node, per_node));
+  }
+  if (!cluster.network) {
+    throw InputError(
+        where, fmt::format("{} ranks need {} nodes, and {} has no network", world, world / per_node, cluster.name),
+        fmt::format("at most {} ranks on this cluster", per_node));
+  }
+  return world / per_node;
+}
+
+}  // namespace commscale::predict

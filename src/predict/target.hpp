@@ -1,0 +1,42 @@
+#pragma once
+
+// What a prediction runs against: a cluster (its file and N nodes of it), the link graph with NCCL's
+// achievable bandwidth per link, the GPU's compute model and the collective model, and the
+// calibration profile they use, if any.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/catalog.hpp"
+#include "hw/cluster_spec.hpp"
+#include "hw/link_graph.hpp"
+#include "predict/calibration.hpp"
+#include "predict/comm_model.hpp"
+#include "predict/compute_model.hpp"
+
+namespace commscale::predict {
+
+struct Target {
+  hw::ClusterSpec cluster;
+  int nodes = 1;
+  hw::LinkGraph graph;
+  std::vector<double> achievable;  // by link id, GB/s per direction (group_links.hpp)
+  std::shared_ptr<const CalibrationProfile> calibration;
+  ComputeModel compute;
+  CommModel comm;
+  std::vector<std::string> notes;  // what the prediction should say about its inputs
+
+  [[nodiscard]] int gpus() const noexcept { return graph.ranks(); }
+};
+
+// `nodes` as LinkGraph::build takes it (InputError "--nodes" outside what the cluster allows).
+[[nodiscard]] Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int nodes,
+                                 std::shared_ptr<const CalibrationProfile> calibration);
+
+// The nodes a world of `world` ranks needs on this cluster: 1 when it fits one node, else world / G.
+// Throws InputError naming `where` when world is above one node and not a whole number of nodes, or
+// when the cluster has no network for more than one node.
+[[nodiscard]] int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& where);
+
+}  // namespace commscale::predict

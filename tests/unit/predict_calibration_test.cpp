@@ -1,0 +1,133 @@
+// Calibration profiles: reading and checking them (errors name the file and key), the interpolation
+// rules, and how the compute and collective models use them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "input_error_matcher.hpp"
+#include "predict/calibration.hpp"
+#include "predict/comm_model.hpp"
+#include "predict/compute_model.hpp"
+#include "predict_test_support.hpp"
+
+namespace commscale::predict {
+namespace {
+
+using commscale::testing::throws_input_error;
+
+const std::string kFixture = hw::testing::kSourceDir + "/tests/data/predict/h200x2-calibration.json";
+
+nlohmann::json minimal() {
+  return nlohmann::json::parse(R"({
+    "schema_version": 1, "kind": "commscale-calibration",
+    "machine": {"gpu": "h200-sxm", "source": "test"},
+    "gemm": [{"m": 1024, "n": 1024, "k": 1024, "dtype": "bf16", "seconds": 1e-5},
+             {"m": 16384, "n": 16384, "k": 16384, "dtype": "bf16", "seconds": 0.02}],
+    "memory": [{"bytes": 1048576, "seconds": 1e-5}, {"bytes": 1073741824, "seconds": 2.5e-4}],
+    "collectives": [{"collective": "all_reduce", "ranks": 2, "path_class": "nvlink",
+                     "points": [{"size_bytes": 1024, "time_us": 10}, {"size_bytes": 1048576, "time_us": 100}]}]
+  })");
+}
+
+CalibrationProfile parse(const nlohmann::json& doc) {
+  return parse_calibration(doc, "cal.json", hw::testing::catalog());
+}
+
+TEST(Calibration, ReadsTheCommittedFixture) {
+  const CalibrationProfile p = load_calibration(kFixture, hw::testing::catalog());
+  EXPECT_EQ(p.gpu.name, "h200-sxm");
+  EXPECT_EQ(p.collectives.size(), 15u);  // 5 collectives x NVLink, host-staged, sockets
+  // 8192^3 at 783 TFLOP/s is 783 / 989.5 of the H200's dense BF16 peak.
+  EXPECT_NEAR(p.gemm.front().efficiency, 783.0 / 989.5, 1e-9);
+  EXPECT_NEAR(p.memory.front().efficiency, 4273.0 / 4800.0, 1e-9);
+  // Written back and read again, the same profile.
+  const CalibrationProfile again =
+      parse_calibration(nlohmann::json::parse(calibration_to_json(p).dump()), "again", hw::testing::catalog());
+  EXPECT_EQ(again.gemm.size(), p.gemm.size());
+  EXPECT_EQ(again.collectives.back().points.size(), p.collectives.back().points.size());
+}
+
+TEST(Calibration, ErrorsNameTheFileAndTheKey) {
+  nlohmann::json doc = minimal();
+  doc["extra"] = 1;
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "extra"}));
+  doc = minimal();
+  doc["gemm"][1]["dtype"] = "int8";
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "gemm[1].dtype", "bf16, fp16 or fp32"}));
+  doc = minimal();
+  doc["machine"]["gpu"] = "no-such-gpu";
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"machine.gpu", "no-such-gpu"}));
+  doc = minimal();
+  doc["gemm"][0]["seconds"] = 1e-9;  // 2 x 1024^3 FLOPs in 1 ns: far beyond the peak
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"gemm[0].seconds", "peak"}));
+  doc = minimal();
+  doc["collectives"][0]["points"][1]["size_bytes"] = 1024;
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"collectives[0].points", "twice"}));
+  doc = minimal();
+  doc["collectives"][0]["path_class"] = "carrier-pigeon";
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"collectives[0].path_class", "host_staged"}));
+  doc = minimal();
+  doc["kind"] = "commscale-bench";
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "kind"}));
+}
+
+TEST(Calibration, GemmEfficiencyInterpolatesInLogShapeSpace) {
+  const CalibrationProfile p = parse(minimal());
+  const double e1 = 2.0 * std::pow(1024.0, 3) / 1e-5 / 989.5e12;
+  const double e2 = 2.0 * std::pow(16384.0, 3) / 0.02 / 989.5e12;
+  // Exact shapes return their own row.
+  EXPECT_NEAR(*gemm_efficiency(p, make_gemm(1024, 1024, 1024, 1, DataType::kBFloat16)), e1, 1e-12);
+  // 4096^3 is 2 doublings from 1024 and 2 from 16384 on each of m, n, k: equal distances, equal weights.
+  EXPECT_NEAR(*gemm_efficiency(p, make_gemm(4096, 4096, 4096, 1, DataType::kBFloat16)), (e1 + e2) / 2, 1e-12);
+  // Beyond the rows: no extrapolation past the nearest measured efficiency.
+  const double far = *gemm_efficiency(p, make_gemm(65536, 65536, 65536, 1, DataType::kBFloat16));
+  EXPECT_GT(far, std::min(e1, e2));
+  EXPECT_LT(far, std::max(e1, e2));
+  // No fp16 rows: the default model.
+  EXPECT_FALSE(gemm_efficiency(p, make_gemm(4096, 4096, 4096, 1, DataType::kFloat16)).has_value());
+}
+
+TEST(Calibration, MemoryAndCollectiveCurves) {
+  const CalibrationProfile p = parse(minimal());
+  const GBps bw(4800.0);
+  // Below the smallest row: its time. Above the largest: its bandwidth fraction (2^30 / 2.5e-4 s over 4800).
+  EXPECT_DOUBLE_EQ(memory_time(p, Bytes(1024), bw)->value(), 1e-5);
+  const double fraction = 1073741824.0 / 2.5e-4 / 4800e9;
+  EXPECT_NEAR(memory_time(p, Bytes(1ull << 32), bw)->value(), 4294967296.0 / (4800e9 * fraction), 1e-15);
+  // Collective time interpolates linearly in log size - log time: 32 KiB is halfway between 1 KiB and
+  // 1 MiB in log2 (10, 15, 20), so its time is the geometric mean of 10 and 100 us.
+  const CollectiveCurve& c = p.collectives.front();
+  EXPECT_NEAR(to_us(curve_time(c, Bytes(32 * 1024))), std::sqrt(10.0 * 100.0), 1e-9);
+  EXPECT_DOUBLE_EQ(to_us(curve_time(c, Bytes(8))), 10.0);
+  EXPECT_NEAR(to_us(curve_time(c, Bytes(2 * 1048576))), 200.0, 1e-9);  // the largest size's bus bandwidth
+}
+
+TEST(Calibration, CollectiveCurvesReplaceTheModelOnTheirMachineOnly) {
+  const auto profile = std::make_shared<const CalibrationProfile>(load_calibration(kFixture, hw::testing::catalog()));
+  const hw::Catalog& catalog = hw::testing::catalog();
+  const Target h200 = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
+  LinkAnalyzer analyzer(h200.graph, h200.achievable);
+  const GroupLinks g = analyzer.groups({{0, 1}}).front();
+  // 4 GiB all-reduce over NVLink: the measured 12448.27 us, not the model's 11598 us.
+  const CommEstimate e = h200.comm.collective(Collective::kAllReduce, Bytes(4ull << 30), g);
+  EXPECT_TRUE(e.calibrated);
+  EXPECT_NEAR(to_us(e.time), 12448.268, 1e-3);
+  // Another machine with the same GPU family gets the GEMM and memory fractions, not the curves.
+  const Target h100 = make_target(catalog, catalog.cluster("hgx-h100", "test"), 1, profile);
+  LinkAnalyzer h100_links(h100.graph, h100.achievable);
+  EXPECT_FALSE(
+      h100.comm.collective(Collective::kAllReduce, Bytes(4ull << 30), h100_links.groups({{0, 1}}).front()).calibrated);
+  const Gemm big = make_gemm(8192, 8192, 8192, 1, DataType::kBFloat16);
+  EXPECT_NEAR(h100.compute.efficiency(big), 783.0 / 989.5, 1e-9);
+  EXPECT_FALSE(h100.notes.empty());
+  // Another family (Ampere) keeps the defaults, and says so.
+  const Target a100 = make_target(catalog, catalog.cluster("hgx-a100", "test"), 1, profile);
+  EXPECT_DOUBLE_EQ(a100.compute.efficiency(big), a100.compute.default_efficiency(big));
+  ASSERT_FALSE(a100.notes.empty());
+  EXPECT_NE(a100.notes.front().find("another family"), std::string::npos) << a100.notes.front();
+}
+
+}  // namespace
+}  // namespace commscale::predict

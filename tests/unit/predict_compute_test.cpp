@@ -1,0 +1,82 @@
+// The compute model by hand: catalog rates, the default efficiency's three factors, the memory roofline.
+#include <gtest/gtest.h>
+
+#include "predict/compute_model.hpp"
+#include "predict_test_support.hpp"
+
+namespace commscale::predict {
+namespace {
+
+const hw::GpuSpec& gpu(const std::string& name) {
+  static std::map<std::string, hw::GpuSpec> cache;
+  auto found = cache.find(name);
+  if (found == cache.end()) found = cache.emplace(name, hw::testing::catalog().gpu(name, "test")).first;
+  return found->second;
+}
+
+TEST(ComputeModel, DefaultEfficiencyOfALargeGemmOnH200ByHand) {
+  const ComputeModel model(gpu("h200-sxm"), nullptr);
+  const Gemm g = make_gemm(8192, 8192, 8192, 1, DataType::kBFloat16);
+  // 64 x 64 = 4096 output tiles of 128 x 128 on 132 SMs: 32 waves, 4096 / (32 x 132) = 0.96970 of the
+  // tile slots busy; depth 8192 / (8192 + 128) = 0.98462; 0.70 x both = 0.66834.
+  const double tiles = 4096.0 / (32 * 132);
+  const double depth = 8192.0 / 8320.0;
+  EXPECT_NEAR(model.efficiency(g), 0.70 * tiles * depth, 1e-12);
+  // 2 x 8192^3 FLOPs at 989.5 TFLOP/s x 0.66834 = 1.6625 ms, plus the 2 us kernel overhead; the
+  // operands (3 x 8192^2 x 2 bytes) would take 83.9 us at 4800 GB/s x 0.89: compute-bound.
+  const double expected = 2.0 * 8192.0 * 8192.0 * 8192.0 / (989.5e12 * 0.70 * tiles * depth) + 2e-6;
+  EXPECT_NEAR(model.time(g).value(), expected, 1e-12);
+  // HARDWARE.md measured 783 TFLOP/s at this shape; the default (set for LLM shapes, 600-713) says
+  // 989.5 x 0.66834 = 661.3, 660.5 with the overhead.
+  EXPECT_NEAR(g.flops.value() / model.time(g).value() / 1e12, 660.5, 0.1);
+}
+
+TEST(ComputeModel, LlmShapesLandInTheMeasuredRange) {
+  // HARDWARE.md: H200 bf16 GEMMs at 8192 x {5120..20480} x {5120..20480} ran at 600-713 TFLOP/s.
+  const ComputeModel model(gpu("h200-sxm"), nullptr);
+  for (const std::int64_t n : {5120, 20480}) {
+    for (const std::int64_t k : {5120, 20480}) {
+      const Gemm g = make_gemm(8192, n, k, 1, DataType::kBFloat16);
+      const double tflops = g.flops.value() / model.time(g).value() / 1e12;
+      EXPECT_GE(tflops, 600.0) << n << " x " << k;
+      EXPECT_LE(tflops, 713.0) << n << " x " << k;
+    }
+  }
+}
+
+TEST(ComputeModel, SmallDepthAndFewTilesCostEfficiency) {
+  const ComputeModel model(gpu("h200-sxm"), nullptr);
+  // Attention scores, 2048 x 2048 x 128, 32 heads: 16 x 16 x 32 = 8192 tiles, 62.06 waves -> 63:
+  // 8192 / (63 x 132) = 0.98509; depth 128 / 256 = 0.5.
+  const Gemm scores = make_gemm(2048, 2048, 128, 32, DataType::kBFloat16);
+  EXPECT_NEAR(model.efficiency(scores), 0.70 * 8192.0 / (63 * 132) * 0.5, 1e-12);
+  // A 128 x 128 output is one tile: 1 of 132 SMs busy.
+  const Gemm tiny = make_gemm(128, 128, 4096, 1, DataType::kBFloat16);
+  EXPECT_NEAR(model.efficiency(tiny), 0.70 / 132 * (4096.0 / 4224.0), 1e-12);
+}
+
+TEST(ComputeModel, MemoryKernelsRunAtTheMeasuredCopyFraction) {
+  const ComputeModel model(gpu("h200-sxm"), nullptr);
+  MemoryKernel k;
+  k.bytes_read = Bytes(1ull << 30);
+  k.bytes_written = Bytes(1ull << 30);
+  // 2 GiB at 4800 GB/s x 4273/4800 (HARDWARE.md's device-to-device copy) = 2^31 / 4273e9, + 2 us.
+  EXPECT_NEAR(model.time(k).value(), 2147483648.0 / 4273e9 + 2e-6, 1e-12);
+}
+
+TEST(ComputeModel, PeakRatesFollowTheCatalog) {
+  // GeForce: FP32 accumulate at half the FP16-accumulate rate (the catalog's 165.2 TFLOPS for the 4090).
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("rtx4090"), nullptr).peak(DataType::kBFloat16).value(), 165.2e12);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("a100-sxm4-80gb"), nullptr).peak(DataType::kBFloat16).value(), 312e12);
+  // fp32 runs on the non-tensor units (no TF32 unless asked).
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("a100-sxm4-80gb"), nullptr).peak(DataType::kFloat32).value(), 19.5e12);
+  // V100 has no BF16 tensor rate: its FP16 (FP32 accumulate) rate stands in, and the note says so.
+  std::string note;
+  const auto rate = dense_rate(gpu("v100-sxm2-32gb"), DataType::kBFloat16, DataType::kFloat32, &note);
+  ASSERT_TRUE(rate.has_value());
+  EXPECT_DOUBLE_EQ(rate->value(), 125e12);
+  EXPECT_NE(note.find("fp16_tensor_fp32acc_TFLOPS"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace commscale::predict

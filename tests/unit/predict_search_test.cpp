@@ -1,0 +1,125 @@
+// The plan search (search.hpp), the cost per token (economics.hpp) and timeline differences
+// (program/timeline_diff.hpp), on cases that can be checked by hand.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/error.hpp"
+#include "parallel/program_builder.hpp"
+#include "predict/economics.hpp"
+#include "predict/prediction.hpp"
+#include "predict/search.hpp"
+#include "predict_test_support.hpp"
+#include "program/timeline_diff.hpp"
+
+namespace commscale::predict {
+namespace {
+
+TEST(Search, EnumeratesEachValidPlanOnce) {
+  // tiny: 8 layers, 8 heads, 4 KV heads. On 4 GPUs with a global batch of 8: tp in {1, 2, 4}, pp in
+  // the divisors of 4 / tp, dp the rest; ZeRO only with dp > 1, sp only with tp > 1, interleaving only
+  // where the layers split into pp x v chunks and the microbatches into multiples of pp.
+  const TransformerConfig m = find_preset("tiny", "test");
+  SearchOptions o;
+  o.global_batch = 8;
+  const std::vector<ParallelPlan> plans = enumerate_plans(m, 4, o);
+  ASSERT_FALSE(plans.empty());
+  std::set<std::string> seen;
+  for (const ParallelPlan& p : plans) {
+    EXPECT_EQ(world_size(p), 4);
+    EXPECT_NO_THROW(validate_plan(m, p, 4)) << describe_plan(p);
+    EXPECT_TRUE(seen.insert(describe_plan(p)).second) << "twice: " << describe_plan(p);
+    if (p.dp == 1) {
+      EXPECT_EQ(p.zero_stage, 0);
+    }
+    if (p.tp == 1) {
+      EXPECT_FALSE(p.sequence_parallel);
+    }
+    if (p.chunks > 1) {
+      EXPECT_EQ(m.layers % (p.pp * p.chunks), 0);
+    }
+  }
+  // Layouts: (tp, pp) in (1,1) (1,2) (1,4) (2,1) (2,2) (4,1): six.
+  std::set<std::pair<int, int>> layouts;
+  for (const ParallelPlan& p : plans) layouts.insert({p.tp, p.pp});
+  EXPECT_EQ(layouts.size(), 6u);
+  // One plan by hand: dp 2, tp 2, micro-batch 4 (1 microbatch per replica), ZeRO 1, full recompute, sp.
+  EXPECT_TRUE(seen.count("dp 2 tp 2 pp 1 1f1b mb 4 zero 1 recompute full sp"));
+  EXPECT_THROW((void)enumerate_plans(m, 4, SearchOptions{}), commscale::InputError);  // global batch 0
+}
+
+TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
+  const Target t = testing::target("hgx-a100");
+  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
+  SearchOptions o;
+  o.global_batch = 32;
+  o.max_micro_batch = 2;
+  PlanEvaluator evaluator(m, t, o.memory);
+  const SearchResult r = search_plans({&evaluator}, o);
+  EXPECT_EQ(r.candidates, r.fitting + r.not_fitting.size());
+  ASSERT_GT(r.ranked.size(), 1u);
+  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+    EXPECT_GE(r.ranked[i - 1].estimate.tokens_per_s, r.ranked[i].estimate.tokens_per_s);
+    EXPECT_FALSE(r.ranked[i].reason.empty());
+  }
+  std::size_t counted = 0;
+  for (const auto& [reason, n] : r.reasons) counted += n;
+  EXPECT_EQ(counted, r.candidates - 1);  // every plan but the best has a reason
+  // Tokens/s is the global batch's tokens over the step.
+  const PlanEstimate& best = r.ranked.front().estimate;
+  EXPECT_NEAR(best.tokens_per_s, 32.0 * m.seq / best.step_time.value(), 1e-9 * best.tokens_per_s);
+}
+
+TEST(Economics, CostPerMillionTokensByHand) {
+  // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each at 0.15 USD/kWh:
+  //   24000 / (3 x 8766) = 0.912617 USD/h, 8 x 450 W = 3.6 kW x 0.15 = 0.54 USD/h: 1.452617 USD/h.
+  // At 10,000 tokens/s: 1.452617 / 3.6e7 x 1e6 = 0.0403505 USD per million tokens; 3600 W / 10,000 =
+  // 0.36 J per token.
+  const hw::ClusterSpec& cluster = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
+  CostAssumptions a;
+  a.node_price_usd = 24000.0;
+  const ClusterCost c = cluster_cost(cluster, 8, a);
+  ASSERT_TRUE(c.priced);
+  ASSERT_DOUBLE_EQ(c.power_w, 8 * 450.0);
+  EXPECT_NEAR(c.usd_per_hour, 24000.0 / (3 * 8766.0) + 0.54, 1e-12);
+  EXPECT_NEAR(*usd_per_million_tokens(c, 10000.0), (24000.0 / (3 * 8766.0) + 0.54) / 36.0, 1e-12);
+  EXPECT_NEAR(*joules_per_token(c, 10000.0), 0.36, 1e-12);
+  // Half the node pays half its price.
+  EXPECT_NEAR(cluster_cost(cluster, 4, a).price_usd, 12000.0, 1e-9);
+}
+
+TEST(TimelineDiff, OpKindsAndATimelineAgainstItsDoubleByHand) {
+  EXPECT_EQ(op_kind("mb3.c1.L7.bwd.mlp.fc1.dgrad"), "L*.bwd.mlp.fc1.dgrad");
+  // The predicted timeline of a plan, against the same with every time doubled: every duration and the
+  // step double, so B - A = A and B / A - 1 = 100% everywhere.
+  const TransformerConfig m = find_preset("tiny", "test");
+  const ParallelPlan p = testing::plan(1, 2, 1, 2);
+  const Target t = testing::target("h200x2");
+  PredictOptions options;
+  options.keep_program = true;
+  const Prediction pr = predict_plan(m, p, t, options);
+  const Timeline a = full_timeline(*pr.program, *pr.simulation);
+  Timeline b = a;
+  b.engine = "doubled";
+  for (TimelineEvent& e : b.events) {
+    e.start = e.start * 2.0;
+    e.end = e.end * 2.0;
+  }
+  const TimelineDiff d = diff_timelines(*pr.program, a, b, "a", "b", 5);
+  EXPECT_NEAR(d.step_time.a_s, pr.summary.step_time_s, 1e-12);
+  EXPECT_NEAR(d.step_time.relative(), 1.0, 1e-9);
+  EXPECT_NEAR(d.compute.relative(), 1.0, 1e-9);
+  ASSERT_FALSE(d.streams.empty());
+  for (const TimeComparison& s : d.streams) {
+    if (s.a_s > 0) {
+      EXPECT_NEAR(s.relative(), 1.0, 1e-9) << s.key;
+    }
+  }
+  EXPECT_LE(d.ops.size(), 5u);
+  // A timeline of another program is refused, naming it.
+  const ProgramSet other = build_program(m, testing::plan(2, 1, 1, 2));
+  EXPECT_THROW((void)diff_timelines(other, a, b, "a", "b"), commscale::InputError);
+}
+
+}  // namespace
+}  // namespace commscale::predict
