@@ -1,7 +1,8 @@
 #pragma once
 
 // Reporters for `commscale bench`: the nccl-tests-style text table (streamed as rows arrive), JSON
-// and CSV files (rewritten atomically as rows arrive, so an interrupted run keeps what it measured).
+// and CSV files (rewritten atomically as rows arrive, so an interrupted run keeps what it measured) and
+// JSON Lines (appended as rows arrive).
 
 #include <iosfwd>
 #include <memory>
@@ -19,6 +20,8 @@ inline constexpr int kBenchSchemaVersion = 1;
 [[nodiscard]] std::unique_ptr<BenchReporter> make_text_bench_reporter(std::ostream& out);
 [[nodiscard]] std::unique_ptr<BenchReporter> make_json_bench_reporter(std::string path);
 [[nodiscard]] std::unique_ptr<BenchReporter> make_csv_bench_reporter(std::string path);
+// A line per row, appended and flushed as rows arrive (core/jsonl_file.hpp).
+[[nodiscard]] std::unique_ptr<BenchReporter> make_jsonl_bench_reporter(std::string path);
 
 // Forwards every call to each reporter in turn.
 class BenchReporterList final : public BenchReporter {

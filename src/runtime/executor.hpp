@@ -4,6 +4,7 @@
 // timed steps on the backend's step engine, and gathers what happened to rank 0 as a timeline (the
 // predictor's schema) and per-step times.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,17 @@ struct TrainOptions {
   bool tf32 = false;
   Bytes workspace_allowance = Bytes(2 * kGiB);  // the memory model's allowance for context and libraries
   bool gemm_check = false;  // after the steps, time each GEMM shape alone and compare (GPU)
+  std::optional<CollectiveSkip> skip;  // testing: a rank that skips one collective call
 };
+
+// One timed step as it completes, on rank 0: for JSON Lines written as the run goes.
+struct TimedStep {
+  int index = 0;              // from 0, per timing mode
+  std::string timing;         // "op" (per-op timing) or "step" (whole step only)
+  double step_s = 0.0;        // the slowest rank's
+  std::vector<double> rank_step_s;
+};
+using StepObserver = std::function<void(const TimedStep&)>;
 
 
 // What rank 0 reports (other ranks get an empty result).
@@ -49,8 +60,9 @@ struct TrainRun {
   std::vector<GemmCheck> gemm_checks;     // with TrainOptions::gemm_check, on GPUs
 };
 
-// Runs the steps. Collective over `world`.
+// Runs the steps. Collective over `world`. Rank 0 calls `observer` (when set) after each timed step.
 [[nodiscard]] TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan,
-                                    const TrainOptions& options, Backend& backend, const MpiComm& world);
+                                    const TrainOptions& options, Backend& backend, const MpiComm& world,
+                                    const StepObserver& observer = {});
 
 }  // namespace commscale
