@@ -7,6 +7,7 @@
 #
 # Steps (the ones marked 2+ need two GPUs or more and are skipped, said so, with one):
 #   corruption        bench on NCCL with a seeded wrong element: exit 1, "#wrong" counted (2+: 2 ranks)
+#   p2p-corruption    p2p with a copy overwritten before its check: exit 1
 #   hung (2+)         tests/reliability/hung_collective.sh on NCCL: exit 4 naming op, group and rank
 #   dead-rank (2+)    tests/reliability/dead_rank.sh on NCCL: SIGKILL a rank, the other ends within 30 s
 #   memcheck, racecheck
@@ -58,6 +59,15 @@ corruption() {
 }
 
 # shellcheck disable=SC2317  # run through `step`
+# A copy overwritten before its check must fail p2p with exit code 1.
+p2p_corruption() {
+  local rc=0
+  "$commscale" p2p --inject-corruption -b 1M -n 2 -w 0 --copies 1 --tests ce,sm,host || rc=$?
+  echo "exit code $rc"
+  [ "$rc" -eq 1 ]
+}
+
+# shellcheck disable=SC2317  # run through `step`
 # compute-sanitizer TOOL over the GPU tests on one rank; its summary must say 0 errors.
 sanitize() {
   local tool=$1
@@ -85,6 +95,7 @@ else
   step corruption corruption 1
   echo "hung, dead-rank: skipped ($gpus GPU: they need 2)" >> "$out/summary.txt"
 fi
+step p2p-corruption p2p_corruption
 step memcheck sanitize memcheck
 step racecheck sanitize racecheck
 cat "$out/summary.txt"
