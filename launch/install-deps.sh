@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages commscale needs that are missing, and nothing else.
 #
-# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest)
+# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, clang and libFuzzer)
 #
 # A tool already on the PATH in a recent enough version (cmake from pip, say) counts as present.
 # The CUDA toolkit (with NCCL) is not installed here: commscale finds it under /usr/local/cuda and
@@ -12,6 +12,8 @@ purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenblas-dev)
 if [ "$purpose" = test ]; then packages+=(libgtest-dev); fi
+# The fuzz targets and the sanitizer build of the tests (tests/run.sh): clang with libFuzzer (Debian 12).
+if [ "$purpose" = test ]; then packages+=(clang libclang-rt-14-dev); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs missing packages, builds commscale and its tests, and runs every test (unit, MPI under
-# mpirun with 1-4 ranks, end-to-end CLI, and GPU tests, which skip where no GPU is visible).
+# mpirun with 1-4 ranks, end-to-end CLI, and GPU tests, which skip where no GPU is visible); then the
+# sanitizer build and the fuzz targets (tests/sanitize/run.sh).
 #
 # Environment: COMMSCALE_BUILD_DIR (default build-tests/).
 set -euo pipefail
@@ -13,3 +14,6 @@ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build_dir"
 cd "$build_dir"
 ctest --output-on-failure
+
+# ASan+UBSan build of the CPU tests, and the fuzz targets for a bounded time.
+"$root/tests/sanitize/run.sh"

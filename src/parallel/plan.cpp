@@ -125,6 +125,14 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
                      "a multiple of dp * micro-batch");
   }
   validate_schedule(m, p);
+  // The step program has ops for every layer pass of every microbatch: bound it before building it.
+  const std::int64_t passes = std::int64_t{microbatches_per_step(p)} * (m.layers / p.pp);
+  if (passes > kMaxLayerPasses) {
+    throw InputError("--global-batch",
+                     fmt::format("{} microbatches per step x {} layers per stage = {} layer passes per rank",
+                                 microbatches_per_step(p), m.layers / p.pp, passes),
+                     fmt::format("at most {}: a smaller global batch, or more pipeline stages", kMaxLayerPasses));
+  }
   if (p.bucket_bytes.count() == 0) throw InputError("--bucket-mb", "a bucket of 0 bytes", "a positive size in MiB");
 }
 

@@ -37,6 +37,7 @@ struct ParallelPlan {
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.
 inline constexpr int kMaxRanks = 1 << 20;
 inline constexpr int kMaxMicroBatch = 1 << 16;
+inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per step x layers per stage
 
 // Valid only for a plan that passed validate_plan (or checked_world_size).
 [[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp; }
