@@ -96,9 +96,11 @@ void CudaQueue::wait(const std::string& what) {
     if (timeout_.value() > 0 && Clock::now() - start > std::chrono::duration<double>(timeout_.value())) {
       // Ask the group before aborting: the answers come over MPI, not NCCL.
       const std::string diagnosis = calls_ && last_call_ > 0 ? diagnose_group(*calls_, last_call_) : "";
+      const std::string group =
+          calls_ ? fmt::format(" on the group of ranks {} (call {} on it)", rank_list(calls_->members), last_call_) : "";
       if (comm_ != nullptr) comm_->abort();
-      throw TimeoutError(fmt::format("{} did not complete within {} s on {} (the NCCL communicator was aborted){}{}",
-                                     what, timeout_.value(), process_identity(), diagnosis.empty() ? "" : "; ",
+      throw TimeoutError(fmt::format("{}{} did not complete within {} s on {} (the NCCL communicator was aborted){}{}",
+                                     what, group, timeout_.value(), process_identity(), diagnosis.empty() ? "" : "; ",
                                      diagnosis));
     }
     if (polls > 1000) std::this_thread::yield();
