@@ -42,7 +42,10 @@ if [ -z "$commscale" ] || [ -z "$nccl_tests" ] || [ -z "$out" ]; then
   echo "usage: $0 --commscale BIN --nccl-tests DIR --out DIR [--np N] [--transports ...] [--collectives ...]" >&2
   exit 2
 fi
-for c in $collectives; do
+# The lists are split on blanks into arrays, never globbed.
+read -r -a collective_list <<< "$collectives"
+read -r -a transport_list <<< "$transports"
+for c in "${collective_list[@]}"; do
   if [ ! -x "$nccl_tests/${c}_perf" ]; then
     echo "compare-nccl-tests.sh: $nccl_tests/${c}_perf not found: build nccl-tests with MPI=1 first" >&2
     exit 2
@@ -83,12 +86,12 @@ run() {
   echo "mpirun: $(mpirun --version | head -n 1)"
 } > "$out/machine.txt"
 
-for transport in $transports; do
-  settings=$(transport_settings "$transport")
+for transport in "${transport_list[@]}"; do
+  settings=$(transport_settings "$transport") || exit 2
   IFS='|' read -r env_text max iters warmup reps small_reps <<< "$settings"
   reps=${reps_override:-$reps}
   small_reps=${small_reps_override:-$small_reps}
-  for c in $collectives; do
+  for c in "${collective_list[@]}"; do
     for rep in $(seq 1 "$reps"); do
       run "cs-$transport-$c-$rep" "$env_text" -- "$commscale" bench "$c" -b "$sweep_min" -e "$max" -f 2 -n "$iters" \
         -w "$warmup" -J "$out/cs-$transport-$c-$rep.json"
@@ -97,7 +100,7 @@ for transport in $transports; do
   done
   # Small messages: many short alternating runs, so a difference of a microsecond is not noise.
   for rep in $(seq 1 "$small_reps"); do
-    for c in $collectives; do
+    for c in "${collective_list[@]}"; do
       run "small-cs-$transport-$c-$rep" "$env_text" -- "$commscale" bench "$c" -b 8 -e 4K -f 2 -n 100 -w 20
       run "small-nt-$transport-$c-$rep" "$env_text" -- "$nccl_tests/${c}_perf" -b 8 -e 4K -f 2 -n 100 -w 20
     done

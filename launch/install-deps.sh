@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages commscale needs that are missing, and nothing else.
 #
-# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, Slurm, munge, PMIx, shellcheck, chromium)
+# usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, Slurm, munge, PMIx, shellcheck,
+#                                               chromium, clang and libFuzzer)
 #
 # A tool already on the PATH in a recent enough version (cmake from pip, say) counts as present.
 # The CUDA toolkit (with NCCL) is not installed here: commscale finds it under /usr/local/cuda and
@@ -16,6 +17,8 @@ packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohma
 if [ "$purpose" = test ]; then
   packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2 chromium)
 fi
+# The fuzz targets and the sanitizer build of the tests (tests/run.sh): clang with libFuzzer (Debian 12).
+if [ "$purpose" = test ]; then packages+=(clang libclang-rt-14-dev); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

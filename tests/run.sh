@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs missing packages, builds commscale and its tests, and runs every test (unit, MPI under
 # mpirun with 1-4 ranks, end-to-end CLI, a one-node Slurm cluster, and GPU tests, which skip where no
-# GPU is visible).
+# GPU is visible); then the sanitizer build and the fuzz targets (tests/sanitize/run.sh).
 #
 # Environment: COMMSCALE_BUILD_DIR (default build-tests/), COMMSCALE_REQUIRE_SLURM (default 1 as root).
 set -euo pipefail
@@ -16,3 +16,6 @@ cmake --build "$build_dir"
 if [ "$(id -u)" = 0 ]; then export COMMSCALE_REQUIRE_SLURM="${COMMSCALE_REQUIRE_SLURM:-1}"; fi
 cd "$build_dir"
 ctest --output-on-failure
+
+# ASan+UBSan build of the CPU tests, and the fuzz targets for a bounded time.
+"$root/tests/sanitize/run.sh"

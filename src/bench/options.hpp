@@ -9,6 +9,7 @@
 
 #include "core/collective.hpp"
 #include "core/dtype.hpp"
+#include "core/fault_injection.hpp"
 #include "core/units.hpp"
 
 namespace commscale {
@@ -45,8 +46,10 @@ struct BenchOptions {
   std::optional<double> min_busbw_GBps;
   Seconds timeout{0.0};  // 0: wait forever
   std::string json_path;
+  std::string jsonl_path;  // JSON Lines, a line per row as it is measured
   std::string csv_path;
   std::optional<int> corrupt_rank;  // test-only: seed a wrong input element on this rank
+  std::optional<CollectiveSkip> skip;  // test-only: a rank that skips one collective call
 };
 
 }  // namespace commscale

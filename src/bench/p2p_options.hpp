@@ -22,6 +22,7 @@ struct P2pOptions {
   bool latency = true;           // --tests latency: pointer chase over the peer's (or the host's) memory
   bool host = true;              // --tests host: host <-> GPU copies
   bool no_p2p = false;           // measure every GPU pair over the staged path, as if P2P were unavailable
+  bool inject_corruption = false;  // testing: overwrite each measurement's first copy before it is checked
   std::string json_path;
   std::string csv_path;
 };

@@ -146,6 +146,7 @@ BandwidthResult P2pRunner::measure(const std::vector<Leg>& legs) {
         for (const Leg& leg : legs) leg.enqueue();
       }
     });
+    if (o_.inject_corruption && batch == 0) legs.front().poison();  // testing: the check must see it
     for (const Leg& leg : legs) r.wrong_bytes += leg.count_wrong();  // in order: see host_leg
     if (batch >= o_.warmup) r.samples_us.push_back(to_us(time) / o_.copies);
   }

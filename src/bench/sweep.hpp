@@ -49,6 +49,8 @@ class CollectiveSweep {
   void fill_inputs(const Case& c, bool in_place, int rep);
   [[nodiscard]] CollectiveCall call(const Case& c, bool in_place, int iteration) const;
   [[nodiscard]] std::vector<double> combine_across_ranks(const std::vector<double>& mine) const;
+  // Every collective call of the sweep goes through here (--debug-skip-collective counts them).
+  void start(const CollectiveCall& call);
 
   const BenchOptions& options_;
   Backend& backend_;
@@ -57,6 +59,7 @@ class CollectiveSweep {
   std::unique_ptr<Communicator> group_;
   std::unique_ptr<Buffer> send_;
   std::unique_ptr<Buffer> recv_;
+  std::uint64_t calls_ = 0;
 };
 
 }  // namespace commscale

@@ -8,6 +8,7 @@
 
 #include "bench/sweep.hpp"
 #include "cli/command.hpp"
+#include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"
 #include "report/bench_reporters.hpp"
@@ -35,6 +36,7 @@ struct BenchArguments {
   bool quiet = false;
   bool progress = false;
   std::string backend = "auto";
+  ReliabilityArguments reliability;
   BenchOptions options;
   RuntimeOptions runtime;
 };
@@ -115,11 +117,15 @@ void finish(BenchArguments& a) {
   if (a.min_busbw >= 0) o.min_busbw_GBps = a.min_busbw;
   if (a.timeout_s < 0) throw InputError("-T/--timeout", fmt::format("{} s", a.timeout_s), "0 (none) or more seconds");
   o.timeout = Seconds(a.timeout_s);
+  a.runtime.timeout = o.timeout;
+  o.jsonl_path = resolve_jsonl_path(a.reliability, o.json_path);
   if (launched_as_rank_zero()) {  // only rank 0 writes result files
     if (!o.json_path.empty()) ensure_writable(o.json_path, "-J/--output_file");
+    if (!o.jsonl_path.empty()) ensure_writable(o.jsonl_path, "--jsonl");
     if (!o.csv_path.empty()) ensure_writable(o.csv_path, "--csv");
   }
   if (a.corrupt_rank >= 0) o.corrupt_rank = a.corrupt_rank;
+  if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
   finish_runtime_options(&a.runtime, a.backend);
   if (a.runtime.backend == BackendChoice::kCpu && o.graph_launches > 0) {
     throw InputError("-G/--cudagraph", "graph capture needs the GPU backend", "-G 0 with --backend cpu");
@@ -140,6 +146,7 @@ int run_bench(const BenchArguments& a, const MpiComm& world) {
   if (reporting) {
     reporters.add(make_text_bench_reporter(std::cout));
     if (!a.options.json_path.empty()) reporters.add(make_json_bench_reporter(a.options.json_path));
+    if (!a.options.jsonl_path.empty()) reporters.add(make_jsonl_bench_reporter(a.options.jsonl_path));
     if (!a.options.csv_path.empty()) reporters.add(make_csv_bench_reporter(a.options.csv_path));
     if (progress_enabled(a.quiet, a.progress)) reporters.add(make_progress_bench_reporter(&std::cerr, sweep.row_count()));
     reporters.begin(sweep.setup(session.context));
@@ -191,6 +198,7 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
   cmd->add_flag("--progress", args->progress,
                 "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
+  add_reliability_options(*cmd, &args->reliability, "a line per row");
   cmd->add_option("--inject-corruption", args->corrupt_rank,
                   "testing: write a wrong input element on this rank before each checked run")
       ->group("Testing");

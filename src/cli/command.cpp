@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "runtime/control_plane.hpp"
 #include "runtime/process.hpp"
 
 namespace commscale {
@@ -41,16 +43,23 @@ int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body) {
   MpiSession mpi(nullptr, nullptr);
   const MpiComm world = MpiComm::world();
   ExitCode code = ExitCode::kRuntime;
+  std::unique_ptr<ControlPlane> control;
   try {
-    return body(world);
+    control = std::make_unique<ControlPlane>(world);
+    const int rc = body(world);
+    control->finish();  // every rank is done: from here a rank that ends is not lost
+    return rc;
   } catch (const PeerFailure&) {
+    if (control) control->stop_watching();
     // The rank that failed reports and aborts; give it time to do so before ending the job here.
     std::this_thread::sleep_for(std::chrono::seconds(5));
     code = ExitCode::kRuntime;
   } catch (const Error& e) {
+    if (control) control->stop_watching();
     std::cerr << fmt::format("commscale: error on {}: {}\n", process_identity(), e.what()) << std::flush;
     code = e.code();
   } catch (const std::exception& e) {
+    if (control) control->stop_watching();
     std::cerr << fmt::format("commscale: unexpected error on {}: {}\n", process_identity(), e.what()) << std::flush;
   }
   if (world.size() > 1) MpiSession::abort(code);

@@ -96,14 +96,13 @@ TransformerConfig resolve(const ModelPlanArguments& a) {
 int data_parallel_size(const ModelPlanArguments& a, int* world) {
   const bool world_given = a.given.world != nullptr && a.given.world->count() > 0;
   const bool dp_given = a.given.dp != nullptr && a.given.dp->count() > 0;
-  if (a.tp < 1) throw InputError("--tp", fmt::format("{} is too small", a.tp), "at least 1");
-  if (a.pp < 1) throw InputError("--pp", fmt::format("{} is too small", a.pp), "at least 1");
-  const int dp = dp_given ? a.dp : (world_given ? a.world / (a.tp * a.pp) : 1);
-  if (world_given && !dp_given && a.world % (a.tp * a.pp) != 0) {
+  const int tp_pp = checked_world_size(1, a.tp, a.pp);
+  const int dp = dp_given ? a.dp : (world_given ? a.world / tp_pp : 1);
+  if (world_given && !dp_given && (a.world < 1 || a.world % tp_pp != 0)) {
     throw InputError("--world", fmt::format("{} ranks do not split into tp {} x pp {}", a.world, a.tp, a.pp),
                      "a multiple of tp * pp");
   }
-  *world = world_given ? a.world : dp * a.tp * a.pp;
+  *world = world_given ? a.world : checked_world_size(dp, a.tp, a.pp);
   return dp;
 }
 

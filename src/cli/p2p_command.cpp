@@ -112,6 +112,9 @@ void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& co
   cmd->add_option("--tests", args->tests, "ce, sm, latency, host (a comma list), or all")->capture_default_str();
   cmd->add_flag("--no-p2p", o.no_p2p, "measure every GPU pair over the staged path, as if P2P were unavailable");
   cmd->add_option("--devices", args->devices, "CUDA devices to measure, a comma list (default: all visible)");
+  cmd->add_flag("--inject-corruption", o.inject_corruption,
+                "testing: overwrite each measurement's first copied buffer before it is checked (the run must fail)")
+      ->group("Testing");
   cmd->add_option("-J,--json", o.json_path, "write results as JSON to this file");
   cmd->add_option("--csv", o.csv_path, "write results as CSV to this file");
   cmd->callback([args, action] {

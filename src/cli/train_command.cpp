@@ -8,7 +8,9 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/jsonl_file.hpp"
 #include "hw/catalog.hpp"
 #include "hw/gpu_match.hpp"
 #include "hw/topology_dir.hpp"
@@ -36,6 +38,8 @@ struct TrainArguments {
   std::string timeline_path;
   bool quiet = false;
   bool progress = false;
+  std::string jsonl_path;
+  ReliabilityArguments reliability;
   TrainOptions options;
   ModelAndPlan resolved;
 };
@@ -57,14 +61,18 @@ void finish(TrainArguments& a) {
   if (o.warmup_steps < 0) throw InputError("--warmup", fmt::format("{}", o.warmup_steps), "0 or more");
   if (a.timeout_s < 0) throw InputError("-T/--timeout", fmt::format("{} s", a.timeout_s), "0 (none) or more seconds");
   o.timeout = Seconds(a.timeout_s);
+  a.runtime.timeout = o.timeout;
   if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
   o.workspace_allowance = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  a.jsonl_path = resolve_jsonl_path(a.reliability, a.json_path);
   if (launched_as_rank_zero()) {
     for (const auto& [path, flag] : {std::pair{&a.json_path, "-J/--output_file"}, std::pair{&a.csv_path, "--csv"},
-                                     std::pair{&a.trace_path, "--trace"}, std::pair{&a.timeline_path, "--timeline"}}) {
+                                     std::pair{&a.trace_path, "--trace"}, std::pair{&a.timeline_path, "--timeline"},
+                                     std::pair{&a.jsonl_path, "--jsonl"}}) {
       if (!path->empty()) ensure_writable(*path, flag);
     }
   }
+  if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
 }
 
 hw::MathRate rate_for(DataType type, bool tf32) {
@@ -96,6 +104,32 @@ void set_peak(const TrainArguments& a, const RunContext& context, TrainReport* r
   inputs->peak = *figure.value;
 }
 
+// Rank 0's JSON Lines: a header now, a line per timed step as it completes (the observer), the summary
+// at the end.
+std::unique_ptr<JsonLinesFile> start_train_lines(const TrainArguments& a, const RunContext& context) {
+  auto lines = std::make_unique<JsonLinesFile>(a.jsonl_path);
+  lines->append({{"record", "header"},
+                 {"kind", "commscale-train"},
+                 {"schema_version", kTrainSchemaVersion},
+                 {"context", context},
+                 {"model", model_to_json(a.resolved.model)},
+                 {"plan", plan_to_json(a.resolved.plan)},
+                 {"config",
+                  {{"warmup_steps", a.options.warmup_steps}, {"steps", a.options.steps}, {"timing", a.timing}}}});
+  return lines;
+}
+
+StepObserver step_lines(JsonLinesFile* lines) {
+  if (lines == nullptr) return {};
+  return [lines](const TimedStep& s) {
+    lines->append({{"record", "step"},
+                   {"step", s.index},
+                   {"timing", s.timing},
+                   {"step_time_s", s.step_s},
+                   {"rank_step_time_s", s.rank_step_s}});
+  };
+}
+
 int run_train(const TrainArguments& a, const MpiComm& world) {
   const RankSession session = start_rank_session(a.runtime, world);
   const ModelAndPlan& mp = a.resolved;
@@ -108,7 +142,9 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
       progress->update(static_cast<std::size_t>(done));
     };
   }
-  const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world);
+  std::unique_ptr<JsonLinesFile> lines;
+  if (world.rank() == 0 && !a.jsonl_path.empty()) lines = start_train_lines(a, session.context);
+  const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world, step_lines(lines.get()));
   if (progress) progress->finish();
   if (world.rank() != 0) return 0;
 
@@ -142,6 +178,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
   if (!a.trace_path.empty()) write_file_atomically(a.trace_path, chrome_trace(run.program, run.timeline).dump() + "\n");
   if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, nlohmann::json(run.timeline).dump() + "\n");
+  if (lines) lines->append({{"record", "summary"}, {"summary", report.summary}});
   return 0;
 }
 
@@ -176,6 +213,7 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
   cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   cmd->add_flag("--progress", args->progress,
                 "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");
+  add_reliability_options(*cmd, &args->reliability, "a line per timed step");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
   cmd->callback([args, action] {
     finish(*args);

@@ -19,7 +19,9 @@ std::string temp_path_for(const std::string& path) { return fmt::format("{}.tmp.
 
 // Writes all of `content` to a new file at `path`, flushed to disk. Returns 0 or an errno value.
 int write_new_file(const std::string& path, std::string_view content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file (never one left behind, nor what a symbolic link points to), with the result-file mode.
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kResultFileMode);
   if (fd < 0) return errno;
   int error = 0;
   for (std::size_t done = 0; done < content.size() && error == 0;) {

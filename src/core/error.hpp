@@ -45,6 +45,13 @@ class TimeoutError : public Error {
   explicit TimeoutError(const std::string& message) : Error(ExitCode::kTimeout, message) {}
 };
 
+// Another rank of the job ended while the job was running (killed, crashed): the rank that notices
+// names it and ends the job with kRankLost.
+class RankLostError : public Error {
+ public:
+  explicit RankLostError(const std::string& message) : Error(ExitCode::kRankLost, message) {}
+};
+
 // This rank is fine but another rank reported an error, which that rank prints. `main` gives it a
 // moment to do so before ending the job.
 class PeerFailure : public Error {

@@ -21,6 +21,10 @@ nlohmann::json read_json_file(const std::filesystem::path& file) {
   if (!in) throw InputError(file.string(), "cannot be read", "a readable JSON file");
   std::stringstream text;
   text << in.rdbuf();
+  return parse_json_text(text.str(), file.string());
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& file) {
   // JSON lets a key appear twice in an object and nlohmann keeps the last; in a topology file that is
   // a mistake (two "links" arrays), so reject it.
   std::vector<std::set<std::string>> open_objects;
@@ -29,15 +33,15 @@ nlohmann::json read_json_file(const std::filesystem::path& file) {
     if (event == Event::object_start) open_objects.emplace_back();
     if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
     if (event == Event::key && !open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second) {
-      throw InputError(file.string(), fmt::format("has the key \"{}\" twice in one object", parsed.get<std::string>()),
+      throw InputError(file, fmt::format("has the key \"{}\" twice in one object", parsed.get<std::string>()),
                        "each key once");
     }
     return true;
   };
   try {
-    return nlohmann::json::parse(text.str(), no_duplicate_keys);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file.string(), fmt::format("is not valid JSON ({})", e.what()), "a JSON object");
+    return nlohmann::json::parse(text, no_duplicate_keys);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+    throw InputError(file, fmt::format("is not valid JSON ({})", e.what()), "a JSON object");
   }
 }
 

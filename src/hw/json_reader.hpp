@@ -16,6 +16,9 @@ namespace commscale::hw {
 
 // Reads and parses a JSON file. Throws InputError naming the file when it cannot be read or is not JSON.
 [[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file);
+// Parses `text` as the content of `file` (named in messages), as read_json_file does: a key twice in
+// one object, text that is not JSON and numbers out of range all throw InputError.
+[[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& file);
 
 // One JSON object of a file, with its place in the file. The JSON value must outlive the reader.
 class JsonObject {

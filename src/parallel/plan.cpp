@@ -14,6 +14,11 @@ void require_at_least(std::int64_t value, std::int64_t minimum, std::string_view
     throw InputError(flag, fmt::format("{} is too small", value), fmt::format("at least {}", minimum));
 }
 
+void require_at_most(std::int64_t value, std::int64_t maximum, std::string_view flag) {
+  if (value > maximum)
+    throw InputError(flag, fmt::format("{} is too large", value), fmt::format("at most {}", maximum));
+}
+
 void require_divides(int tp, std::int64_t total, std::string_view what) {
   if (total % tp != 0) {
     throw InputError("--tp", fmt::format("{} does not divide the {} {}", tp, total, what),
@@ -35,6 +40,7 @@ void validate_tensor_parallel(const TransformerConfig& m, const ParallelPlan& p)
 
 void validate_schedule(const TransformerConfig& m, const ParallelPlan& p) {
   require_at_least(p.chunks, 1, "--chunks");
+  require_at_most(p.chunks, kMaxLayers, "--chunks");
   if (p.schedule == ScheduleKind::kInterleaved) {
     if (p.pp < 2) throw InputError("--schedule", "interleaved needs a pipeline", "--pp 2 or more");
     if (p.chunks < 2)
@@ -84,11 +90,23 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   return s;
 }
 
+int checked_world_size(int dp, int tp, int pp) {
+  require_at_least(tp, 1, "--tp");
+  require_at_least(pp, 1, "--pp");
+  require_at_least(dp, 1, "--dp");
+  require_at_most(tp, kMaxRanks, "--tp");
+  require_at_most(pp, kMaxRanks, "--pp");
+  require_at_most(dp, kMaxRanks, "--dp");
+  const std::int64_t world = std::int64_t{dp} * tp * pp;
+  if (world > kMaxRanks) {
+    throw InputError("--dp/--tp/--pp", fmt::format("dp {} x tp {} x pp {} = {} ranks", dp, tp, pp, world),
+                     fmt::format("at most {} ranks", kMaxRanks));
+  }
+  return static_cast<int>(world);
+}
+
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world) {
-  require_at_least(p.tp, 1, "--tp");
-  require_at_least(p.pp, 1, "--pp");
-  require_at_least(p.dp, 1, "--dp");
-  if (world_size(p) != world) {
+  if (checked_world_size(p.dp, p.tp, p.pp) != world) {
     throw InputError("--world",
                      fmt::format("dp {} x tp {} x pp {} = {} ranks, not {}", p.dp, p.tp, p.pp, world_size(p), world),
                      "world = dp * tp * pp");
@@ -98,14 +116,23 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   if (p.zero_stage < 0 || p.zero_stage > 3)
     throw InputError("--zero", fmt::format("stage {}", p.zero_stage), "0, 1, 2 or 3");
   require_at_least(p.micro_batch, 1, "--micro-batch");
+  require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");
-  if (p.global_batch % (p.dp * p.micro_batch) != 0) {
+  if (p.global_batch % (std::int64_t{p.dp} * p.micro_batch) != 0) {
     throw InputError("--global-batch",
                      fmt::format("{} is not a multiple of dp {} x micro-batch {} = {}", p.global_batch, p.dp,
-                                 p.micro_batch, p.dp * p.micro_batch),
+                                 p.micro_batch, std::int64_t{p.dp} * p.micro_batch),
                      "a multiple of dp * micro-batch");
   }
   validate_schedule(m, p);
+  // The step program has ops for every layer pass of every microbatch: bound it before building it.
+  const std::int64_t passes = std::int64_t{microbatches_per_step(p)} * (m.layers / p.pp);
+  if (passes > kMaxLayerPasses) {
+    throw InputError("--global-batch",
+                     fmt::format("{} microbatches per step x {} layers per stage = {} layer passes per rank",
+                                 microbatches_per_step(p), m.layers / p.pp, passes),
+                     fmt::format("at most {}: a smaller global batch, or more pipeline stages", kMaxLayerPasses));
+  }
   if (p.bucket_bytes.count() == 0) throw InputError("--bucket-mb", "a bucket of 0 bytes", "a positive size in MiB");
 }
 

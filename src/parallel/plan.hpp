@@ -34,7 +34,15 @@ struct ParallelPlan {
   Bytes bucket_bytes = Bytes(25 * kMiB);  // data-parallel gradient bucket (PyTorch DDP's default)
 };
 
+// Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.
+inline constexpr int kMaxRanks = 1 << 20;
+inline constexpr int kMaxMicroBatch = 1 << 16;
+inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per step x layers per stage
+
+// Valid only for a plan that passed validate_plan (or checked_world_size).
 [[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp; }
+// dp * tp * pp, each at least 1 and the product at most kMaxRanks; throws InputError naming the flag.
+[[nodiscard]] int checked_world_size(int dp, int tp, int pp);
 // m = global batch / (dp * micro-batch).
 [[nodiscard]] inline int microbatches_per_step(const ParallelPlan& p) noexcept {
   return p.global_batch / (p.dp * p.micro_batch);

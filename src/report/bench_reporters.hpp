@@ -1,7 +1,8 @@
 #pragma once
 
 // Reporters for `commscale bench`: the nccl-tests-style text table (streamed as rows arrive), JSON
-// and CSV files (rewritten atomically as rows arrive, so an interrupted run keeps what it measured).
+// and CSV files (rewritten atomically as rows arrive, so an interrupted run keeps what it measured) and
+// JSON Lines (appended as rows arrive).
 
 #include <iosfwd>
 #include <memory>
@@ -21,6 +22,8 @@ inline constexpr int kBenchSchemaVersion = 1;
 [[nodiscard]] std::unique_ptr<BenchReporter> make_csv_bench_reporter(std::string path);
 // One progress line on `out` (stderr, when it is a terminal) for a sweep of `rows` rows; null: none.
 [[nodiscard]] std::unique_ptr<BenchReporter> make_progress_bench_reporter(std::ostream* out, std::size_t rows);
+// A line per row, appended and flushed as rows arrive (core/jsonl_file.hpp).
+[[nodiscard]] std::unique_ptr<BenchReporter> make_jsonl_bench_reporter(std::string path);
 
 // Forwards every call to each reporter in turn.
 class BenchReporterList final : public BenchReporter {

@@ -10,6 +10,7 @@
 #include "parallel/plan_memory.hpp"
 #include "parallel/program_builder.hpp"
 #include "program/checker.hpp"
+#include "runtime/control_plane.hpp"
 
 namespace commscale {
 namespace {
@@ -47,8 +48,10 @@ void gather_step(const MpiComm& world, const StepRun& run, int step, TrainRun* o
   std::vector<int> offsets(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
   std::vector<double> all(world.rank() == 0 ? static_cast<std::size_t>(offsets.back() + counts.back()) : 0);
-  MPI_CHECK(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(),
-                        offsets.data(), MPI_DOUBLE, 0, world.get()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Igatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(),
+                         offsets.data(), MPI_DOUBLE, 0, world.get(), &request));
+  wait_polled(request, "the gathering of a step's op times to rank 0");
   if (world.rank() != 0) return;
   for (int r = 0; r < world.size(); ++r) {
     const auto base = static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]);
@@ -92,7 +95,7 @@ std::vector<GemmCheck> check_gemms(const std::vector<Op>& ops, const std::vector
 }  // namespace
 
 TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
-                      Backend& backend, const MpiComm& world) {
+                      Backend& backend, const MpiComm& world, const StepObserver& observer) {
   if (world_size(plan) != world.size()) {
     fail_on_all_ranks(world, InputError("--tp/--pp/--dp", fmt::format("the plan has dp {} x tp {} x pp {} = {} ranks "
                                                                       "but the job has {}",
@@ -113,7 +116,8 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
   const std::vector<StageMemory> stages = memory_per_stage(model, plan, memory);
   const MemoryBreakdown& mine = stages.at(static_cast<std::size_t>(stage_of(out.program, world.rank()))).bytes;
   // The workspace allowance stands for the CUDA context, cuBLAS and NCCL, which allocate for real.
-  StepEngineConfig config{&out.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32};
+  StepEngineConfig config{&out.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32,
+                          options.skip};
   const std::unique_ptr<StepEngine> engine = backend.make_step_engine(config);
   out.method = engine->method();
   out.modelled = config.modelled;
@@ -139,7 +143,10 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
   for (int s = 0; s < options.steps; ++s) {
     if (options.timing != TrainTiming::kPerOp) {
       const std::vector<double> times = gather_step_times(world, engine->run_step(StepTiming::kStepOnly));
-      if (world.rank() == 0) out.step_only_s.push_back(*std::max_element(times.begin(), times.end()));
+      if (world.rank() == 0) {
+        out.step_only_s.push_back(*std::max_element(times.begin(), times.end()));
+        if (observer) observer(TimedStep{s, "step", out.step_only_s.back(), times});
+      }
     }
     if (options.timing != TrainTiming::kStepOnly) {
       StepRun run = engine->run_step(StepTiming::kPerOp);
@@ -148,6 +155,7 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
       if (world.rank() == 0) {
         out.step_s.push_back(*std::max_element(times.begin(), times.end()));
         out.rank_step_s.push_back(times);
+        if (observer) observer(TimedStep{s, "op", out.step_s.back(), times});
         if (options.gemm_check) per_op_runs.push_back(std::move(run));
       }
       ++out.timeline.steps;

@@ -35,7 +35,17 @@ struct TrainOptions {
   bool gemm_check = false;  // after the steps, time each GEMM shape alone and compare (GPU)
   // Called on rank 0 after each step (warm-up included) with the steps done and the steps in all.
   std::function<void(int done, int total)> on_step;
+  std::optional<CollectiveSkip> skip;  // testing: a rank that skips one collective call
 };
+
+// One timed step as it completes, on rank 0: for JSON Lines written as the run goes.
+struct TimedStep {
+  int index = 0;              // from 0, per timing mode
+  std::string timing;         // "op" (per-op timing) or "step" (whole step only)
+  double step_s = 0.0;        // the slowest rank's
+  std::vector<double> rank_step_s;
+};
+using StepObserver = std::function<void(const TimedStep&)>;
 
 
 // What rank 0 reports (other ranks get an empty result).
@@ -52,8 +62,9 @@ struct TrainRun {
   std::vector<GemmCheck> gemm_checks;     // with TrainOptions::gemm_check, on GPUs
 };
 
-// Runs the steps. Collective over `world`.
+// Runs the steps. Collective over `world`. Rank 0 calls `observer` (when set) after each timed step.
 [[nodiscard]] TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan,
-                                    const TrainOptions& options, Backend& backend, const MpiComm& world);
+                                    const TrainOptions& options, Backend& backend, const MpiComm& world,
+                                    const StepObserver& observer = {});
 
 }  // namespace commscale

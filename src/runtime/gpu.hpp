@@ -15,8 +15,9 @@ namespace commscale {
 // no driver, no device, CUDA_VISIBLE_DEVICES empty, or a build without the GPU backend.
 [[nodiscard]] int visible_gpu_count(std::string* why);
 
-// The GPU backend on CUDA device `device`; NCCL communicators bootstrap over `world`.
-[[nodiscard]] std::unique_ptr<Backend> make_gpu_backend(const MpiComm& world, int device);
+// The GPU backend on CUDA device `device`; NCCL communicators bootstrap over `world`, and their
+// non-blocking initialisation must complete within `timeout` (0: no limit).
+[[nodiscard]] std::unique_ptr<Backend> make_gpu_backend(const MpiComm& world, int device, Seconds timeout);
 
 // NVIDIA's driver version ("580.159.03") read through NVML, which is loaded with dlopen so the binary
 // runs where it is absent; empty when it cannot be read.

@@ -8,22 +8,35 @@
 
 namespace commscale {
 
-void HostQueue::push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then) {
-  pending_.push_back(Pending{std::move(what), std::move(requests), std::move(then)});
+void HostQueue::push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then,
+                     std::uint64_t call) {
+  pending_.push_back(Pending{std::move(what), std::move(requests), std::move(then), call});
+}
+
+std::string HostQueue::timeout_message(std::size_t index, const std::string& context) const {
+  const Pending& p = pending_[index];
+  std::string text = fmt::format("{} did not complete within {} s on {} ({}; operation {} of the {} queued since "
+                                 "the last wait)",
+                                 p.what, timeout_.value(), process_identity(), context, index + 1, pending_.size());
+  if (calls_ && p.call > 0) {
+    const std::string diagnosis = diagnose_group(*calls_, p.call);
+    if (!diagnosis.empty()) text += "; " + diagnosis;
+  }
+  return text;
 }
 
 void HostQueue::complete_all(const std::string& context) {
   const auto start = Clock::now();
   const auto limit = std::chrono::duration<double>(timeout_.value());
-  for (Pending& p : pending_) {
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    const WaitingFor waiting(p.what);
     for (int polls = 0;; ++polls) {
       int done = 0;
       MPI_CHECK(MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &done, MPI_STATUSES_IGNORE));
       if (done) break;
-      if (timeout_.value() > 0 && Clock::now() - start > limit) {
-        throw TimeoutError(fmt::format("{} did not complete within {} s on {} ({})", p.what, timeout_.value(),
-                                       process_identity(), context));
-      }
+      poll_control_plane();
+      if (timeout_.value() > 0 && Clock::now() - start > limit) throw TimeoutError(timeout_message(i, context));
       if (polls > 1000) std::this_thread::yield();  // long waits: let the MPI progress threads run
     }
     if (p.then) p.then();

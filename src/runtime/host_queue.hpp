@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "runtime/backend.hpp"
+#include "runtime/control_plane.hpp"
 
 namespace commscale {
 
@@ -19,8 +21,12 @@ class HostQueue final : public Queue {
   using Clock = std::chrono::steady_clock;
 
   // Takes ownership of `requests` (may be empty for work already done) and runs `then` after they
-  // complete. `what` names the operation in a timeout message.
-  void push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then = {});
+  // complete. `what` names the operation in a timeout message; `call` is its number among the
+  // collectives of the tracked group (0: not one of them).
+  void push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then = {},
+            std::uint64_t call = 0);
+  // The collectives started on this queue's group, for the diagnosis of a timeout.
+  void track(std::shared_ptr<const GroupCalls> calls) { calls_ = std::move(calls); }
 
   void set_timeout(Seconds timeout) override { timeout_ = timeout; }
   void reserve_marks(int count) override { marks_.assign(static_cast<std::size_t>(count), Clock::time_point{}); }
@@ -34,12 +40,15 @@ class HostQueue final : public Queue {
     std::string what;
     std::vector<MPI_Request> requests;
     std::function<void()> then;
+    std::uint64_t call = 0;
   };
   void complete_all(const std::string& context);
+  [[nodiscard]] std::string timeout_message(std::size_t index, const std::string& context) const;
 
   std::vector<Pending> pending_;
   std::vector<Clock::time_point> marks_;
   Seconds timeout_{0.0};
+  std::shared_ptr<const GroupCalls> calls_;
 };
 
 }  // namespace commscale

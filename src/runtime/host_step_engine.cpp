@@ -25,6 +25,8 @@
 #endif
 
 #include "core/error.hpp"
+#include "core/size.hpp"
+#include "runtime/control_plane.hpp"
 #include "runtime/host_backend.hpp"
 #include "runtime/mpi_communicator.hpp"
 #include "runtime/step_engine.hpp"
@@ -138,6 +140,7 @@ class HostStepEngine final : public StepEngine {
     const OpBuffers& b = buffers_.operands.at(op.id);
     std::byte* data = at(b.c);
     if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      if (skip_this_collective()) return MpiCommunicator::Started{};  // a null request: done at once
       MpiCommunicator& comm = *groups_.at(c->group);
       const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, comm.size(), comm.rank());
       // In place, as Megatron-LM and PyTorch run them: the send buffer is where the layout puts it.
@@ -153,7 +156,17 @@ class HostStepEngine final : public StepEngine {
                                               : comm.begin_recv(data, count, p.dtype, p.peer, tag);
   }
 
+  // --debug-skip-collective: counts this rank's collective calls and says whether to skip this one.
+  [[nodiscard]] bool skip_this_collective() {
+    const std::uint64_t index = collectives_++;
+    return config_.skip && config_.skip->rank == config_.rank && config_.skip->index <= index;
+  }
+
+  [[nodiscard]] std::string timeout_message(const std::array<std::optional<InFlight>, kStreamCount>& running,
+                                            std::size_t finished) const;
+
   StepEngineConfig config_;
+  std::uint64_t collectives_ = 0;
   const MpiComm& world_;
   const std::vector<Op>& ops_;
   StepBuffers buffers_;
@@ -206,9 +219,10 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
         running[s] = InFlight{op.id, communicate(op)};
       }
     }
-    if (!progressed && config_.timeout.value() > 0 && now() > config_.timeout.value()) {
-      throw TimeoutError(fmt::format("step did not complete within {} s on {} ({} of {} ops done)",
-                                     config_.timeout.value(), process_identity(), finished, n));
+    if (progressed) continue;
+    poll_control_plane();
+    if (config_.timeout.value() > 0 && now() > config_.timeout.value()) {
+      throw TimeoutError(timeout_message(running, finished));
     }
   }
   run.step = Seconds(now());
@@ -217,6 +231,27 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
     run.end_s.clear();
   }
   return run;
+}
+
+// Names the communication ops still running and, for collectives, which ranks of the group have not
+// reached them (the control plane asks them).
+std::string HostStepEngine::timeout_message(const std::array<std::optional<InFlight>, kStreamCount>& running,
+                                            std::size_t finished) const {
+  std::string text = fmt::format("the step did not complete within {} s on {} ({} of {} ops done)",
+                                 config_.timeout.value(), process_identity(), finished, ops_.size());
+  const RankProgram& rp = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
+  for (const std::optional<InFlight>& f : running) {
+    if (!f) continue;
+    const Op& op = ops_[f->op];
+    text += fmt::format("; waiting for op {} ({}, stream {})", op.id, op.name, name(op.stream));
+    const auto* c = std::get_if<CollectiveOp>(&op.payload);
+    if (c == nullptr || f->started.call == 0) continue;
+    const std::string diagnosis = diagnose_group(groups_.at(c->group)->calls(), f->started.call);
+    text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes),
+                        rp.groups.at(c->group).name);
+    if (!diagnosis.empty()) text += ", " + diagnosis;
+  }
+  return text;
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "runtime/control_plane.hpp"
+
 namespace commscale {
 
 std::string mpi_error_string(int code) {
@@ -89,12 +91,20 @@ MpiComm MpiComm::split_shared_memory() const {
   return MpiComm(out, true);
 }
 
-void MpiComm::barrier() const { MPI_CHECK(MPI_Barrier(comm_)); }
+// The control plane's collectives are started non-blocking and completed by wait_polled, so a rank
+// waiting in one still notices a lost rank and answers other ranks' questions.
+void MpiComm::barrier() const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  wait_polled(request, fmt::format("a barrier of {} ranks", size_));
+}
 
 std::vector<double> MpiComm::gather(std::span<const double> values, int root) const {
   std::vector<double> all(rank_ == root ? values.size() * static_cast<std::size_t>(size_) : 0);
   const int n = static_cast<int>(values.size());
-  MPI_CHECK(MPI_Gather(values.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, root, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Igather(values.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, root, comm_, &request));
+  wait_polled(request, fmt::format("a gather to rank {} of {} ranks", root, size_));
   return all;
 }
 
@@ -103,8 +113,10 @@ std::vector<std::string> MpiComm::allgather(const std::string& value) const {
   std::vector<int> offsets(lengths.size(), 0);
   for (std::size_t i = 1; i < lengths.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
   std::string joined(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-  MPI_CHECK(MPI_Allgatherv(value.data(), static_cast<int>(value.size()), MPI_CHAR, joined.data(), lengths.data(),
-                           offsets.data(), MPI_CHAR, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Iallgatherv(value.data(), static_cast<int>(value.size()), MPI_CHAR, joined.data(), lengths.data(),
+                            offsets.data(), MPI_CHAR, comm_, &request));
+  wait_polled(request, fmt::format("an all-gather of {} ranks", size_));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) out.push_back(joined.substr(offsets[i], lengths[i]));
   return out;
@@ -112,30 +124,55 @@ std::vector<std::string> MpiComm::allgather(const std::string& value) const {
 
 std::vector<int> MpiComm::allgather(int value) const {
   std::vector<int> all(static_cast<std::size_t>(size_));
-  MPI_CHECK(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Iallgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_, &request));
+  wait_polled(request, fmt::format("an all-gather of {} ranks", size_));
   return all;
 }
 
 std::uint64_t MpiComm::sum(std::uint64_t value) const {
   std::uint64_t total = 0;
-  MPI_CHECK(MPI_Allreduce(&value, &total, 1, MPI_UINT64_T, MPI_SUM, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Iallreduce(&value, &total, 1, MPI_UINT64_T, MPI_SUM, comm_, &request));
+  wait_polled(request, fmt::format("an all-reduce of {} ranks", size_));
   return total;
 }
 
 int MpiComm::max(int value) const {
-  int out = 0;
-  MPI_CHECK(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_));
-  return out;
+  return allreduce_int(value, MPI_MAX);
 }
 
 int MpiComm::min(int value) const {
+  return allreduce_int(value, MPI_MIN);
+}
+
+int MpiComm::allreduce_int(int value, MPI_Op op) const {
   int out = 0;
-  MPI_CHECK(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MIN, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Iallreduce(&value, &out, 1, MPI_INT, op, comm_, &request));
+  wait_polled(request, fmt::format("an all-reduce of {} ranks", size_));
+  return out;
+}
+
+std::vector<int> MpiComm::world_ranks() const {
+  if (comm_ == MPI_COMM_NULL) return {};
+  MPI_Group mine = MPI_GROUP_NULL;
+  MPI_Group world = MPI_GROUP_NULL;
+  MPI_CHECK(MPI_Comm_group(comm_, &mine));
+  MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  std::vector<int> local(static_cast<std::size_t>(size_));
+  for (int i = 0; i < size_; ++i) local[static_cast<std::size_t>(i)] = i;
+  std::vector<int> out(local.size());
+  MPI_CHECK(MPI_Group_translate_ranks(mine, size_, local.data(), world, out.data()));
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
   return out;
 }
 
 double MpiComm::broadcast(double value, int root) const {
-  MPI_CHECK(MPI_Bcast(&value, 1, MPI_DOUBLE, root, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Ibcast(&value, 1, MPI_DOUBLE, root, comm_, &request));
+  wait_polled(request, fmt::format("a broadcast from rank {} of {} ranks", root, size_));
   return value;
 }
 

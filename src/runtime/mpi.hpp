@@ -67,8 +67,11 @@ class MpiComm {
   [[nodiscard]] int max(int value) const;
   [[nodiscard]] int min(int value) const;
   [[nodiscard]] double broadcast(double value, int root) const;
+  // This communicator's ranks as ranks of MPI_COMM_WORLD, in its order.
+  [[nodiscard]] std::vector<int> world_ranks() const;
 
  private:
+  [[nodiscard]] int allreduce_int(int value, MPI_Op op) const;
   MpiComm(MPI_Comm comm, bool owned);
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;

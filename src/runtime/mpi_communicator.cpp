@@ -8,7 +8,9 @@
 namespace commscale {
 
 MpiCommunicator::MpiCommunicator(MpiComm comm, std::shared_ptr<const MpiTypes> types)
-    : comm_(std::move(comm)), types_(std::move(types)) {}
+    : comm_(std::move(comm)), types_(std::move(types)), calls_(group_calls(comm_.world_ranks())) {
+  queue_.track(calls_);
+}
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   return std::make_unique<MpiCommunicator>(comm_.split(color, key), types_);
@@ -118,14 +120,16 @@ MpiCommunicator::Started MpiCommunicator::begin(const CollectiveCall& call) {
                rank(),
                size(),
                comm_.get()};
-  return takes_reduce_op(call.collective) ? start_reduction(m) : start_movement(m);
+  Started s = takes_reduce_op(call.collective) ? start_reduction(m) : start_movement(m);
+  s.call = ++calls_->started;
+  return s;
 }
 
 void MpiCommunicator::start(const CollectiveCall& call) {
   Started s = begin(call);
-  queue_.push(fmt::format("{} of {} {} elements on a group of {} ranks", name(call.collective), call.count,
-                          name(call.type), size()),
-              std::move(s.requests), std::move(s.then));
+  queue_.push(fmt::format("{} of {} {} elements on the group of ranks {} (call {} on it)", name(call.collective),
+                          call.count, name(call.type), rank_list(calls_->members), s.call),
+              std::move(s.requests), std::move(s.then), s.call);
 }
 
 namespace {

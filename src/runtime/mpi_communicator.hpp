@@ -29,10 +29,13 @@ class MpiCommunicator final : public Communicator {
   struct Started {
     std::vector<MPI_Request> requests = std::vector<MPI_Request>(1, MPI_REQUEST_NULL);
     std::function<void()> then;
+    std::uint64_t call = 0;  // a collective's number on this group (control_plane.hpp); 0 for transfers
   };
   // Starts a call without queueing it: the caller completes the requests (the CPU step engine, which
   // runs several streams of operations at once).
   [[nodiscard]] Started begin(const CollectiveCall& call);
+  // The collectives started on this group (shared by every communicator over the same world ranks).
+  [[nodiscard]] const GroupCalls& calls() const noexcept { return *calls_; }
   // One direction of a point-to-point transfer, to or from `peer` (a rank of this communicator).
   [[nodiscard]] Started begin_send(const std::byte* data, std::uint64_t count, DataType type, int peer, int tag);
   [[nodiscard]] Started begin_recv(std::byte* data, std::uint64_t count, DataType type, int peer, int tag);
@@ -47,6 +50,7 @@ class MpiCommunicator final : public Communicator {
 
   MpiComm comm_;
   std::shared_ptr<const MpiTypes> types_;
+  std::shared_ptr<GroupCalls> calls_;
   HostQueue queue_;
 };
 

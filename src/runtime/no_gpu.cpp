@@ -12,7 +12,7 @@ int visible_gpu_count(std::string* why) {
   return 0;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(const MpiComm&, int) {
+std::unique_ptr<Backend> make_gpu_backend(const MpiComm&, int, Seconds) {
   throw RuntimeFailure("this commscale was built without the GPU backend");
 }
 

@@ -93,7 +93,7 @@ RankSession start_rank_session(const RuntimeOptions& options, const MpiComm& wor
   const int gpus = options.backend == BackendChoice::kCpu ? 0 : visible_gpu_count(&why);
   RunContext& c = s.context;
   if (choose_gpu(options, world, gpus, why, &c.backend_note)) {
-    s.backend = make_gpu_backend(world, choose_device(options, s.node, gpus, world));
+    s.backend = make_gpu_backend(world, choose_device(options, s.node, gpus, world), options.timeout);
   } else {
     s.backend = std::make_unique<HostBackend>(world);
   }

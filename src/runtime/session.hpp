@@ -19,6 +19,7 @@ struct RuntimeOptions {
   BackendChoice backend = BackendChoice::kAuto;
   std::vector<int> devices;  // --devices: local rank i uses devices[i % size]; empty: local rank % visible
   std::string command_line;
+  Seconds timeout{0.0};  // --timeout: also bounds the set-up of NCCL communicators (0: none)
 };
 
 struct RankSession {

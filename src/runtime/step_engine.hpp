@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fault_injection.hpp"
 #include "core/units.hpp"
 #include "program/op.hpp"
 #include "runtime/mpi.hpp"
@@ -39,6 +40,7 @@ struct StepEngineConfig {
   Bytes modelled;        // what the memory model says the rank holds: the pool is at least this
   Seconds timeout{0.0};  // bounds every wait of a step; 0 waits forever
   bool tf32 = false;     // fp32 GEMMs on TF32 tensor cores (GPU), as torch's allow_tf32
+  std::optional<CollectiveSkip> skip;  // testing only
 };
 
 class StepEngine {

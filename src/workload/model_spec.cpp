@@ -2,11 +2,12 @@
 
 #include <array>
 #include <fstream>
-#include <sstream>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "hw/json_reader.hpp"
 #include "workload/presets.hpp"
 
 namespace commscale {
@@ -24,6 +25,15 @@ T read_number(const json& doc, std::string_view origin, std::string_view key) {
   if (!value.is_number_integer()) {
     throw InputError(field_where(origin, key), fmt::format("{} is not a whole number", value.dump()), "an integer");
   }
+  // get<T>() would wrap a number that T cannot hold (4294967298 layers read as 2).
+  const bool fits = value.is_number_unsigned()
+                        ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                        : value.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                              value.get<std::int64_t>() <= std::numeric_limits<T>::max();
+  if (!fits) {
+    throw InputError(field_where(origin, key), fmt::format("{} is too large", value.dump()),
+                     fmt::format("a whole number of at most {}", std::numeric_limits<T>::max()));
+  }
   return value.get<T>();
 }
 
@@ -40,6 +50,10 @@ bool read_bool(const json& doc, std::string_view origin, std::string_view key) {
   }
   return value.get<bool>();
 }
+
+// The MLP size when none is given: 4 x hidden. An out-of-range hidden size is clamped here so that
+// validate_model reports the hidden size, not an overflowed MLP size.
+std::int64_t default_ffn(std::int64_t hidden) noexcept { return 4 * (hidden > kMaxHidden ? kMaxHidden + 1 : hidden); }
 
 void check_keys(const json& doc, std::string_view origin) {
   if (!doc.is_object()) throw InputError(origin, "the model is not a JSON object", "{\"layers\": ..., ...}");
@@ -75,7 +89,7 @@ void apply_optional_fields(const json& doc, std::string_view origin, Transformer
   } else if (m.activation == MlpActivation::kSwiGlu) {
     throw InputError(field_where(origin, "ffn"), "missing", "the MLP size, required with swiglu");
   } else {
-    m.ffn = 4 * m.hidden;
+    m.ffn = default_ffn(m.hidden);
   }
 }
 
@@ -101,7 +115,7 @@ TransformerConfig custom_model(const ModelOverrides& o) {
   if (!o.ffn && m.activation == MlpActivation::kSwiGlu) {
     throw InputError("--ffn", "missing", "the MLP size, required with --activation swiglu");
   }
-  m.ffn = o.ffn.value_or(4 * m.hidden);
+  m.ffn = o.ffn.value_or(default_ffn(m.hidden));
   m.vocab = *o.vocab;
   m.seq = *o.seq;
   return m;
@@ -124,17 +138,10 @@ TransformerConfig model_from_json(const json& doc, std::string_view origin) {
 }
 
 TransformerConfig load_model_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--model-file", fmt::format("cannot read \"{}\"", path), "a readable JSON file");
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
+  if (!std::ifstream(path)) {
+    throw InputError("--model-file", fmt::format("cannot read \"{}\"", path), "a readable JSON file");
   }
-  return model_from_json(doc, path);
+  return model_from_json(hw::read_json_file(path), path);  // rejects a key given twice, as topology files do
 }
 
 json model_to_json(const TransformerConfig& m) {

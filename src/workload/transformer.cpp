@@ -16,6 +16,14 @@ void require_positive(std::int64_t value, std::string_view origin, std::string_v
   if (value < 1) throw InputError(field_where(origin, key), fmt::format("{} is not positive", value), "at least 1");
 }
 
+// Bounds far above any real model that keep every count the workload derives (parameters, bytes,
+// FLOPs) inside 64 bits: a typo such as an extra digit is an error, not an overflow.
+void require_at_most(std::int64_t value, std::int64_t limit, std::string_view origin, std::string_view key) {
+  if (value > limit) {
+    throw InputError(field_where(origin, key), fmt::format("{} is too large", value), fmt::format("at most {}", limit));
+  }
+}
+
 }  // namespace
 
 std::string_view name(MlpActivation a) noexcept { return a == MlpActivation::kGelu ? "gelu" : "swiglu"; }
@@ -51,6 +59,11 @@ void validate_model(const TransformerConfig& m, std::string_view origin) {
   require_positive(m.kv_heads, origin, "kv_heads");
   require_positive(m.ffn, origin, "ffn");
   require_positive(m.seq, origin, "seq");
+  require_at_most(m.layers, kMaxLayers, origin, "layers");
+  require_at_most(m.hidden, kMaxHidden, origin, "hidden");
+  require_at_most(m.ffn, kMaxFfn, origin, "ffn");
+  require_at_most(m.seq, kMaxSeq, origin, "seq");
+  require_at_most(m.vocab, kMaxVocab, origin, "vocab");
   if (m.vocab < 0) {
     throw InputError(field_where(origin, "vocab"), fmt::format("{} is negative", m.vocab),
                      "0 (no embedding, logits or loss) or a vocabulary size");

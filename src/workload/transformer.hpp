@@ -49,6 +49,14 @@ struct TransformerConfig {
 // file ("model.json: kv_heads").
 [[nodiscard]] std::string field_where(std::string_view origin, std::string_view key);
 
+// The largest sizes a model may have (validate_model): far above any real model, low enough that
+// every count derived from them fits in 64 bits.
+inline constexpr std::int64_t kMaxLayers = 10'000;
+inline constexpr std::int64_t kMaxHidden = 1 << 18;
+inline constexpr std::int64_t kMaxFfn = 1 << 20;
+inline constexpr std::int64_t kMaxSeq = 1 << 22;
+inline constexpr std::int64_t kMaxVocab = 1 << 24;
+
 // Throws InputError naming the offending field (see field_where) and what was expected.
 void validate_model(const TransformerConfig& m, std::string_view origin);
 

@@ -13,6 +13,7 @@
 namespace commscale {
 namespace {
 
+// Pointers into `ops`: keep the list alive while they are used.
 std::map<std::string, const WorkloadOp*> by_name(const OpList& ops) {
   std::map<std::string, const WorkloadOp*> out;
   for (const WorkloadOp& op : ops) out[op.name] = &op;
@@ -44,7 +45,8 @@ TEST(LayerOps, Gpt3_175bForwardLayerFlopsByHand) {
 
 TEST(LayerOps, Gpt3_175bGemmShapesAtTp8) {
   // Tokens T = B s = 2 * 2048 = 4096; a/t = 12 heads of d = 128 per rank.
-  const auto ops = by_name(layer_forward_ops(find_preset("gpt3-175b", ""), sharding(2, 8)));
+  const OpList list = layer_forward_ops(find_preset("gpt3-175b", ""), sharding(2, 8));
+  const auto ops = by_name(list);  // points into `list`, which must outlive it (ASan found a temporary here)
   const Gemm& qkv = std::get<Gemm>(ops.at("qkv")->payload);
   EXPECT_EQ(qkv.m, 4096);
   EXPECT_EQ(qkv.n, 3 * 12288 / 8);

@@ -30,7 +30,8 @@ std::string uuid_text(const cudaUUID_t& uuid) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const MpiComm& world, int device) : world_(world), device_(select(device)) {
+  CudaBackend(const MpiComm& world, int device, Seconds timeout)
+      : world_(world), device_(select(device)), timeout_(timeout) {
     CUDA_CHECK(cudaMalloc(&wrong_counter_, sizeof(unsigned long long)));
   }
   ~CudaBackend() override { CUDA_CHECK_NOTHROW(cudaFree(wrong_counter_)); }
@@ -90,14 +91,16 @@ class CudaBackend final : public Backend {
     if (world_.rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world_.get()));
     ncclComm_t comm = nullptr;
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    ncclConfig_t config = nonblocking_config();
     NCCL_CHECK(ncclCommInitRankConfig(&comm, world_.size(), id, world_.rank(), &config));
-    return std::make_unique<NcclCommunicator>(comm);
+    return std::make_unique<NcclCommunicator>(comm, world_.split(0, world_.rank()), timeout_);
   }
 
   [[nodiscard]] std::unique_ptr<StepEngine> make_step_engine(const StepEngineConfig& config) override {
     CUDA_CHECK(cudaSetDevice(device_));
-    return make_cuda_step_engine(config, world_);
+    StepEngineConfig with_timeout = config;
+    if (with_timeout.timeout.value() == 0) with_timeout.timeout = timeout_;
+    return make_cuda_step_engine(with_timeout, world_);
   }
 
   void describe(RankPlacement& placement, RunContext& context) const override {
@@ -134,6 +137,7 @@ class CudaBackend final : public Backend {
 
   const MpiComm& world_;
   int device_;
+  Seconds timeout_;
   CudaStream stream_;
   unsigned long long* wrong_counter_ = nullptr;
 };
@@ -153,8 +157,8 @@ int visible_gpu_count(std::string* why) {
   return count;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(const MpiComm& world, int device) {
-  return std::make_unique<CudaBackend>(world, device);
+std::unique_ptr<Backend> make_gpu_backend(const MpiComm& world, int device, Seconds timeout) {
+  return std::make_unique<CudaBackend>(world, device, timeout);
 }
 
 }  // namespace commscale

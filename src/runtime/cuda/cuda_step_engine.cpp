@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/size.hpp"
+#include "runtime/control_plane.hpp"
 #include "kernels/step_kernels.cuh"
 #include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_queue.hpp"
@@ -28,13 +29,16 @@
 namespace commscale {
 namespace {
 
-std::unique_ptr<NcclComm> init_world_comm(const MpiComm& world) {
+std::unique_ptr<NcclComm> init_world_comm(const MpiComm& world, Seconds timeout) {
   ncclUniqueId id{};
   if (world.rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world.get()));
   ncclComm_t comm = nullptr;
-  NCCL_CHECK(ncclCommInitRank(&comm, world.size(), id, world.rank()));
-  return std::make_unique<NcclComm>(comm);
+  ncclConfig_t config = nonblocking_config();
+  NCCL_CHECK(ncclCommInitRankConfig(&comm, world.size(), id, world.rank(), &config));
+  auto out = std::make_unique<NcclComm>(comm);
+  out->wait_ready(timeout, fmt::format("the initialisation of the NCCL communicator over all {} ranks", world.size()));
+  return out;
 }
 
 class CudaStepEngine final : public StepEngine {
@@ -71,7 +75,17 @@ class CudaStepEngine final : public StepEngine {
   void make_group_comms();
   void make_link_comms();
   void issue(const Op& op, cudaStream_t stream);
+  // After an NCCL call on a non-blocking communicator: waits until it has been enqueued.
+  void enqueued(NcclComm& comm, const Op& op) {
+    comm.wait_ready(config_.timeout, fmt::format("enqueueing op {} ({})", op.id, op.name));
+  }
+  // --debug-skip-collective: counts this rank's collective calls and says whether to skip this one.
+  [[nodiscard]] bool skip_this_collective() {
+    const std::uint64_t index = collectives_++;
+    return config_.skip && config_.skip->rank == config_.rank && config_.skip->index <= index;
+  }
   void wait_for(cudaEvent_t event);
+  [[nodiscard]] std::string timeout_message();
   [[nodiscard]] cudaStream_t stream_of(const Op& op) const { return streams_[static_cast<std::size_t>(op.stream)].get(); }
   [[nodiscard]] std::byte* at(const Slice& s) const { return pool_ + s.offset; }
   [[nodiscard]] cudaEvent_t start_event(OpId id) const { return events_[2 * id].get(); }
@@ -93,6 +107,9 @@ class CudaStepEngine final : public StepEngine {
   std::vector<int> group_sizes_;
   std::vector<int> group_ranks_;
   std::map<P2pLink, std::unique_ptr<NcclComm>> link_comms_;
+  std::vector<std::shared_ptr<GroupCalls>> group_calls_;  // by handle: the collectives started on it
+  std::vector<std::uint64_t> call_of_;                     // by op id: its number on its group (0: none)
+  std::uint64_t collectives_ = 0;
   int nccl_version_ = 0;
 };
 
@@ -118,7 +135,8 @@ void CudaStepEngine::allocate_pool() {
 
 // One split of the world communicator per group handle, in handle order on every rank.
 void CudaStepEngine::make_group_comms() {
-  world_comm_ = init_world_comm(world_);
+  world_comm_ = init_world_comm(world_, config_.timeout);
+  call_of_.assign(ops_.size(), 0);
   int handles = 0;
   for (const RankProgram& r : config_.set->ranks) handles = std::max(handles, static_cast<int>(r.groups.size()));
   const RankProgram& me = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
@@ -130,9 +148,14 @@ void CudaStepEngine::make_group_comms() {
       key = static_cast<int>(std::find(m.begin(), m.end(), config_.rank) - m.begin());
     }
     ncclComm_t comm = nullptr;
-    ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
+    ncclConfig_t nccl_config = nonblocking_config();
     NCCL_CHECK(ncclCommSplit(world_comm_->get(), color >= 0 ? color : NCCL_SPLIT_NOCOLOR, key, &comm, &nccl_config));
+    world_comm_->wait_ready(config_.timeout, fmt::format("the NCCL split for group handle {}", h));
     group_comms_.push_back(comm != nullptr ? std::make_unique<NcclComm>(comm) : nullptr);
+    if (comm != nullptr) {
+      group_comms_.back()->wait_ready(config_.timeout, fmt::format("the NCCL communicator of group handle {}", h));
+    }
+    group_calls_.push_back(color >= 0 ? group_calls(me.groups[static_cast<std::size_t>(h)].members) : nullptr);
     int size = 0;
     int rank = 0;
     if (comm != nullptr) {
@@ -159,8 +182,12 @@ void CudaStepEngine::make_link_comms() {
       MPI_CHECK(MPI_Recv(&id, sizeof(id), MPI_BYTE, link.from, tag, world_.get(), MPI_STATUS_IGNORE));
     }
     ncclComm_t comm = nullptr;
-    NCCL_CHECK(ncclCommInitRank(&comm, 2, id, link.from == config_.rank ? 0 : 1));
-    link_comms_.emplace(link, std::make_unique<NcclComm>(comm));
+    ncclConfig_t nccl_config = nonblocking_config();
+    NCCL_CHECK(ncclCommInitRankConfig(&comm, 2, id, link.from == config_.rank ? 0 : 1, &nccl_config));
+    auto owned = std::make_unique<NcclComm>(comm);
+    owned->wait_ready(config_.timeout,
+                      fmt::format("the NCCL communicator from rank {} to rank {}", link.from, link.to));
+    link_comms_.emplace(link, std::move(owned));
   }
 }
 
@@ -172,26 +199,32 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
     kernels::launch_memory_kernel(k->kind, at(b.a), k->bytes_read.count(), at(b.c), k->bytes_written.count(), stream);
     CUDA_CHECK(cudaGetLastError());
   } else if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+    if (skip_this_collective()) return;  // testing: the op's end event completes at once
     const int size = group_sizes_.at(c->group);
     const int rank = group_ranks_.at(c->group);
     const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, size, rank);
     std::byte* data = at(b.c);
     const CollectiveCall call{c->kind, data + l.send_inplace_offset * size_of(c->dtype),
                               data + l.recv_inplace_offset * size_of(c->dtype), l.count, c->dtype, ReduceOp::kSum, 0};
-    launch_nccl_collective(call, group_comms_.at(c->group)->get(), stream, rank, size, nccl_version_);
+    NcclComm& comm = *group_comms_.at(c->group);
+    launch_nccl_collective(call, comm.get(), stream, rank, size, nccl_version_);
+    call_of_.at(op.id) = ++group_calls_.at(c->group)->started;
+    enqueued(comm, op);
   } else {
     const auto& p = std::get<PointToPoint>(op.payload);
     const RankProgram& me = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
     const int peer = world_peer(me, p);
     const bool send = p.direction == P2pDirection::kSend;
     const P2pLink link{p.group, send ? config_.rank : peer, send ? peer : config_.rank};
-    ncclComm_t comm = link_comms_.at(link)->get();
+    NcclComm& link_comm = *link_comms_.at(link);
+    ncclComm_t comm = link_comm.get();
     const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
     if (send) {
       NCCL_CHECK(ncclSend(at(b.c), count, nccl_type(p.dtype), 1, comm, stream));
     } else {
       NCCL_CHECK(ncclRecv(at(b.c), count, nccl_type(p.dtype), 0, comm, stream));
     }
+    enqueued(link_comm, op);
   }
 }
 
@@ -213,17 +246,42 @@ void CudaStepEngine::wait_for(cudaEvent_t event) {
         }
       }
     }
+    poll_control_plane();
     if (config_.timeout.value() > 0 &&
         Clock::now() - start > std::chrono::duration<double>(config_.timeout.value())) {
+      std::string message = timeout_message();  // before aborting: it asks the other ranks over MPI
       for (auto& comm : group_comms_) {
         if (comm) comm->abort();
       }
       for (auto& [link, comm] : link_comms_) comm->abort();
-      throw TimeoutError(fmt::format("the step did not complete within {} s on {}", config_.timeout.value(),
-                                     process_identity()));
+      throw TimeoutError(message + " (the NCCL communicators were aborted)");
     }
     if (polls > 1000) std::this_thread::yield();
   }
+}
+
+// Names, per stream, the first communication op that has not completed and, for a collective, the ranks
+// of its group that did not reach it. Every communication op's end event is recorded (run_step).
+std::string CudaStepEngine::timeout_message() {
+  std::string text = fmt::format("the step did not complete within {} s on {}", config_.timeout.value(),
+                                 process_identity());
+  const RankProgram& rp = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
+  std::array<bool, kStreamCount> reported{};
+  for (const Op& op : ops_) {
+    const auto stream = static_cast<std::size_t>(op.stream);
+    if (reported[stream] || std::holds_alternative<Gemm>(op.payload) ||
+        std::holds_alternative<MemoryKernel>(op.payload) || cudaEventQuery(end_event(op.id)) != cudaErrorNotReady) {
+      continue;
+    }
+    reported[stream] = true;
+    text += fmt::format("; waiting for op {} ({}, stream {})", op.id, op.name, name(op.stream));
+    const auto* c = std::get_if<CollectiveOp>(&op.payload);
+    if (c == nullptr || call_of_.at(op.id) == 0) continue;
+    text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes), rp.groups.at(c->group).name);
+    const std::string diagnosis = diagnose_group(*group_calls_.at(c->group), call_of_.at(op.id));
+    if (!diagnosis.empty()) text += ", " + diagnosis;
+  }
+  return text;
 }
 
 StepRun CudaStepEngine::run_step(StepTiming timing) {
@@ -254,7 +312,9 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
       started_by_[op.id] = last_end[s];
     }
     issue(op, stream);
-    if (per_op || cross_[op.id]) {
+    const bool communication =
+        !std::holds_alternative<Gemm>(op.payload) && !std::holds_alternative<MemoryKernel>(op.payload);
+    if (per_op || cross_[op.id] || communication) {
       CUDA_CHECK(cudaEventRecord(end_event(op.id), stream));
       last_end[s] = end_event(op.id);
     }

@@ -35,18 +35,25 @@ ncclRedOp_t nccl_op(ReduceOp op) noexcept {
   return ncclSum;
 }
 
-NcclCommunicator::NcclCommunicator(ncclComm_t comm) : comm_(comm) {
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, MpiComm members, Seconds timeout)
+    : comm_(comm), members_(std::move(members)), calls_(group_calls(members_.world_ranks())), timeout_(timeout) {
+  comm_.wait_ready(timeout_, fmt::format("the initialisation of an NCCL communicator over ranks {}",
+                                         rank_list(calls_->members)));
   NCCL_CHECK(ncclCommUserRank(comm, &rank_));
   NCCL_CHECK(ncclCommCount(comm, &size_));
   NCCL_CHECK(ncclGetVersion(&library_version_));
   queue_.watch(&comm_);
+  queue_.track(calls_);
+  queue_.set_timeout(timeout_);
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  MpiComm members = members_.split(color, key);  // the same ranks, in the same order
   ncclComm_t child = nullptr;
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  ncclConfig_t config = nonblocking_config();
   NCCL_CHECK(ncclCommSplit(comm_.get(), color, key, &child, &config));
-  return std::make_unique<NcclCommunicator>(child);
+  comm_.wait_ready(timeout_, "an NCCL communicator split");
+  return std::make_unique<NcclCommunicator>(child, std::move(members), timeout_);
 }
 
 void launch_nccl_collective(const CollectiveCall& c, ncclComm_t comm, cudaStream_t stream, int rank, int size,
@@ -75,6 +82,12 @@ void launch_nccl_collective(const CollectiveCall& c, ncclComm_t comm, cudaStream
 
 void NcclCommunicator::start(const CollectiveCall& c) {
   launch_nccl_collective(c, comm_.get(), queue_.stream(), rank_, size_, library_version_);
+  const std::uint64_t call = ++calls_->started;
+  queue_.started(call);
+  // A non-blocking communicator may still be enqueueing (ncclInProgress): no other NCCL call before it ends.
+  comm_.wait_ready(queue_.timeout(),
+                   fmt::format("enqueueing {} on the group of ranks {} (call {} on it)", name(c.collective),
+                               rank_list(calls_->members), call));
 }
 
 }  // namespace commscale

@@ -6,12 +6,16 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/cuda/cuda_queue.hpp"
+#include "runtime/mpi.hpp"
 
 namespace commscale {
 
 class NcclCommunicator final : public Communicator {
  public:
-  explicit NcclCommunicator(ncclComm_t comm);
+  // Takes a communicator whose non-blocking initialisation (or split) has started, and waits for it
+  // within `timeout` (0: none). `members` is an MPI communicator over the same ranks in the same order:
+  // it names them in timeout messages and makes the splits' mirrors.
+  NcclCommunicator(ncclComm_t comm, MpiComm members, Seconds timeout);
 
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
@@ -24,6 +28,9 @@ class NcclCommunicator final : public Communicator {
 
  private:
   NcclComm comm_;
+  MpiComm members_;
+  std::shared_ptr<GroupCalls> calls_;
+  Seconds timeout_;
   CudaQueue queue_;
   int rank_ = 0;
   int size_ = 1;

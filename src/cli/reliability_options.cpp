@@ -1,0 +1,51 @@
+#include "cli/reliability_options.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/jsonl_file.hpp"
+
+namespace commscale {
+namespace {
+
+constexpr std::string_view kSkipExpected =
+    "RANK:INDEX, e.g. 1:3 (rank 1 issues no collective from its call 3 on, counted from 0)";
+
+template <class T>
+bool parse_whole(std::string_view text, T* value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+}  // namespace
+
+void add_reliability_options(CLI::App& command, ReliabilityArguments* args, const std::string& what) {
+  command.add_option("--jsonl", args->jsonl_path,
+                     fmt::format("append {} to this file as JSON Lines as the run goes (default with -J: the -J "
+                                 "file with .jsonl for .json); a new run starts it afresh",
+                                 what));
+  command
+      .add_option("--debug-skip-collective", args->skip,
+                  "testing: RANK:INDEX, rank RANK issues no collective from its INDEX-th call on (from 0), so "
+                  "the others wait for it; with -T/--timeout the run ends with exit code 4 naming the rank")
+      ->group("Testing");
+}
+
+CollectiveSkip parse_collective_skip(const std::string& text, const std::string& where) {
+  const std::size_t colon = text.find(':');
+  CollectiveSkip skip;
+  if (colon == std::string::npos || !parse_whole(std::string_view(text).substr(0, colon), &skip.rank) ||
+      !parse_whole(std::string_view(text).substr(colon + 1), &skip.index) || skip.rank < 0) {
+    throw InputError(where, fmt::format("\"{}\" is not RANK:INDEX", text), kSkipExpected);
+  }
+  return skip;
+}
+
+std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path) {
+  if (!args.jsonl_path.empty()) return args.jsonl_path;
+  return json_path.empty() ? std::string() : jsonl_path_beside(json_path);
+}
+
+}  // namespace commscale

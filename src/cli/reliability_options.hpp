@@ -1,0 +1,28 @@
+#pragma once
+
+// Flags `bench` and `train` share for long and unattended runs: --jsonl, and the testing flag
+// --debug-skip-collective that makes one rank skip a collective call (a hung collective on purpose).
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/fault_injection.hpp"
+
+namespace commscale {
+
+struct ReliabilityArguments {
+  std::string jsonl_path;
+  std::string skip;  // RANK:INDEX
+};
+
+// Adds --jsonl (`what` says what a line holds) and, in group "Testing", --debug-skip-collective.
+void add_reliability_options(CLI::App& command, ReliabilityArguments* args, const std::string& what);
+
+// "RANK:INDEX", both whole numbers, RANK >= 0, INDEX >= 0. Throws InputError naming `where`.
+[[nodiscard]] CollectiveSkip parse_collective_skip(const std::string& text, const std::string& where);
+
+// --jsonl as given, else beside -J (core/jsonl_file.hpp), else none ("").
+[[nodiscard]] std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path);
+
+}  // namespace commscale

@@ -1,0 +1,286 @@
+#include "runtime/control_plane.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "runtime/proc_stat.hpp"
+#include "runtime/process.hpp"
+
+namespace commscale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int kAskTag = 1;     // payload: the group's key; asks how many calls the rank started on it
+constexpr int kAnswerTag = 2;  // payload: "<started> <what the rank waits for>"
+constexpr auto kAnswerDeadline = 5s;
+constexpr auto kWatchPeriod = 200ms;
+constexpr auto kLastResortGrace = 3s;
+
+ControlPlane* g_current = nullptr;
+
+std::string key_of(const std::vector<int>& members) { return fmt::format("{}", fmt::join(members, ",")); }
+
+// "rank 3 (pid 4242 on host n1) ended ..." naming every rank found gone (a rank that noticed the loss
+// first may have ended already too).
+std::string lost_message(const std::vector<WatchedRank>& gone) {
+  std::vector<std::string> names;
+  for (const WatchedRank& r : gone) names.push_back(fmt::format("rank {} (pid {} on host {})", r.rank, r.pid, r.host));
+  return fmt::format("{} ended while the job was running; the job cannot go on without {}", fmt::join(names, " and "),
+                     gone.size() == 1 ? "it" : "them");
+}
+
+// The watchdog's last resort when the main thread sits in a call that will not return: report, ask MPI
+// to end the job (from this thread, as an MPI_THREAD_FUNNELED program may not, hence a thread of its
+// own), and end this rank in any case.
+void end_this_rank(const std::vector<WatchedRank>& lost) noexcept {
+  try {
+    fmt::print(stderr, "commscale: error on {}: {} (noticed by the watchdog while this rank was blocked)\n",
+               process_identity(), lost_message(lost));
+    std::fflush(stderr);
+    std::thread([] { MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kRankLost)); }).detach();
+    std::this_thread::sleep_for(2s);
+  } catch (...) {
+  }
+  std::_Exit(static_cast<int>(ExitCode::kRankLost));
+}
+
+// The other ranks of this node that this process can see in /proc (ranks in another pid namespace
+// cannot be watched, and are not).
+std::vector<WatchedRank> node_peers(const MpiComm& world) {
+  const MpiComm node = world.split_shared_memory();
+  const int pid = static_cast<int>(::getpid());
+  const std::optional<ProcessStatus> me = read_process_status(pid);
+  const std::vector<std::string> all =
+      node.allgather(fmt::format("{} {} {} {}", world.rank(), pid, me ? me->start_ticks : 0, host_name()));
+  std::vector<WatchedRank> peers;
+  for (const std::string& text : all) {
+    WatchedRank r;
+    std::istringstream in(text);
+    in >> r.rank >> r.pid >> r.start_ticks >> r.host;
+    if (!in || r.rank == world.rank() || r.start_ticks == 0) continue;
+    if (process_alive(r.pid, r.start_ticks)) peers.push_back(r);
+  }
+  return peers;
+}
+
+}  // namespace
+
+ControlPlane::ControlPlane(const MpiComm& world) : rank_(world.rank()) {
+  MPI_CHECK(MPI_Comm_dup(world.get(), &control_));
+  MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
+  watchdog_ = std::make_unique<PeerWatchdog>(node_peers(world), kWatchPeriod, kLastResortGrace, &end_this_rank);
+  g_current = this;
+}
+
+ControlPlane::~ControlPlane() {
+  g_current = nullptr;
+  watchdog_.reset();
+  if (!MpiSession::active()) return;
+  reap_sends();
+  // An answer to a rank that is gone may never complete: let MPI finish it, and keep its buffer.
+  static auto& kept = *new std::list<Outgoing>;  // reachable to the end, so no leak is reported
+  for (Outgoing& o : outgoing_) MPI_Request_free(&o.request);
+  kept.splice(kept.end(), outgoing_);
+  MPI_Comm_free(&control_);
+}
+
+ControlPlane* ControlPlane::current() noexcept { return g_current; }
+
+void ControlPlane::poll() {
+  if (watching_ && watchdog_) {
+    if (const std::optional<WatchedRank> lost = watchdog_->lost()) {
+      watchdog_->acknowledge();
+      watching_ = false;
+      std::vector<WatchedRank> gone = watchdog_->gone_now();
+      if (gone.empty()) gone.push_back(*lost);
+      throw RankLostError(lost_message(gone));
+    }
+  }
+  if ((++polls_ & 0x3F) != 0) return;
+  const auto now = Clock::now();
+  if (now - last_answer_ < 5ms) return;
+  last_answer_ = now;
+  answer_questions();
+}
+
+void ControlPlane::finish() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Ibarrier(control_, &request));
+  const std::string what = "the end of the run on every rank";
+  const WaitingFor waiting(what);
+  std::optional<Clock::time_point> lost_at;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    // A rank that passed the barrier may end before this one sees the barrier complete: only a rank
+    // still missing after a while is lost.
+    if (!lost_at && watchdog_ && watchdog_->lost()) lost_at = Clock::now();
+    if (lost_at && Clock::now() - *lost_at > 2s) poll();
+    if (!lost_at) answer_questions();
+    if (polls > 1000) std::this_thread::yield();
+  }
+  stop_watching();
+}
+
+void ControlPlane::stop_watching() noexcept {
+  watching_ = false;
+  if (watchdog_) watchdog_->disarm();
+}
+
+std::shared_ptr<GroupCalls> ControlPlane::group_calls(const std::vector<int>& members) {
+  std::shared_ptr<GroupCalls>& calls = groups_[members];
+  if (!calls) calls = std::make_shared<GroupCalls>(GroupCalls{members, 0});
+  return calls;
+}
+
+void ControlPlane::send(std::string data, int to, int tag) {
+  Outgoing& o = outgoing_.emplace_back(Outgoing{std::move(data), MPI_REQUEST_NULL});
+  MPI_CHECK(MPI_Isend(o.data.data(), static_cast<int>(o.data.size()), MPI_CHAR, to, tag, control_, &o.request));
+}
+
+void ControlPlane::reap_sends() {
+  for (auto it = outgoing_.begin(); it != outgoing_.end();) {
+    int done = 0;
+    MPI_CHECK(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE));
+    it = done ? outgoing_.erase(it) : std::next(it);
+  }
+}
+
+void ControlPlane::answer_questions() {
+  for (;;) {
+    int asked = 0;
+    MPI_Status status;
+    MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kAskTag, control_, &asked, &status));
+    if (!asked) break;
+    int length = 0;
+    MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &length));
+    std::string key(static_cast<std::size_t>(length), '\0');
+    MPI_CHECK(MPI_Recv(key.data(), length, MPI_CHAR, status.MPI_SOURCE, kAskTag, control_, MPI_STATUS_IGNORE));
+    long long started = -1;
+    for (const auto& [members, calls] : groups_) {
+      if (key_of(members) == key) started = static_cast<long long>(calls->started);
+    }
+    const std::string doing = activity_ != nullptr ? "waiting for " + *activity_ : "running, not waiting";
+    send(fmt::format("{} {}", started, doing), status.MPI_SOURCE, kAnswerTag);
+  }
+  reap_sends();
+}
+
+std::map<int, ControlPlane::Answer> ControlPlane::collect_answers(std::size_t expected) {
+  std::map<int, Answer> answers;
+  const auto end = Clock::now() + kAnswerDeadline;
+  while (answers.size() < expected && Clock::now() < end) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, control_, &arrived, &status));
+    if (!arrived) {
+      answer_questions();  // two ranks may be asking each other
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    int length = 0;
+    MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &length));
+    std::string text(static_cast<std::size_t>(length), '\0');
+    MPI_CHECK(MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag, control_, MPI_STATUS_IGNORE));
+    Answer& a = answers[status.MPI_SOURCE];
+    const std::size_t space = text.find(' ');
+    a.started = std::strtoll(text.c_str(), nullptr, 10);
+    a.activity = space == std::string::npos ? "" : text.substr(space + 1);
+  }
+  return answers;
+}
+
+std::string ControlPlane::diagnose(const GroupCalls& group, std::uint64_t call) {
+  std::size_t asked = 0;
+  for (int member : group.members) {
+    if (member == rank_) continue;
+    send(key_of(group.members), member, kAskTag);
+    ++asked;
+  }
+  const std::map<int, Answer> answers = collect_answers(asked);
+  std::vector<std::string> behind;
+  std::vector<int> silent;
+  for (int member : group.members) {
+    if (member == rank_) continue;
+    const auto it = answers.find(member);
+    if (it == answers.end()) {
+      silent.push_back(member);
+    } else if (it->second.started < static_cast<long long>(call)) {
+      behind.push_back(fmt::format("rank {} (has started {} calls on this group; {})", member,
+                                   std::max(0LL, it->second.started), it->second.activity));
+    }
+  }
+  std::string text;
+  if (!behind.empty()) text = fmt::format("did not arrive: {}", fmt::join(behind, "; "));
+  if (!silent.empty()) {
+    text += fmt::format("{}did not answer within {} s (ended, or blocked outside commscale's waits): rank{} {}",
+                        text.empty() ? "" : "; ", std::chrono::seconds(kAnswerDeadline).count(),
+                        silent.size() == 1 ? "" : "s", rank_list(silent));
+  }
+  if (text.empty()) {
+    text = fmt::format("every rank of the group ({}) had started call {}", rank_list(group.members), call);
+  }
+  return text;
+}
+
+void poll_control_plane() {
+  if (g_current != nullptr) g_current->poll();
+}
+
+std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members) {
+  if (g_current != nullptr) return g_current->group_calls(members);
+  return std::make_shared<GroupCalls>(GroupCalls{members, 0});
+}
+
+std::string diagnose_group(const GroupCalls& group, std::uint64_t call) {
+  return g_current != nullptr ? g_current->diagnose(group, call) : std::string();
+}
+
+WaitingFor::WaitingFor(const std::string& what) noexcept {
+  if (g_current == nullptr) return;
+  previous_ = g_current->activity();
+  g_current->set_activity(&what);
+}
+
+WaitingFor::~WaitingFor() {
+  if (g_current != nullptr) g_current->set_activity(previous_);
+}
+
+void wait_polled(std::vector<MPI_Request>& requests, const std::string& what) {
+  const WaitingFor waiting(what);
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
+    if (done) return;
+    poll_control_plane();
+    if (polls > 1000) std::this_thread::yield();
+  }
+}
+
+void wait_polled(MPI_Request& request, const std::string& what) {
+  std::vector<MPI_Request> requests{request};
+  wait_polled(requests, what);
+  request = requests[0];
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  if (ranks.size() > 2) {
+    bool contiguous = true;
+    for (std::size_t i = 1; i < ranks.size(); ++i) contiguous = contiguous && ranks[i] == ranks[i - 1] + 1;
+    if (contiguous) return fmt::format("{}-{}", ranks.front(), ranks.back());
+  }
+  return fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+}  // namespace commscale

@@ -1,0 +1,120 @@
+#pragma once
+
+// The control plane's watch over a running job, beside the data path (README, "Reliability"):
+//
+//  - a watchdog thread notices when another rank of this node ends (runtime/peer_watchdog.hpp); the
+//    main thread's wait loops call poll_control_plane(), which then throws RankLostError (exit 5);
+//  - every communicator counts the collectives it has started (GroupCalls, shared by the communicators
+//    of one set of world ranks); when a wait times out, the rank asks the group's other ranks, over a
+//    duplicate of MPI_COMM_WORLD and with a deadline of its own, how many they have started and what
+//    they are waiting for, so the timeout names the ranks that did not arrive (or did not answer).
+//
+// One per process, made by run_on_all_ranks (cli/command.cpp); without one (unit and MPI tests) the
+// functions below do nothing. Wait loops deep in the backends reach it through these functions rather
+// than through every constructor: it is process state, like the identity in runtime/process.hpp.
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/mpi.hpp"
+#include "runtime/peer_watchdog.hpp"
+
+namespace commscale {
+
+// The collectives this process has started on communicators over one set of world ranks.
+struct GroupCalls {
+  std::vector<int> members;  // world ranks, in the communicator's order
+  std::uint64_t started = 0;
+};
+
+class ControlPlane {
+ public:
+  // Collective over `world`: learns which ranks share this node and starts watching them.
+  explicit ControlPlane(const MpiComm& world);
+  ~ControlPlane();
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // From the main thread's wait loops, as often as they like: throws RankLostError when a watched
+  // rank has ended; now and then answers other ranks' questions.
+  void poll();
+  // Collective: every rank is done. A barrier (polled), then the watch stops so ranks may exit.
+  void finish();
+  // An error is being reported: ranks may end from now on.
+  void stop_watching() noexcept;
+
+  [[nodiscard]] std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members);
+  // Asks the other members of `group` how far they got; `call` is the 1-based number of the call
+  // this rank waits for. Says which ranks did not arrive (and what they wait for instead) and which
+  // did not answer, for a timeout message.
+  [[nodiscard]] std::string diagnose(const GroupCalls& group, std::uint64_t call);
+
+  void set_activity(const std::string* what) noexcept { activity_ = what; }
+  [[nodiscard]] const std::string* activity() const noexcept { return activity_; }
+  [[nodiscard]] std::size_t watched_ranks() const noexcept { return watchdog_ ? watchdog_->watched() : 0; }
+
+  [[nodiscard]] static ControlPlane* current() noexcept;
+
+ private:
+  struct Outgoing {
+    std::string data;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  struct Answer {
+    long long started = -1;
+    std::string activity;
+  };
+  void answer_questions();
+  void send(std::string data, int to, int tag);
+  void reap_sends();
+  [[nodiscard]] std::map<int, Answer> collect_answers(std::size_t expected);
+
+  int rank_ = 0;
+  MPI_Comm control_ = MPI_COMM_NULL;
+  std::unique_ptr<PeerWatchdog> watchdog_;
+  bool watching_ = true;
+  std::map<std::vector<int>, std::shared_ptr<GroupCalls>> groups_;
+  std::list<Outgoing> outgoing_;
+  const std::string* activity_ = nullptr;
+  unsigned polls_ = 0;
+  std::chrono::steady_clock::time_point last_answer_{};
+};
+
+// The functions the backends call; no-ops without a control plane.
+void poll_control_plane();
+// A counter shared by every communicator over `members` (a fresh one without a control plane).
+[[nodiscard]] std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members);
+// The diagnosis of a timed-out call, or "" without a control plane.
+[[nodiscard]] std::string diagnose_group(const GroupCalls& group, std::uint64_t call);
+
+// What the main thread waits for while in scope, for other ranks that ask ("a barrier of 4 ranks").
+// `what` must outlive the scope.
+class WaitingFor {
+ public:
+  explicit WaitingFor(const std::string& what) noexcept;
+  ~WaitingFor();
+  WaitingFor(const WaitingFor&) = delete;
+  WaitingFor& operator=(const WaitingFor&) = delete;
+
+ private:
+  const std::string* previous_ = nullptr;
+};
+
+// Completes `requests` (MPI requests of the control plane), polling the control plane meanwhile, so a
+// rank blocked here still notices a lost rank and answers questions. No timeout: the data path's
+// waits have theirs.
+void wait_polled(std::vector<MPI_Request>& requests, const std::string& what);
+void wait_polled(MPI_Request& request, const std::string& what);
+
+// "0, 1, 2" or "0-7" for a contiguous range.
+[[nodiscard]] std::string rank_list(const std::vector<int>& ranks);
+
+}  // namespace commscale
