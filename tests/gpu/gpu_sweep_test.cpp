@@ -27,7 +27,7 @@ class Gpu : public ::testing::Test {
 
 TEST_F(Gpu, FillKernelMatchesTheHostPattern) {
   const MpiComm world = MpiComm::world();
-  const auto backend = make_gpu_backend(world, world.rank());
+  const auto backend = make_gpu_backend(world, world.rank(), Seconds(0.0));
   for (DataType type : all_data_types()) {
     const std::uint64_t count = 100003;
     const PatternSpec spec{Collective::kAllGather, ReduceOp::kSum, type, 4, 2, 0, 7, count, 0.0};
@@ -43,7 +43,7 @@ TEST_F(Gpu, FillKernelMatchesTheHostPattern) {
 
 TEST_F(Gpu, CheckKernelCountsWhatTheHostCounts) {
   const MpiComm world = MpiComm::world();
-  const auto backend = make_gpu_backend(world, world.rank());
+  const auto backend = make_gpu_backend(world, world.rank(), Seconds(0.0));
   const std::uint64_t count = 4096;
   PatternSpec spec{Collective::kAllReduce, ReduceOp::kSum, DataType::kBFloat16, 1, 0, 0, 1, count, 0.0};
   const auto buffer = backend->allocate(Bytes(count * 2), "test buffer");
