@@ -12,21 +12,11 @@
 #include "runtime/cuda/cuda_step_engine.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
+#include "runtime/cuda/device_text.hpp"
 #include "runtime/gpu.hpp"
 
 namespace commscale {
 namespace {
-
-std::string version_text(int code) { return fmt::format("{}.{}", code / 1000, (code % 1000) / 10); }
-
-std::string uuid_text(const cudaUUID_t& uuid) {
-  std::string text = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
-    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
-  }
-  return text;
-}
 
 class CudaBackend final : public Backend {
  public:
@@ -111,7 +101,7 @@ class CudaBackend final : public Backend {
     placement.device = device_;
     placement.gpu_name = prop.name;
     placement.pci_bus_id = bus.data();
-    placement.gpu_uuid = uuid_text(prop.uuid);
+    placement.gpu_uuid = gpu_uuid_text(prop.uuid);
     placement.gpu_memory_GiB = Bytes(prop.totalGlobalMem).gib();
     placement.compute_capability = prop.major * 10 + prop.minor;
 
@@ -123,8 +113,8 @@ class CudaBackend final : public Backend {
     NCCL_CHECK(ncclGetVersion(&nccl));
     context.backend = kind();
     context.comm_library = fmt::format("NCCL {}.{}.{}", nccl / 10000, (nccl % 10000) / 100, nccl % 100);
-    context.cuda_runtime = version_text(runtime);
-    context.cuda_driver = version_text(driver);
+    context.cuda_runtime = cuda_version_text(runtime);
+    context.cuda_driver = cuda_version_text(driver);
     context.gpu_driver = nvml_driver_version();
   }
 

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "report/topo_matrix.hpp"
 #include "runtime/cuda/checks.hpp"
+#include "runtime/cuda/device_text.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/gpu.hpp"
 #include "runtime/nvml_library.hpp"
@@ -20,17 +21,6 @@
 
 namespace commscale {
 namespace {
-
-std::string version_text(int code) { return fmt::format("{}.{}", code / 1000, (code % 1000) / 10); }
-
-std::string uuid_text(const cudaUUID_t& uuid) {
-  std::string text = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
-    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
-  }
-  return text;
-}
 
 std::vector<int> chosen_devices(const std::vector<int>& asked, int count) {
   if (asked.empty()) {
@@ -62,7 +52,7 @@ DiscoveredGpu describe(int device, const NvmlLibrary* nvml) {
   g.device = device;
   g.name = prop.name;
   g.pci_bus_id = normalize_pci_bus_id(bus.data());
-  g.uuid = uuid_text(prop.uuid);
+  g.uuid = gpu_uuid_text(prop.uuid);
   g.memory = Bytes(prop.totalGlobalMem);
   g.compute_capability = prop.major * 10 + prop.minor;
   g.sm_count = prop.multiProcessorCount;
@@ -126,8 +116,8 @@ MachineDiscovery discover_machine(const std::vector<int>& devices) {
   int driver = 0;
   CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   CUDA_CHECK(cudaDriverGetVersion(&driver));
-  m.cuda_runtime = version_text(runtime);
-  m.cuda_driver = version_text(driver);
+  m.cuda_runtime = cuda_version_text(runtime);
+  m.cuda_driver = cuda_version_text(driver);
 
   const std::unique_ptr<NvmlLibrary> nvml = NvmlLibrary::open(&m.nvml_status);
   if (nvml != nullptr) m.gpu_driver = nvml->driver_version();
