@@ -61,7 +61,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
       example = plan_estimate_json(r.not_fitting.front());
     } else {
       const auto first =
-          std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+          std::find_if(r.ranked.begin(), r.ranked.end(), [&reason = reason](const RankedPlan& p) { return p.reason == reason; });
       example = ranked_json(*first);
     }
     reasons[reason] = {{"plans", count}, {"best", example}};
@@ -124,7 +124,7 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
       continue;
     }
     const auto first =
-        std::find_if(r.ranked.begin(), r.ranked.end(), [&](const RankedPlan& p) { return p.reason == reason; });
+        std::find_if(r.ranked.begin(), r.ranked.end(), [&reason = reason](const RankedPlan& p) { return p.reason == reason; });
     out << fmt::format("  {:<20} {:>7} plans; best: {} at {:.0f} tokens/s\n", reason, count,
                        describe_plan(first->estimate.plan), first->estimate.tokens_per_s);
   }
