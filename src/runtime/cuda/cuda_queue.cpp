@@ -38,7 +38,7 @@ NcclComm::~NcclComm() {
   NCCL_CHECK_NOTHROW(ncclCommDestroy(comm_));
 }
 
-void NcclComm::wait_ready(Seconds timeout, const std::string& what) {
+void NcclComm::wait_ready(Seconds timeout, const std::function<std::string()>& what) {
   const auto start = Clock::now();
   for (int polls = 0;; ++polls) {
     ncclResult_t state = ncclSuccess;
@@ -47,13 +47,13 @@ void NcclComm::wait_ready(Seconds timeout, const std::string& what) {
     if (state == ncclSuccess) return;
     if (state != ncclInProgress) {
       abort();
-      throw_library_error("NCCL", what.c_str(), nccl_error_text(state), __FILE__, __LINE__);
+      throw_library_error("NCCL", what().c_str(), nccl_error_text(state), __FILE__, __LINE__);
     }
     poll_control_plane();  // a lost rank throws; unwinding aborts the communicator (destructor)
     if (timeout.value() > 0 && Clock::now() - start > std::chrono::duration<double>(timeout.value())) {
       abort();
       throw TimeoutError(fmt::format("{} did not complete within {} s on {} (the NCCL communicator was aborted)",
-                                     what, timeout.value(), process_identity()));
+                                     what(), timeout.value(), process_identity()));
     }
     if (polls > 1000) std::this_thread::yield();
   }

@@ -11,6 +11,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ class NcclComm {
   // Returns once the communicator's last call (its initialisation, a split, an enqueue) has finished.
   // Aborts the communicator and throws on an NCCL error, on a lost rank (RankLostError, from the
   // control plane) or when `timeout` (0: none) passes; `what` names the call in the message.
-  void wait_ready(Seconds timeout, const std::string& what);
+  // `what` names the call for an error message; it is only built when the call is not ready at once
+  // (enqueueing is on the timed path of bench's loops).
+  void wait_ready(Seconds timeout, const std::function<std::string()>& what);
+  void wait_ready(Seconds timeout, const std::string& what) {
+    wait_ready(timeout, [&what] { return what; });
+  }
 
  private:
   ncclComm_t comm_;

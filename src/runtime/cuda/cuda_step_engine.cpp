@@ -77,7 +77,7 @@ class CudaStepEngine final : public StepEngine {
   void issue(const Op& op, cudaStream_t stream);
   // After an NCCL call on a non-blocking communicator: waits until it has been enqueued.
   void enqueued(NcclComm& comm, const Op& op) {
-    comm.wait_ready(config_.timeout, fmt::format("enqueueing op {} ({})", op.id, op.name));
+    comm.wait_ready(config_.timeout, [&] { return fmt::format("enqueueing op {} ({})", op.id, op.name); });
   }
   // --debug-skip-collective: counts this rank's collective calls and says whether to skip this one.
   [[nodiscard]] bool skip_this_collective() {

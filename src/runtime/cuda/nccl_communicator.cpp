@@ -85,9 +85,10 @@ void NcclCommunicator::start(const CollectiveCall& c) {
   const std::uint64_t call = ++calls_->started;
   queue_.started(call);
   // A non-blocking communicator may still be enqueueing (ncclInProgress): no other NCCL call before it ends.
-  comm_.wait_ready(queue_.timeout(),
-                   fmt::format("enqueueing {} on the group of ranks {} (call {} on it)", name(c.collective),
-                               rank_list(calls_->members), call));
+  comm_.wait_ready(queue_.timeout(), [&] {
+    return fmt::format("enqueueing {} on the group of ranks {} (call {} on it)", name(c.collective),
+                       rank_list(calls_->members), call);
+  });
 }
 
 }  // namespace commscale
