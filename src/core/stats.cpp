@@ -5,6 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace commscale {
 
 double percentile_nearest_rank(std::span<const double> sorted, double p) {
@@ -32,6 +34,11 @@ Summary summarize(std::span<const double> samples) {
   s.stddev = std::sqrt(squares / static_cast<double>(n));
   s.cv = s.mean != 0.0 ? s.stddev / s.mean : 0.0;
   return s;
+}
+
+nlohmann::json summary_us_json(const Summary& t) {
+  return {{"min_us", t.min}, {"median_us", t.median}, {"mean_us", t.mean}, {"p99_us", t.p99},
+          {"max_us", t.max}, {"stddev_us", t.stddev}, {"cv", t.cv}};
 }
 
 }  // namespace commscale

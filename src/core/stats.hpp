@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <span>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace commscale {
 
 struct Summary {
@@ -23,5 +25,9 @@ struct Summary {
 
 // Summarizes samples in any order. An empty span gives an all-zero summary.
 [[nodiscard]] Summary summarize(std::span<const double> samples);
+
+// The JSON form reporters use for a summary of samples in microseconds:
+// {"min_us", "median_us", "mean_us", "p99_us", "max_us", "stddev_us", "cv"}.
+[[nodiscard]] nlohmann::json summary_us_json(const Summary& summary);
 
 }  // namespace commscale

@@ -7,16 +7,8 @@ namespace commscale {
 namespace {
 
 nlohmann::json placement_json(const PlacementResult& p) {
-  const Summary& t = p.sample_stats;
   return {{"time_us", p.time_us},
-          {"samples",
-           {{"min_us", t.min},
-            {"median_us", t.median},
-            {"mean_us", t.mean},
-            {"p99_us", t.p99},
-            {"max_us", t.max},
-            {"stddev_us", t.stddev},
-            {"cv", t.cv}}},
+          {"samples", summary_us_json(p.sample_stats)},
           {"algbw_GBps", p.algbw.value()},
           {"busbw_GBps", p.busbw.value()},
           {"wrong", p.checked ? nlohmann::json(p.wrong) : nlohmann::json(nullptr)},

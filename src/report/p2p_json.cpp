@@ -22,14 +22,7 @@ nlohmann::json bandwidth_json(const BandwidthResult& r) {
           {"fraction_of_line_rate", optional_number(r.fraction_of_line_rate())},
           {"bytes_per_copy", r.bytes_per_copy.count()},
           {"wrong_bytes", r.wrong_bytes},
-          {"samples",
-           {{"min_us", t.min},
-            {"median_us", t.median},
-            {"mean_us", t.mean},
-            {"p99_us", t.p99},
-            {"max_us", t.max},
-            {"stddev_us", t.stddev},
-            {"cv", t.cv}}},
+          {"samples", summary_us_json(t)},
           {"samples_us", r.samples_us}};
 }
 
