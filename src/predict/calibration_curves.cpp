@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "predict/calibration.hpp"
 #include "predict/nccl_tables.hpp"
 
 namespace commscale::predict {
 namespace {
+
+// The rows a GEMM's efficiency is interpolated from: the corners of its cell in the (m, n, k) grid.
+constexpr std::size_t kGemmNeighbours = 8;
 
 std::array<double, 4> shape_point(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
   return {std::log2(static_cast<double>(m)), std::log2(static_cast<double>(n)), std::log2(static_cast<double>(k)),
@@ -28,18 +32,30 @@ bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
 
 std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm) {
   const auto q = shape_point(gemm.m, gemm.n, gemm.k, gemm.batch);
-  double weighted = 0.0;
-  double weights = 0.0;
+  struct Near {
+    double d2;
+    double efficiency;
+  };
+  std::vector<Near> near;
   for (const GemmPoint& p : profile.gemm) {
     if (p.dtype != gemm.dtype) continue;
     const auto x = shape_point(p.m, p.n, p.k, p.batch);
     double d2 = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) d2 += (x[i] - q[i]) * (x[i] - q[i]);
     if (d2 < 1e-18) return p.efficiency;
-    weighted += p.efficiency / d2;
-    weights += 1.0 / d2;
+    near.push_back({d2, p.efficiency});
   }
-  if (weights == 0.0) return std::nullopt;
+  if (near.empty()) return std::nullopt;
+  // Only the nearest rows: over a whole grid, the many far rows would outweigh the few near ones.
+  const auto kept = std::min(near.size(), kGemmNeighbours);
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(kept), near.end(),
+                    [](const Near& a, const Near& b) { return a.d2 < b.d2; });
+  double weighted = 0.0;
+  double weights = 0.0;
+  for (std::size_t i = 0; i < kept; ++i) {
+    weighted += near[i].efficiency / near[i].d2;
+    weights += 1.0 / near[i].d2;
+  }
   return weighted / weights;
 }
 

@@ -89,6 +89,29 @@ TEST(Calibration, GemmEfficiencyInterpolatesInLogShapeSpace) {
   EXPECT_FALSE(gemm_efficiency(p, make_gemm(4096, 4096, 4096, 1, DataType::kFloat16)).has_value());
 }
 
+TEST(Calibration, GemmEfficiencyComesFromTheNearestRows) {
+  // One batched attention GEMM among a grid of 27 large unbatched ones that run at twice its rate:
+  // the same GEMM at twice the batch takes (nearly) the batched row's efficiency, not the grid's.
+  nlohmann::json doc = minimal();
+  const double peak = 989.5e12;
+  auto row = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double efficiency) {
+    const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                         static_cast<double>(batch);
+    return nlohmann::json{{"m", m}, {"n", n}, {"k", k}, {"batch", batch}, {"dtype", "bf16"},
+                          {"seconds", flops / (efficiency * peak)}};
+  };
+  doc["gemm"] = nlohmann::json::array({row(2048, 2048, 128, 32, 0.4)});
+  for (std::int64_t m : {4096, 8192, 16384}) {
+    for (std::int64_t n : {4096, 8192, 16384}) {
+      for (std::int64_t k : {4096, 8192, 16384}) doc["gemm"].push_back(row(m, n, k, 1, 0.8));
+    }
+  }
+  const CalibrationProfile p = parse(doc);
+  const double e = *gemm_efficiency(p, make_gemm(2048, 2048, 128, 64, DataType::kBFloat16));
+  EXPECT_GT(e, 0.4);
+  EXPECT_LT(e, 0.45);  // the 8 nearest give 0.437; all 28 rows, inverse-square weighted, 0.500
+}
+
 TEST(Calibration, MemoryAndCollectiveCurves) {
   const CalibrationProfile p = parse(minimal());
   const GBps bw(4800.0);
