@@ -18,14 +18,18 @@
 #include "report/topo_matrix.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/gpu_probes.hpp"
+#include "runtime/step_buffers.hpp"
 
 namespace commscale {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
+// GPU memory the GEMM and memory probes rotate their operands through (fits a 24 GB card).
+const Bytes kProbePool(8ull << 30);
+
 // Every (m, n, k) of the grid per type, and the two batched GEMMs of attention (scores and context,
-// head size 128) at three sequence lengths.
+// head size 128) at three sequence lengths and every batch count of the options.
 std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
   std::vector<Gemm> shapes;
   for (DataType type : o.gemm_types) {
@@ -38,8 +42,10 @@ std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
       }
     }
     for (std::int64_t s : {std::int64_t{1024}, std::int64_t{2048}, std::int64_t{4096}}) {
-      shapes.push_back(make_gemm(s, s, 128, 32, type));
-      shapes.push_back(make_gemm(s, 128, s, 32, type));
+      for (std::int64_t batch : o.attention_batches) {
+        shapes.push_back(make_gemm(s, s, 128, batch, type));
+        shapes.push_back(make_gemm(s, 128, s, batch, type));
+      }
     }
   }
   return shapes;
@@ -61,6 +67,13 @@ std::string catalog_gpu(const CalibrateOptions& o, const RunContext& context) {
 Json measure_gemms(const CalibrateOptions& o, GpuProbes& probes, std::ostream& log) {
   Json rows = Json::array();
   for (const Gemm& g : gemm_shapes(o)) {
+    const Bytes operands = gemm_a_bytes(g) + gemm_b_bytes(g) + gemm_c_bytes(g);
+    if (operands > kProbePool) {
+      log << fmt::format("# skipped {} {} x {} x {} x {}: {:.1f} GiB of operands exceed the {:.0f} GiB probe pool\n",
+                         name(g.dtype), g.m, g.n, g.k, g.batch, operands.gib(), kProbePool.gib());
+      continue;
+    }
+    if (o.heat_ms > 0) probes.heat(Seconds(o.heat_ms * 1e-3));
     const Seconds t = probes.gemm(g, o.repetitions);
     log << fmt::format("gemm    {:>4} {:>6} x {:>6} x {:>6} x {:>3}  {:>10.1f} us  {:>7.1f} TFLOP/s\n", name(g.dtype), g.m,
                        g.n, g.k, g.batch, t.value() * 1e6, g.flops.value() / t.value() / 1e12)
@@ -74,6 +87,7 @@ Json measure_gemms(const CalibrateOptions& o, GpuProbes& probes, std::ostream& l
 Json measure_memory(const CalibrateOptions& o, GpuProbes& probes, std::ostream& log) {
   Json rows = Json::array();
   for (Bytes b = o.memory_min; b <= o.memory_max; b = Bytes(b.count() * 2)) {
+    if (o.heat_ms > 0) probes.heat(Seconds(o.heat_ms * 1e-3));
     const Seconds t = probes.memory(b, o.repetitions);
     log << fmt::format("memory  {:>10} moved  {:>10.1f} us  {:>7.1f} GB/s\n", format_size(b), t.value() * 1e6,
                        static_cast<double>(b.count()) / t.value() / 1e9)
@@ -216,7 +230,7 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
   if (world.rank() == 0) {
     log << fmt::format("# calibrate: GEMMs and memory kernels on rank 0's GPU ({}, catalog {})\n",
                        context.ranks.front().gpu_name, gpu);
-    const std::unique_ptr<GpuProbes> probes = make_gpu_probes(Bytes(8ull << 30), false);
+    const std::unique_ptr<GpuProbes> probes = make_gpu_probes(kProbePool, false);
     profile["gemm"] = measure_gemms(o, *probes, log);
     profile["memory"] = measure_memory(o, *probes, log);
   }

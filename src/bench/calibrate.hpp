@@ -26,6 +26,9 @@ struct CalibrateOptions {
   std::vector<DataType> gemm_types = {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32};
   std::vector<std::int64_t> gemm_dims = {1024, 2048, 4096, 8192, 16384};  // m, n and k each
   std::int64_t fp32_max_dim = 8192;  // fp32 without tensor cores is slow: smaller shapes only
+  // Batch counts (micro-batch x heads per tensor-parallel rank) of the attention GEMMs.
+  std::vector<std::int64_t> attention_batches = {8, 16, 32, 64, 128, 256};
+  double heat_ms = 20;  // a large GEMM runs this long before each shape or size is timed (0: none)
   std::vector<Collective> collectives = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                                          Collective::kAllToAll, Collective::kSendRecv};
   Bytes collective_min{1024};

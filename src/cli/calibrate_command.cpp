@@ -68,9 +68,18 @@ void finish(CalibrateArguments& a) {
   }
   if (a.quick) {
     o.gemm_dims = {2048, 8192};
+    o.attention_batches = {32};
     o.collective_max = std::min(o.collective_max, Bytes(64ull << 20));
     o.memory_max = std::min(o.memory_max, Bytes(1ull << 30));
     o.repetitions = std::min(o.repetitions, 10);
+  }
+  if (o.heat_ms < 0 || o.heat_ms > 10000) {
+    throw InputError("--heat-ms", fmt::format("{}", o.heat_ms), "0 to 10000 milliseconds");
+  }
+  for (std::int64_t batch : o.attention_batches) {
+    if (batch < 1 || batch > 4096) {
+      throw InputError("--attention-batches", fmt::format("{}", batch), "batch counts from 1 to 4096");
+    }
   }
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
   if (a.merge && !std::filesystem::exists(a.output)) {
@@ -118,11 +127,18 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
   cmd->add_option("--measure", args->measure, "what to measure: gemm, memory, collectives")->capture_default_str();
   cmd->add_option("--gemm-types", args->gemm_types, "GEMM types (fp32 runs without TF32)")->capture_default_str();
   cmd->add_option("--gemm-dims", o.gemm_dims, "m, n and k of the GEMM grid (each combination)")->capture_default_str();
+  cmd->add_option("--attention-batches", o.attention_batches,
+                  "batch counts of the attention GEMMs (micro-batch x heads per tensor-parallel rank)")
+      ->capture_default_str();
+  cmd->add_option("--heat-ms", o.heat_ms,
+                  "before each GEMM shape or memory size, a large GEMM runs this long, so the timed calls see "
+                  "the clocks of a sustained load (0: time from whatever state the GPU is in)")
+      ->capture_default_str();
   cmd->add_option("--collectives", args->collectives, "collectives to sweep")->capture_default_str();
   cmd->add_option("--max-bytes", args->max_bytes, "largest collective size (from 1K, doubling)")->capture_default_str();
   cmd->add_option("-n,--repetitions", o.repetitions, "timed calls per shape, kernel or size (median kept)")
       ->capture_default_str();
-  cmd->add_flag("--quick", args->quick, "a small grid (2048 and 8192), collectives to 64M, 10 repetitions");
+  cmd->add_flag("--quick", args->quick, "a small grid (2048 and 8192, attention batch 32), collectives to 64M, 10 repetitions");
   cmd->add_option("--gpu", o.gpu, "the catalog GPU this machine has (default: from the device name)");
   cmd->add_option("--cluster", o.cluster, "the catalog cluster this machine is, recorded in the profile");
   cmd->add_option("--description", o.description, "recorded in the profile");

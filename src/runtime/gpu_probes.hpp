@@ -19,6 +19,9 @@ class GpuProbes {
   [[nodiscard]] virtual Seconds gemm(const Gemm& g, int repetitions) = 0;
   // Median seconds of the step's memory-bound kernel reading `bytes / 2` and writing `bytes / 2`.
   [[nodiscard]] virtual Seconds memory(Bytes bytes, int repetitions) = 0;
+  // Keeps the GPU busy with a large GEMM for at least `at_least`, so that what is timed next runs at
+  // the clocks a sustained load (a training step) settles at, not at an idle GPU's boost clock.
+  virtual void heat(Seconds at_least) = 0;
   // What the GEMM of this type runs as ("bf16 x bf16 -> bf16, fp32 accumulate").
   [[nodiscard]] virtual std::string describe(const Gemm& g) const = 0;
 };

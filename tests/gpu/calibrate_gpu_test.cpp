@@ -25,6 +25,8 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   o.gemm_dims = {256, 1024};
   o.collective_max = Bytes(64 * 1024);
   o.memory_max = Bytes(16ull << 20);
+  o.attention_batches = {8, 32};
+  o.heat_ms = 1;
   o.repetitions = 3;
   std::ostringstream log;
   const nlohmann::ordered_json profile = run_calibration(o, session, world, log);
@@ -33,7 +35,8 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::GpuSpec gpu = catalog.gpu(profile["machine"]["gpu"].get<std::string>(), "test");
   const double peak = gpu.rate(hw::MathRate::kBf16Fp32Acc).value->value();
-  ASSERT_EQ(profile["gemm"].size(), 2u * (8 + 6));  // 2^3 grid shapes and 6 attention GEMMs per type
+  // Per type: the 2^3 grid shapes and attention's 2 GEMMs at 3 sequence lengths and 2 batch counts.
+  ASSERT_EQ(profile["gemm"].size(), 2u * (8 + 2 * 3 * 2));
   for (const auto& row : profile["gemm"]) {
     const double flops = 2.0 * row["m"].get<double>() * row["n"].get<double>() * row["k"].get<double>() *
                          row["batch"].get<double>();

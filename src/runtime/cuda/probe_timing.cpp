@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
 #include "runtime/cuda/checks.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/step_buffers.hpp"
@@ -35,6 +38,10 @@ Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std
   const std::uint64_t b_at = aligned(gemm_a_bytes(g));
   const std::uint64_t c_at = b_at + aligned(gemm_b_bytes(g));
   const std::uint64_t set = c_at + aligned(gemm_c_bytes(g));
+  if (set > pool_bytes) {
+    throw RuntimeFailure(fmt::format("a {} x {} x {} x {} GEMM needs {:.2f} GiB of operands; the probe pool has {:.2f} GiB",
+                                     g.m, g.n, g.k, g.batch, Bytes(set).gib(), Bytes(pool_bytes).gib()));
+  }
   const std::uint64_t sets = std::max<std::uint64_t>(1, pool_bytes / set);
   return median_call_time(
       [&](int i) {
