@@ -8,7 +8,8 @@ stack of GPT blocks commscale builds with `--vocab 0` (pre-norm LayerNorm, QKV, 
 batched matmuls with softmax and dropout, projection, GELU MLP, dropout and residuals), bf16
 parameters and activations, AdamW (fused). Parallelism, one at a time as the issue's comparison asks:
 
-  --mode dp  DistributedDataParallel, 25 MiB buckets overlapping the backward (commscale --dp N)
+  --mode dp  DistributedDataParallel, 25 MiB buckets overlapping the last microbatch's backward (the
+             others run under no_sync(), as gradient accumulation with DDP does; commscale --dp N)
   --mode tp  Megatron-style tensor parallelism: column-parallel QKV and fc1, row-parallel projection
              and fc2, an all-reduce after each row-parallel GEMM in forward and before each
              column-parallel one in backward (commscale --tp N)
@@ -20,13 +21,16 @@ Attention is unfused by default (batched matmuls, mask, softmax, dropout: what c
 --flash-attn), and `--compile` runs the blocks through torch.compile, which fuses the elementwise ops as
 Megatron's hand-written fused kernels do (the bytes commscale's memory-bound kernels move).
 
-Prints one JSON line: median step time over --steps after --warmup, per rank 0.
+Prints one JSON line: median step time over --steps after --warmup, per rank 0. `--profile FILE` then
+runs one more step under torch.profiler and writes rank 0's GPU kernel times by kernel (JSON): where an
+eager framework's step spends the time that commscale's fused step does not.
 
 usage: mpirun -np 2 python3 launch/pytorch_reference.py --mode tp --layers 8 --hidden 4096 --heads 32 \
            --seq 2048 --micro-batch 2 --microbatches 4
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -100,18 +104,22 @@ class Block(torch.nn.Module):
 
     def forward(self, x):  # x: [seq, batch, hidden]
         s, b, _ = x.shape
-        qkv = self.qkv(self.enter(self.ln1(x)))
-        qkv = qkv.view(s, b * self.heads, 3 * self.head_dim).transpose(0, 1)
-        q, k, v = qkv.split(self.head_dim, dim=-1)
+        qkv = self.qkv(self.enter(self.ln1(x))).view(s, b, self.heads, 3 * self.head_dim)
         if self.attention == "sdpa":  # fused (flash) attention: commscale train --flash-attn
+            # [batch, heads, seq, head_dim] views: the layout the flash kernel takes (a 3-D one sends
+            # SDPA to its fp32 math fallback).
+            q, k, v = qkv.permute(1, 2, 0, 3).split(self.head_dim, dim=-1)
             context = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)
+            context = context.permute(2, 0, 1, 3)
         else:
+            qkv = qkv.view(s, b * self.heads, 3 * self.head_dim).transpose(0, 1)
+            q, k, v = qkv.split(self.head_dim, dim=-1)
             scores = torch.baddbmm(torch.empty(b * self.heads, s, s, dtype=x.dtype, device=x.device), q,
                                    k.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(self.head_dim))
             mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
             probs = F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), self.dropout, True)
-            context = torch.bmm(probs, v)
-        context = context.transpose(0, 1).reshape(s, b, self.heads * self.head_dim)
+            context = torch.bmm(probs, v).transpose(0, 1)
+        context = context.reshape(s, b, self.heads * self.head_dim)
         x = x + F.dropout(self.leave(self.proj(context)), self.dropout, True)
         h = F.gelu(self.fc1(self.enter(self.ln2(x))), approximate="tanh")
         return x + F.dropout(self.leave(self.fc2(h)), self.dropout, True)
@@ -132,6 +140,29 @@ def timed(step, steps, warmup):
     return times
 
 
+def kernel_profile(step, path):
+    """One step under torch.profiler: GPU time per kernel name, the GPU busy sum and the step's span."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    kernels = {}
+    first, last = math.inf, 0.0
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA or getattr(event, "is_user_annotation", False):
+            continue  # annotations (DistributedDataParallel.forward, Optimizer.step) span kernels
+        entry = kernels.setdefault(event.name, {"calls": 0, "gpu_us": 0.0})
+        entry["calls"] += 1
+        entry["gpu_us"] += event.time_range.elapsed_us()
+        first, last = min(first, event.time_range.start), max(last, event.time_range.end)
+    rows = sorted(({"kernel": k, **v} for k, v in kernels.items()), key=lambda r: -r["gpu_us"])
+    with open(path, "w") as f:
+        json.dump({"gpu_busy_us": sum(r["gpu_us"] for r in rows), "gpu_span_us": last - first,
+                   "kernel_launches": sum(r["calls"] for r in rows), "kernels": rows}, f, indent=1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=("dp", "tp", "pp"), required=True)
@@ -147,6 +178,7 @@ def main():
     parser.add_argument("--compile", action="store_true", help="torch.compile the blocks (fuses the elementwise ops)")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--profile", metavar="FILE", help="after timing, profile one step: GPU time per kernel (JSON)")
     args = parser.parse_args()
 
     rank, world = init_distributed()
@@ -168,8 +200,10 @@ def main():
     inputs = [torch.randn(shape, dtype=torch.bfloat16, device="cuda") for _ in range(args.microbatches)]
 
     def step_local():
-        for x in inputs:
-            model(x).float().pow(2).mean().backward()
+        for i, x in enumerate(inputs):
+            last = i == len(inputs) - 1
+            with model.no_sync() if args.mode == "dp" and not last else contextlib.nullcontext():
+                model(x).float().pow(2).mean().backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
@@ -197,7 +231,8 @@ def main():
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    times = timed(step_pipeline if args.mode == "pp" else step_local, args.steps, args.warmup)
+    step = step_pipeline if args.mode == "pp" else step_local
+    times = timed(step, args.steps, args.warmup)
     worst = torch.tensor([statistics.median(times)], device="cuda")
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     if rank == 0:
@@ -206,6 +241,8 @@ def main():
                           "micro_batch": args.micro_batch, "microbatches": args.microbatches,
                           "attention": args.attention, "compile": args.compile,
                           "step_time_s": worst.item(), "steps": args.steps}))
+    if args.profile:
+        kernel_profile(step, args.profile if rank == 0 else os.devnull)
     dist.destroy_process_group()
 
 
