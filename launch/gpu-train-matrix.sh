@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # The measured side of the predictor's accuracy and of train's speed checks on N GPUs of one machine:
 # `commscale train` for every plan of the matrix below over each transport (NVLink or PCIe P2P as
-# found, NCCL_P2P_DISABLE=1 host-staged, and sockets with NCCL_SHM_DISABLE=1 too), the PyTorch
-# reference beside the DP, TP and PP points (launch/pytorch_reference.py, when python3 has torch),
+# found, NCCL_P2P_DISABLE=1 host-staged, and sockets with NCCL_SHM_DISABLE=1 too); over the
+# --pytorch-transports, beside the DP, TP and PP points, `train --flash-attn` and the PyTorch reference
+# with SDPA (flash attention), side by side (launch/pytorch_reference.py, when python3 has torch; with
+# --pytorch-compile also torch.compile'd PyTorch with unfused attention beside the unfused points);
 # then launch/instep_vs_bench.py (each collective's bandwidth inside the DP, TP and PP steps against
 # `bench` at the same size) and launch/predict_accuracy.py over every point. Builds nothing; every command line is written to
 # OUT/commands.txt as run.
 #
 # usage: launch/gpu-train-matrix.sh --commscale BIN --out DIR [--np N] [--calibration FILE]
-#            [--transports "nvlink p2p-off sockets"] [--micro-batches "1 2 4"] [--dry-run]
+#            [--transports "nvlink p2p-off sockets"] [--micro-batches "1 2 4"]
+#            [--pytorch-transports "nvlink"] [--pytorch-compile] [--dry-run]
+#
+# A run is 10-20 s of train (start, NCCL set-up, 13 steps) and 20-60 s of PyTorch (torch.compile adds
+# ~40 s): the whole matrix on 2 GPUs is ~20 minutes, over one 10-minute device call. Split it, e.g.
+#   --transports nvlink                                       (21 train + 9 flash + 9 PyTorch, ~8 min)
+#   --transports "p2p-off sockets" --pytorch-transports ""    (42 train, ~8 min)
+# --dry-run lists the commands of a choice without running them.
 #
 # The model is the GPT block stack of issue 5 (hidden 4096, 32 heads, seq 2048, 8 layers, bf16, no
 # embedding). Plans for N GPUs: DP=N, TP=N, PP=N (GPipe, 4 microbatches per stage), and with N = 8
@@ -21,6 +30,8 @@ np=2
 calibration=""
 transports="nvlink p2p-off sockets"
 micro_batches="1 2 4"
+pytorch_transports="nvlink"
+pytorch_compile=0
 dry_run=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,6 +41,8 @@ while [ $# -gt 0 ]; do
     --calibration) calibration="$2"; shift 2 ;;
     --transports) transports="$2"; shift 2 ;;
     --micro-batches) micro_batches="$2"; shift 2 ;;
+    --pytorch-transports) pytorch_transports="$2"; shift 2 ;;
+    --pytorch-compile) pytorch_compile=1; shift ;;
     --dry-run) dry_run=1; shift ;;
     *) echo "gpu-train-matrix.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -39,6 +52,12 @@ if [ -z "$commscale" ] || [ -z "$out" ]; then
   exit 2
 fi
 case "$np" in ''|*[!0-9]*) echo "gpu-train-matrix.sh: --np must be a number, not '$np'" >&2; exit 2 ;; esac
+for transport in $transports $pytorch_transports; do  # checked here: transport_env runs in a subshell
+  case "$transport" in
+    nvlink|p2p-off|sockets) ;;
+    *) echo "gpu-train-matrix.sh: unknown transport '$transport' (nvlink, p2p-off, sockets)" >&2; exit 2 ;;
+  esac
+done
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$out"
 
@@ -66,7 +85,6 @@ transport_env() {
     nvlink) echo "NCCL_P2P_DISABLE=0" ;;
     p2p-off) echo "NCCL_P2P_DISABLE=1" ;;
     sockets) echo "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1" ;;
-    *) echo "gpu-train-matrix.sh: unknown transport '$1' (nvlink, p2p-off, sockets)" >&2; exit 2 ;;
   esac
 }
 
@@ -74,8 +92,12 @@ plans=("dp:--dp $np" "tp:--tp $np" "pp:--pp $np --schedule gpipe" "tpsp:--tp $np
        "zero1:--dp $np --zero 1" "zero2:--dp $np --zero 2" "zero3:--dp $np --zero 3")
 if [ "$np" = 8 ]; then plans+=("dp2tp2pp2:--dp 2 --tp 2 --pp 2"); fi
 
+has_torch=0
+if [ "$dry_run" = 1 ] || python3 -c 'import torch' 2>/dev/null; then has_torch=1; fi
 points=()
 for transport in $transports; do
+  with_pytorch=0
+  for t in $pytorch_transports; do [ "$t" = "$transport" ] && with_pytorch=1; done
   read -r -a env_vars <<< "$(transport_env "$transport")"
   x_args=()
   for assignment in "${env_vars[@]}"; do x_args+=(-x "${assignment%%=*}"); done
@@ -90,10 +112,21 @@ for transport in $transports; do
       run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" "$commscale" train "${block[@]}" \
         "${plan[@]}" --micro-batch "$mb" --global-batch "$global" --steps 10 --warmup 3 -J "$out/$name.json"
       points+=("$out/$name.json")
-      if python3 -c 'import torch' 2>/dev/null && { [ "$label" = dp ] || [ "$label" = tp ] || [ "$label" = pp ]; }; then
-        name="pytorch-$transport-$label-mb$mb"
-        run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" python3 "$here/pytorch_reference.py" \
-          --mode "$label" --layers 8 --hidden 4096 --heads 32 --seq 2048 --micro-batch "$mb" --microbatches 4 --compile
+      case "$label" in dp|tp|pp) ;; *) continue ;; esac
+      [ "$with_pytorch" = 1 ] || continue
+      name="train-$transport-$label-flash-mb$mb"
+      run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" "$commscale" train "${block[@]}" \
+        "${plan[@]}" --flash-attn --micro-batch "$mb" --global-batch "$global" --steps 10 --warmup 3 -J "$out/$name.json"
+      points+=("$out/$name.json")
+      [ "$has_torch" = 1 ] || continue
+      reference=(python3 "$here/pytorch_reference.py" --mode "$label" --layers 8 --hidden 4096 --heads 32 --seq 2048
+                 --micro-batch "$mb" --microbatches 4)
+      name="pytorch-$transport-$label-sdpa-mb$mb"
+      run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" "${reference[@]}" --attention sdpa
+      points+=("$out/$name.txt")
+      if [ "$pytorch_compile" = 1 ]; then
+        name="pytorch-$transport-$label-compile-mb$mb"
+        run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" "${reference[@]}" --compile
         points+=("$out/$name.txt")
       fi
     done
