@@ -26,7 +26,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // GPU memory the GEMM and memory probes rotate their operands through (fits a 24 GB card).
-const Bytes kProbePool(8ull << 30);
+constexpr Bytes kProbePool(8ull << 30);
 
 // Every (m, n, k) of the grid per type, and the two batched GEMMs of attention (scores and context,
 // head size 128) at three sequence lengths and every batch count of the options.
