@@ -67,7 +67,7 @@ std::string catalog_gpu(const CalibrateOptions& o, const RunContext& context) {
 Json measure_gemms(const CalibrateOptions& o, GpuProbes& probes, std::ostream& log) {
   Json rows = Json::array();
   for (const Gemm& g : gemm_shapes(o)) {
-    const Bytes operands = gemm_a_bytes(g) + gemm_b_bytes(g) + gemm_c_bytes(g);
+    const Bytes operands(gemm_operand_layout(g).bytes);  // as the probe places them
     if (operands > kProbePool) {
       log << fmt::format("# skipped {} {} x {} x {} x {}: {:.1f} GiB of operands exceed the {:.0f} GiB probe pool\n",
                          name(g.dtype), g.m, g.n, g.k, g.batch, operands.gib(), kProbePool.gib());

@@ -50,6 +50,14 @@ Bytes gemm_a_bytes(const Gemm& g, std::size_t element) noexcept {
 Bytes gemm_b_bytes(const Gemm& g, std::size_t element) noexcept {
   return Bytes(elements(g.k, g.n, g.batch) * element_bytes(g, element));
 }
+GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment) noexcept {
+  GemmOperandLayout l;
+  l.b_at = align_up(gemm_a_bytes(g).count(), alignment);
+  l.c_at = l.b_at + align_up(gemm_b_bytes(g).count(), alignment);
+  l.bytes = l.c_at + align_up(gemm_c_bytes(g).count(), alignment);
+  return l;
+}
+
 Bytes gemm_c_bytes(const Gemm& g, std::size_t element) noexcept {
   return Bytes(elements(g.m, g.n, g.batch) * element_bytes(g, element));
 }

@@ -42,6 +42,15 @@ struct StepBuffers {
 [[nodiscard]] Bytes gemm_b_bytes(const Gemm& g, std::size_t element = 0) noexcept;
 [[nodiscard]] Bytes gemm_c_bytes(const Gemm& g, std::size_t element = 0) noexcept;
 
+// One GEMM's A, B and C placed one after the other, each at an `alignment` boundary: where B and C
+// start, and the bytes the three take.
+struct GemmOperandLayout {
+  std::uint64_t b_at = 0;
+  std::uint64_t c_at = 0;
+  std::uint64_t bytes = 0;
+};
+[[nodiscard]] GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment = 256) noexcept;
+
 // Places the operands of `ops` in a pool of max(modelled, 2 x largest op) bytes, slices aligned to
 // `alignment` bytes. `gemm_element` overrides the GEMMs' element size (the CPU engine computes in fp32).
 [[nodiscard]] StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::size_t gemm_element = 0,

@@ -34,19 +34,16 @@ Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stre
 
 Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
                          cudaStream_t stream, int repetitions) {
-  auto aligned = [](Bytes b) { return (b.count() + 255) / 256 * 256; };
-  const std::uint64_t b_at = aligned(gemm_a_bytes(g));
-  const std::uint64_t c_at = b_at + aligned(gemm_b_bytes(g));
-  const std::uint64_t set = c_at + aligned(gemm_c_bytes(g));
-  if (set > pool_bytes) {
+  const GemmOperandLayout layout = gemm_operand_layout(g);
+  if (layout.bytes > pool_bytes) {
     throw RuntimeFailure(fmt::format("a {} x {} x {} x {} GEMM needs {:.2f} GiB of operands; the probe pool has {:.2f} GiB",
-                                     g.m, g.n, g.k, g.batch, Bytes(set).gib(), Bytes(pool_bytes).gib()));
+                                     g.m, g.n, g.k, g.batch, Bytes(layout.bytes).gib(), Bytes(pool_bytes).gib()));
   }
-  const std::uint64_t sets = std::max<std::uint64_t>(1, pool_bytes / set);
+  const std::uint64_t sets = pool_bytes / layout.bytes;
   return median_call_time(
       [&](int i) {
-        std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * set;
-        gemm.run(g, base, base + b_at, base + c_at, stream);
+        std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * layout.bytes;
+        gemm.run(g, base, base + layout.b_at, base + layout.c_at, stream);
       },
       stream, repetitions);
 }
