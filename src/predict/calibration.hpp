@@ -34,7 +34,7 @@
 // How the predictor uses it (interpolation rules):
 //  - GEMM: each row becomes an efficiency, its FLOP rate over the profile GPU's dense peak for the
 //    dtype. A GEMM's efficiency is the inverse-squared-distance weighted mean of the 8 nearest rows of
-//    its dtype (a cell's corners in the m, n, k grid), distance measured over (log2 m, log2 n, log2 k,
+//    its dtype (as many as a cell of the m, n, k grid has corners), distance measured over (log2 m, log2 n, log2 k,
 //    log2 batch); an exact shape returns its own row.
 //    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
 //  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly

@@ -11,7 +11,8 @@
 namespace commscale::predict {
 namespace {
 
-// The rows a GEMM's efficiency is interpolated from: the corners of its cell in the (m, n, k) grid.
+// How many of the nearest rows a GEMM's efficiency is interpolated from: as many as a cell of the
+// (m, n, k) grid has corners.
 constexpr std::size_t kGemmNeighbours = 8;
 
 std::array<double, 4> shape_point(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
