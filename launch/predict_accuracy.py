@@ -4,9 +4,10 @@
 Measured points are `commscale train -J` files and PyTorch reference outputs (the JSON line that
 launch/pytorch_reference.py prints, in a file). For a train file the model and plan flags are read back
 from its recorded command line; for a PyTorch file they are the equivalent commscale flags (a bare block
-stack, `--flash-attn` for SDPA). The cluster is the catalog's for the machine the point ran on: the GPU
-count and NCCL's variables pick h200x1, h200x2, h200x2-nop2p (NCCL_P2P_DISABLE=1) or h200x2-sockets
-(and NCCL_SHM_DISABLE=1); --cluster overrides. Each point is predicted with and without --calibration.
+stack, `--flash-attn` for SDPA, `--kernels eager` without torch.compile). The cluster is the catalog's
+for the machine the point ran on: the GPU count and NCCL's variables pick h200x1, h200x2, h200x2-nop2p
+(NCCL_P2P_DISABLE=1) or h200x2-sockets (and NCCL_SHM_DISABLE=1); --cluster overrides. Each point is
+predicted with and without --calibration.
 
 Writes OUT/accuracy.csv (one row per point, plot-ready), OUT/accuracy.md (the table and the summary:
 median and largest |error|) and OUT/predictions/*.json (predict's own output), and prints the summary.
@@ -65,6 +66,8 @@ def pytorch_point(path, doc):
               "pp": ["--pp", str(world), "--schedule", "gpipe"]}[mode]
     if doc.get("attention") == "sdpa":
         flags.append("--flash-attn")
+    if not doc.get("compile"):  # eager PyTorch: its own kernel list (torch.compile fuses as Megatron does)
+        flags += ["--kernels", "eager"]
     return {"kind": "pytorch", "flags": flags, "world": world, "environment": {},
             "measured": {"step_time_s": doc["step_time_s"]}}
 

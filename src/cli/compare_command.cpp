@@ -29,6 +29,7 @@ struct CompareArguments {
   std::vector<std::string> prices;
   std::string scaling;
   std::string calibration;
+  std::string kernels = "fused";
   double workspace_gib = 2.0;
   predict::CompareInputs inputs;
   OutputArguments output;
@@ -61,6 +62,7 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& items
 int run_compare(CompareArguments& a) {
   predict::CompareInputs& in = a.inputs;
   in.model = finish_model_options(a.model);
+  in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
@@ -109,6 +111,8 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
       ->capture_default_str();
   cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
+      ->capture_default_str();
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
       ->capture_default_str();

@@ -57,6 +57,11 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->capture_default_str()
       ->group(group);
   cmd.add_flag("--flash-attn", a->flash_attention, "fused (flash) attention")->group(group);
+  cmd.add_option("--kernels", a->kernels,
+                 "memory-bound kernels: fused (Megatron-LM's) or eager (PyTorch's, one per tensor operation, "
+                 "with gradient accumulation by adds)")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_option("--micro-batch", a->micro_batch, "sequences per microbatch")->capture_default_str()->group(group);
   cmd.add_option(
          "--global-batch", a->global_batch,
@@ -128,6 +133,7 @@ ModelAndPlan finish_model_plan_options(const ModelPlanArguments& a) {
   p.zero_stage = a.zero;
   p.recompute = parse_recompute(a.recompute, "--recompute");
   p.flash_attention = a.flash_attention;
+  p.kernels = parse_kernel_set(a.kernels, "--kernels");
   p.micro_batch = a.micro_batch;
   p.schedule = parse_schedule(a.schedule, "--schedule");
   p.chunks = a.chunks;

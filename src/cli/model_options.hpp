@@ -35,6 +35,7 @@ struct ModelPlanArguments {
   int zero = 0;
   std::string recompute = "none";
   bool flash_attention = false;
+  std::string kernels = "fused";
   int micro_batch = 1;
   int global_batch = 0;  // 0: 4 microbatches per pipeline stage (1 microbatch without a pipeline)
   std::string schedule = "1f1b";
@@ -65,7 +66,7 @@ struct ModelAndPlan {
 
 // Adds --model --model-file --layers --hidden --heads --kv-heads --ffn --vocab --seq --activation
 // --dtype (group "Model") and --world --tp --pp --dp --sp --zero --recompute --flash-attn
-// --micro-batch --global-batch --schedule --chunks --order --bucket-mb (group "Parallel plan").
+// --kernels --micro-batch --global-batch --schedule --chunks --order --bucket-mb (group "Parallel plan").
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 
 // Resolves the model and checks the plan against it. Throws InputError naming the flag.

@@ -63,9 +63,9 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
       world, p.dp, p.tp, p.pp, p.order, name(p.schedule),
       p.chunks > 1 ? fmt::format(" with {} chunks per stage", p.chunks) : "", p.micro_batch, p.global_batch,
       s.microbatches);
-  out << fmt::format("         ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, DP buckets {}\n",
+  out << fmt::format("         ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels, DP buckets {}\n",
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",
-                     p.flash_attention ? "on" : "off", format_size(p.bucket_bytes));
+                     p.flash_attention ? "on" : "off", name(p.kernels), format_size(p.bucket_bytes));
   out << fmt::format(
       "FLOPs    model {:.4g} per step (Megatron-LM formula, the MFU basis); hardware {:.4g} (every rank's "
       "GEMMs, recompute included)\n",

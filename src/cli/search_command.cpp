@@ -25,6 +25,7 @@ struct SearchArguments {
   int nodes = 0;
   std::string gpus;
   std::string rank_by = "throughput";
+  std::string kernels = "fused";
   double node_price_usd = 0.0;
   std::string calibration;
   double workspace_gib = 2.0;
@@ -65,6 +66,7 @@ void check_options(SearchArguments& a) {
   if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
   o.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
+  o.kernels = parse_kernel_set(a.kernels, "--kernels");
   if (a.rank_by == "throughput") {
     o.rank_by = predict::RankBy::kThroughput;
   } else if (a.rank_by == "cost") {
@@ -128,6 +130,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
       ->capture_default_str();
   cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
+      ->capture_default_str();
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
   cmd->add_option("--rank-by", args->rank_by, "throughput or cost (USD per million tokens)")->capture_default_str();
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();

@@ -87,6 +87,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.sequence_parallel = p.sequence_parallel;
   s.flash_attention = p.flash_attention;
   s.recompute = p.recompute;
+  s.kernels = p.kernels;
   return s;
 }
 
@@ -144,6 +145,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
           {"zero_stage", p.zero_stage},
           {"recompute", name(p.recompute)},
           {"flash_attention", p.flash_attention},
+          {"kernels", name(p.kernels)},
           {"micro_batch", p.micro_batch},
           {"global_batch", p.global_batch},
           {"microbatches_per_step", microbatches_per_step(p)},

@@ -26,6 +26,7 @@ struct ParallelPlan {
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   bool flash_attention = false;
+  KernelSet kernels = KernelSet::kFused;
   int micro_batch = 1;
   int global_batch = 1;  // sequences per step over all data-parallel replicas
   ScheduleKind schedule = ScheduleKind::k1F1B;

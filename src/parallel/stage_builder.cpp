@@ -26,14 +26,17 @@ StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, in
   embedding_bwd_ = embedding_backward_ops(m, s);
   head_fwd_ = head_forward_ops(m, s);
   head_bwd_ = head_backward_ops(m, s, p.pp);
+  layer_bwd_acc_ = layer_backward_ops(m, s, true);
+  embedding_bwd_acc_ = embedding_backward_ops(m, s, true);
+  head_bwd_acc_ = head_backward_ops(m, s, p.pp, true);
 }
 
 std::vector<Op> StageBuilder::build() {
   // Reserve what the schedule will need (a little more for receives, sends and buckets), so that the
   // list does not move while it grows: it reaches tens of thousands of ops for large models.
   const std::size_t per_microbatch =
-      static_cast<std::size_t>(layers_per_chunk(m_, p_) * p_.chunks) * (layer_fwd_.size() + layer_bwd_.size() + 4) +
-      embedding_fwd_.size() + embedding_bwd_.size() + head_fwd_.size() + head_bwd_.size() +
+      static_cast<std::size_t>(layers_per_chunk(m_, p_) * p_.chunks) * (layer_fwd_.size() + layer_bwd_acc_.size() + 4) +
+      embedding_fwd_.size() + embedding_bwd_acc_.size() + head_fwd_.size() + head_bwd_acc_.size() +
       4 * static_cast<std::size_t>(p_.chunks);
   ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
   for (const ScheduleStep& step : stage_schedule(p_.schedule, p_.pp, stage_, microbatches_, p_.chunks)) {
@@ -62,15 +65,16 @@ std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
   return units;
 }
 
-const OpList& StageBuilder::unit_ops(const Unit& unit, Phase phase) const noexcept {
+const OpList& StageBuilder::unit_ops(const Unit& unit, Phase phase, int mb) const noexcept {
   const bool fwd = phase == Phase::kForward;
+  const bool acc = mb > 0;
   switch (unit.kind) {
     case UnitKind::kEmbedding:
-      return fwd ? embedding_fwd_ : embedding_bwd_;
+      return fwd ? embedding_fwd_ : (acc ? embedding_bwd_acc_ : embedding_bwd_);
     case UnitKind::kLayer:
-      return fwd ? layer_fwd_ : layer_bwd_;
+      return fwd ? layer_fwd_ : (acc ? layer_bwd_acc_ : layer_bwd_);
     case UnitKind::kHead:
-      return fwd ? head_fwd_ : head_bwd_;
+      return fwd ? head_fwd_ : (acc ? head_bwd_acc_ : head_bwd_);
   }
   return layer_fwd_;
 }
@@ -112,7 +116,7 @@ void StageBuilder::backward(int mb, int chunk) {
 }
 
 void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
-  const OpList& list = unit_ops(unit, phase);
+  const OpList& list = unit_ops(unit, phase, mb);
   if (list.empty()) return;
   const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
   if (zero3) zero3_gather(unit, mb, phase);

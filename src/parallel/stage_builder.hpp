@@ -37,7 +37,7 @@ class StageBuilder {
   void forward(int mb, int chunk);
   void backward(int mb, int chunk);
   void run_unit(const Unit& unit, int mb, Phase phase);
-  [[nodiscard]] const OpList& unit_ops(const Unit& unit, Phase phase) const noexcept;
+  [[nodiscard]] const OpList& unit_ops(const Unit& unit, Phase phase, int mb) const noexcept;
   void stamp(const OpList& list, int mb, int layer);
   OpId emit(Op op);
   OpId emit_p2p(P2pDirection direction, std::uint32_t group, int peer, int mb, int chunk, Phase phase);
@@ -64,6 +64,9 @@ class StageBuilder {
   const int stage_;
   const int microbatches_;
   OpList layer_fwd_, layer_bwd_, embedding_fwd_, embedding_bwd_, head_fwd_, head_bwd_;
+  // The backward lists of every microbatch but the first, whose weight gradients add to the earlier
+  // ones (a kernel of their own with eager kernels; the same lists as above otherwise).
+  OpList layer_bwd_acc_, embedding_bwd_acc_, head_bwd_acc_;
 
   std::vector<Op> ops_;
   std::vector<OpId> pending_;  // what the next op stamped must wait for (a receive, trailing collectives, a gather)

@@ -74,6 +74,21 @@ MemoryPoint read_memory(JsonObject& o, const hw::GpuSpec& gpu) {
   m.bytes = Bytes(static_cast<std::uint64_t>(bytes));
   m.time = Seconds(positive(o, "seconds"));
   if (o.has("kernel")) m.kernel = o.string("kernel");
+  if (o.has("kind")) {
+    MemoryRowKey key;
+    key.kind = parse_memory_kernel_kind(o.string("kind"), o.where("kind"));
+    if (o.has("kernels")) key.kernels = parse_kernel_set(o.string("kernels"), o.where("kernels"));
+    if (o.has("phase")) {
+      const std::string phase = o.string("phase");
+      if (phase != "fwd" && phase != "bwd") throw InputError(o.where("phase"), fmt::format("\"{}\"", phase), "fwd or bwd");
+      key.backward = phase == "bwd";
+    }
+    m.key = key;
+  } else {
+    for (const char* keyed : {"kernels", "phase"}) {
+      if (o.has(keyed)) throw InputError(o.where(keyed), "given without \"kind\"", "a kind for the row, or neither");
+    }
+  }
   o.finish();
   m.efficiency = bandwidth(m.bytes, m.time) / *gpu.memory_bw.value;
   if (m.efficiency > 1.05) {
@@ -127,6 +142,15 @@ CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::strin
   if (top.has("memory")) {
     for (JsonObject& o : top.objects("memory")) p.memory.push_back(read_memory(o, p.gpu));
     std::sort(p.memory.begin(), p.memory.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    for (std::size_t i = 0; i < p.memory.size(); ++i) {
+      for (std::size_t j = i + 1; j < p.memory.size() && p.memory[j].bytes == p.memory[i].bytes; ++j) {
+        if (p.memory[j].key == p.memory[i].key) {
+          throw InputError(top.where("memory"),
+                           fmt::format("{} bytes appear twice for the same kernels", p.memory[i].bytes.count()),
+                           "one time per size and kind (the median of the repetitions)");
+        }
+      }
+    }
   }
   if (top.has("collectives")) {
     for (JsonObject& o : top.objects("collectives")) p.collectives.push_back(read_curve(o));
@@ -158,6 +182,11 @@ nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
   for (const MemoryPoint& m : p.memory) {
     nlohmann::ordered_json row = {{"bytes", m.bytes.count()}, {"seconds", m.time.value()}};
     if (!m.kernel.empty()) row["kernel"] = m.kernel;
+    if (m.key) {
+      row["kind"] = name(m.key->kind);
+      row["kernels"] = name(m.key->kernels);
+      row["phase"] = m.key->backward ? "bwd" : "fwd";
+    }
     memory.push_back(row);
   }
   nlohmann::ordered_json curves = nlohmann::ordered_json::array();

@@ -20,8 +20,14 @@
 //     {"m": 8192, "n": 8192, "k": 8192, "batch": 1, "dtype": "bf16", "seconds": 1.404e-3}
 //   ],                                  batch optional (1); dtype bf16 | fp16 | fp32 (FP32 accumulate)
 //   "memory": [                         optional: memory-bound kernels (a copy, say)
-//     {"bytes": 2147483648, "seconds": 5.03e-4, "kernel": "copy"}
-//   ],                                  bytes = read + written; kernel optional, informative
+//     {"bytes": 2147483648, "seconds": 5.03e-4, "kernel": "copy"},
+//     {"bytes": 1073741824, "seconds": 7.7e-4, "kernel": "torch.softmax", "kind": "softmax",
+//      "kernels": "eager", "phase": "fwd"}
+//   ],                                  bytes = read + written; kernel optional, informative;
+//                                       kind (op.hpp's memory kernel kinds), kernels (fused | eager,
+//                                       default fused) and phase (fwd | bwd, default fwd): the row
+//                                       times that op's kernel only (launch/pytorch_kernels.py writes
+//                                       eager ones); without kind, the row is of the generic curve
 //   "collectives": [                    optional: one curve per (collective, ranks, nodes, path class)
 //     {"collective": "all_reduce", "ranks": 2, "nodes": 1, "path_class": "nvlink",
 //      "env": "", "source": "commscale bench ...",         env, source optional
@@ -39,7 +45,9 @@
 //    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
 //  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly
 //    in log2(bytes); beyond the largest row the largest row's fraction, below the smallest row the
-//    smallest row's time (a kernel is not faster than the smallest one measured).
+//    smallest row's time (a kernel is not faster than the smallest one measured). A kernel uses the
+//    rows of its own kind, kernel set and phase (recompute and step count as fwd) where the profile
+//    has some, else the generic rows (no kind).
 //  - carrying over: GEMM and memory fractions apply to any GPU of the same compute-capability major
 //    (the same family: Hopper to H100/H200, Ampere to A100/3090...), on that GPU's own peak and
 //    bandwidth; to another family they do not apply (the prediction says so).
@@ -75,11 +83,23 @@ struct GemmPoint {
   double efficiency = 0.0;  // filled at load: FLOP rate over the profile GPU's dense peak
 };
 
+// Which memory kernels a row times: all (the generic curve), or one kind of one kernel set in one
+// direction.
+struct MemoryRowKey {
+  MemoryKernelKind kind = MemoryKernelKind::kResidual;
+  KernelSet kernels = KernelSet::kFused;
+  bool backward = false;
+  friend bool operator==(const MemoryRowKey&, const MemoryRowKey&) = default;
+};
+// The key a kernel of this phase looks its rows up by.
+[[nodiscard]] MemoryRowKey memory_row_key(const MemoryKernel& kernel, Phase phase) noexcept;
+
 struct MemoryPoint {
   Bytes bytes;
   Seconds time;
   std::string kernel;
-  double efficiency = 0.0;  // filled at load: bandwidth over the catalog's memory bandwidth
+  std::optional<MemoryRowKey> key;  // nullopt: a row of the generic curve
+  double efficiency = 0.0;          // filled at load: bandwidth over the catalog's memory bandwidth
 };
 
 struct CollectivePoint {
@@ -122,8 +142,10 @@ struct CalibrationProfile {
 
 // Interpolation (rules above). nullopt when the profile has nothing for this case.
 [[nodiscard]] std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm);
-// Seconds for a memory kernel of `bytes` on a GPU of bandwidth `bw` (the profile's fraction applied).
-[[nodiscard]] std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw);
+// Seconds for a memory kernel of `bytes` on a GPU of bandwidth `bw` (the profile's fraction applied):
+// from the rows of `key` where there are some, else from the generic rows.
+[[nodiscard]] std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw,
+                                                 std::optional<MemoryRowKey> key = std::nullopt);
 [[nodiscard]] const CollectiveCurve* find_curve(const CalibrationProfile& profile, Collective c, int ranks, int nodes,
                                                 hw::PathClass path_class);
 [[nodiscard]] Seconds curve_time(const CollectiveCurve& curve, Bytes size);

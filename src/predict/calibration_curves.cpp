@@ -23,6 +23,26 @@ std::array<double, 4> shape_point(std::int64_t m, std::int64_t n, std::int64_t k
 // Linear interpolation of y at x between (x0, y0) and (x1, y1), x0 < x1.
 double lerp(double x, double x0, double y0, double x1, double y1) { return y0 + (y1 - y0) * (x - x0) / (x1 - x0); }
 
+// Time from the memory rows of `key` (the profile keeps them sorted by bytes; rules in
+// calibration.hpp); nullopt when there is no such row.
+std::optional<Seconds> interpolated_memory_time(const std::vector<MemoryPoint>& rows,
+                                                const std::optional<MemoryRowKey>& key, Bytes bytes, GBps bw) {
+  const MemoryPoint* below = nullptr;
+  for (const MemoryPoint& p : rows) {
+    if (p.key != key) continue;
+    if (bytes <= p.bytes) {
+      if (below == nullptr) return p.time;
+      const double efficiency =
+          lerp(std::log2(static_cast<double>(bytes.count())), std::log2(static_cast<double>(below->bytes.count())),
+               below->efficiency, std::log2(static_cast<double>(p.bytes.count())), p.efficiency);
+      return transfer_time(bytes, bw * efficiency);
+    }
+    below = &p;
+  }
+  if (below == nullptr) return std::nullopt;
+  return transfer_time(bytes, bw * below->efficiency);
+}
+
 }  // namespace
 
 bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
@@ -60,20 +80,16 @@ std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const G
   return weighted / weights;
 }
 
-std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw) {
-  const auto& pts = profile.memory;
-  if (pts.empty()) return std::nullopt;
-  if (bytes <= pts.front().bytes) return pts.front().time;
-  double efficiency = pts.back().efficiency;
-  const double x = std::log2(static_cast<double>(bytes.count()));
-  for (std::size_t i = 1; i < pts.size(); ++i) {
-    if (bytes <= pts[i].bytes) {
-      efficiency = lerp(x, std::log2(static_cast<double>(pts[i - 1].bytes.count())), pts[i - 1].efficiency,
-                        std::log2(static_cast<double>(pts[i].bytes.count())), pts[i].efficiency);
-      break;
-    }
+MemoryRowKey memory_row_key(const MemoryKernel& kernel, Phase phase) noexcept {
+  return {kernel.kind, kernel.kernels, phase == Phase::kBackward};
+}
+
+std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw,
+                                   std::optional<MemoryRowKey> key) {
+  if (key) {
+    if (auto t = interpolated_memory_time(profile.memory, key, bytes, bw)) return t;
   }
-  return transfer_time(bytes, bw * efficiency);
+  return interpolated_memory_time(profile.memory, std::nullopt, bytes, bw);
 }
 
 const CollectiveCurve* find_curve(const CalibrationProfile& profile, Collective c, int ranks, int nodes,

@@ -100,18 +100,18 @@ Seconds ComputeModel::time(const Gemm& g) const {
   return Seconds(std::max(math, memory)) + (measured ? Seconds(0.0) : microseconds(kKernelOverheadUs));
 }
 
-Seconds ComputeModel::time(const MemoryKernel& k) const {
+Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   const Bytes bytes = k.bytes_read + k.bytes_written;
   const GBps bw = *gpu_.memory_bw.value;
   if (calibration_ != nullptr) {
-    if (auto t = memory_time(*calibration_, bytes, bw)) return *t;
+    if (auto t = memory_time(*calibration_, bytes, bw, memory_row_key(k, phase))) return *t;
   }
   return transfer_time(bytes, bw * kMemoryEfficiency) + microseconds(kKernelOverheadUs);
 }
 
-Seconds ComputeModel::time(const OpPayload& payload) const {
+Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {
   if (const auto* g = std::get_if<Gemm>(&payload)) return time(*g);
-  if (const auto* k = std::get_if<MemoryKernel>(&payload)) return time(*k);
+  if (const auto* k = std::get_if<MemoryKernel>(&payload)) return time(*k, phase);
   return Seconds(0.0);
 }
 

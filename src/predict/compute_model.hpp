@@ -51,8 +51,9 @@ class ComputeModel {
   ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration);
 
   [[nodiscard]] Seconds time(const Gemm& gemm) const;
-  [[nodiscard]] Seconds time(const MemoryKernel& kernel) const;
-  [[nodiscard]] Seconds time(const OpPayload& payload) const;  // 0 for communication
+  // `phase` picks a calibration's rows for the kernel's kind in that direction (calibration.hpp).
+  [[nodiscard]] Seconds time(const MemoryKernel& kernel, Phase phase = Phase::kForward) const;
+  [[nodiscard]] Seconds time(const OpPayload& payload, Phase phase = Phase::kForward) const;  // 0 for communication
   // The fraction of the dense peak the GEMM's math runs at (before the memory roofline).
   [[nodiscard]] double efficiency(const Gemm& gemm) const;
   // The rate MFU is measured against for a model of this dtype (FP32 accumulate).

@@ -176,7 +176,7 @@ Seconds ProgramCosts::duration(int rank, const Op& op) const {
   auto& cache = compute_[program];
   if (cache.empty()) cache.assign(set_.programs[program].size(), std::numeric_limits<double>::quiet_NaN());
   double& t = cache.at(op.id);
-  if (std::isnan(t)) t = target_.compute.time(op.payload).value();
+  if (std::isnan(t)) t = target_.compute.time(op.payload, op.phase).value();
   return Seconds(t);
 }
 

@@ -117,10 +117,11 @@ void print_prediction(std::ostream& out, const Prediction& p) {
                      m.seq, name(m.dtype));
   out << fmt::format(
       "plan     {} ranks = dp {} x tp {} x pp {}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
-      "recompute {}, sp {}\n",
+      "recompute {}, sp {}{}, {} kernels\n",
       world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule),
       pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : "", pl.micro_batch, pl.global_batch,
-      microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off");
+      microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off",
+      pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
   out << "\n";

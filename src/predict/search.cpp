@@ -90,6 +90,7 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       if (o.global_batch % p.dp != 0) continue;
       p.global_batch = o.global_batch;
       p.flash_attention = o.flash_attention;
+      p.kernels = o.kernels;
       p.order = o.order;
       p.bucket_bytes = ParallelPlan{}.bucket_bytes;
       std::vector<ParallelPlan> variants;
@@ -149,6 +150,7 @@ std::string describe_plan(const ParallelPlan& p) {
   s += fmt::format(" mb {} zero {} recompute {}", p.micro_batch, p.zero_stage, name(p.recompute));
   if (p.sequence_parallel) s += " sp";
   if (p.flash_attention) s += " flash";
+  if (p.kernels != KernelSet::kFused) s += fmt::format(" {} kernels", name(p.kernels));
   return s;
 }
 
@@ -159,6 +161,7 @@ std::string plan_flags(const ParallelPlan& p) {
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
   if (p.sequence_parallel) s += " --sp";
   if (p.flash_attention) s += " --flash-attn";
+  if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));
   if (p.order != ParallelPlan{}.order) s += " --order " + p.order;
   return s;
 }

@@ -33,6 +33,7 @@ struct SearchOptions {
   int max_micro_batch = 8;
   int max_chunks = 4;
   bool flash_attention = false;
+  KernelSet kernels = KernelSet::kFused;
   std::string order = "tp-dp-pp";
   RankBy rank_by = RankBy::kThroughput;
   int top = 10;

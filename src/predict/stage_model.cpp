@@ -185,17 +185,20 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
 const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
   const auto key =
       std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention, static_cast<int>(p.recompute),
+                      static_cast<int>(p.kernels),
                       tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value());
   const auto found = units_.find(key);
   if (found != units_.end()) return found->second;
   const LayerSharding s = layer_sharding(p);
   UnitCosts u;
   u.layer_fwd = unit_cost(layer_forward_ops(model_, s), target_, tp);
-  u.layer_bwd = unit_cost(layer_backward_ops(model_, s), target_, tp);
+  // Every microbatch's backward with the gradient accumulation of all but the first (eager kernels
+  // only): the steady state's, one microbatch's adds too many per step.
+  u.layer_bwd = unit_cost(layer_backward_ops(model_, s, true), target_, tp);
   u.embedding_fwd = unit_cost(embedding_forward_ops(model_, s), target_, tp);
-  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s), target_, tp);
+  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s, true), target_, tp);
   u.head_fwd = unit_cost(head_forward_ops(model_, s), target_, tp);
-  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp), target_, tp);
+  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp, true), target_, tp);
   return units_.emplace(key, u).first->second;
 }
 

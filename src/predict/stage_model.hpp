@@ -102,7 +102,7 @@ class PlanEvaluator {
   LinkAnalyzer analyzer_;
   FlopsPerSecond peak_;
   std::map<std::tuple<int, int, int, std::string, bool>, LayoutLinks> layouts_;
-  std::map<std::tuple<int, int, bool, bool, int, double, double, double>, UnitCosts> units_;
+  std::map<std::tuple<int, int, bool, bool, int, int, double, double, double>, UnitCosts> units_;
 };
 
 }  // namespace commscale::predict

@@ -304,7 +304,7 @@ UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp
       const OpPayload payload = std::holds_alternative<Gemm>(op.payload)
                                     ? OpPayload(std::get<Gemm>(op.payload))
                                     : OpPayload(std::get<MemoryKernel>(op.payload));
-      seconds = target.compute.time(payload).value();
+      seconds = target.compute.time(payload, op.phase).value();
       compute.push_back({ready, ready + seconds});
       c.compute += seconds;
       if (const auto* g = std::get_if<Gemm>(&op.payload)) c.gemm_flops += g->flops.value();

@@ -16,7 +16,11 @@ constexpr std::array kPhases = {Phase::kForward, Phase::kBackward, Phase::kRecom
 constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKernelKind::kSoftmax,
                                      MemoryKernelKind::kDropout,      MemoryKernelKind::kActivation,
                                      MemoryKernelKind::kResidual,     MemoryKernelKind::kEmbedding,
-                                     MemoryKernelKind::kCrossEntropy, MemoryKernelKind::kOptimizer};
+                                     MemoryKernelKind::kCrossEntropy, MemoryKernelKind::kOptimizer,
+                                     MemoryKernelKind::kCopy,         MemoryKernelKind::kPermute,
+                                     MemoryKernelKind::kAdd,          MemoryKernelKind::kMask,
+                                     MemoryKernelKind::kBiasGrad};
+constexpr std::array kKernelSets = {KernelSet::kFused, KernelSet::kEager};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
 
 }  // namespace
@@ -69,9 +73,21 @@ std::string_view name(MemoryKernelKind kind) noexcept {
       return "cross_entropy";
     case MemoryKernelKind::kOptimizer:
       return "optimizer";
+    case MemoryKernelKind::kCopy:
+      return "copy";
+    case MemoryKernelKind::kPermute:
+      return "permute";
+    case MemoryKernelKind::kAdd:
+      return "add";
+    case MemoryKernelKind::kMask:
+      return "mask";
+    case MemoryKernelKind::kBiasGrad:
+      return "bias_grad";
   }
   return "?";
 }
+
+std::string_view name(KernelSet kernels) noexcept { return kernels == KernelSet::kEager ? "eager" : "fused"; }
 
 std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
 
@@ -83,6 +99,9 @@ Phase parse_phase(std::string_view text, std::string_view where) {
 }
 MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where) {
   return parse_by_name(kKernelKinds, text, where, "kernel kind");
+}
+KernelSet parse_kernel_set(std::string_view text, std::string_view where) {
+  return parse_by_name(kKernelSets, text, where, "kernel set");
 }
 P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
   return parse_by_name(kDirections, text, where, "direction");

@@ -68,6 +68,7 @@ void payload_to_json(json& j, const OpPayload& payload) {
               {"bytes_read", k->bytes_read.count()},
               {"bytes_written", k->bytes_written.count()},
               {"elements", k->elements}});
+    if (k->kernels != KernelSet::kFused) j["kernels"] = name(k->kernels);  // absent: fused
   } else if (const auto* c = std::get_if<CollectiveOp>(&payload)) {
     j["type"] = "collective";
     j.update(
@@ -105,10 +106,12 @@ OpPayload payload_from_json(const json& j) {
     return g;
   }
   if (type == "memory") {
-    keys({"kernel", "bytes_read", "bytes_written", "elements"});
+    keys({"kernel", "kernels", "bytes_read", "bytes_written", "elements"});
     return MemoryKernel{Bytes(number<std::uint64_t>(j, "bytes_read")), Bytes(number<std::uint64_t>(j, "bytes_written")),
                         number<std::uint64_t>(j, "elements"),
-                        parse_memory_kernel_kind(text(j, "kernel"), where(j, "kernel"))};
+                        parse_memory_kernel_kind(text(j, "kernel"), where(j, "kernel")),
+                        j.contains("kernels") ? parse_kernel_set(text(j, "kernels"), where(j, "kernels"))
+                                              : KernelSet::kFused};
   }
   if (type == "collective") {
     keys({"collective", "group", "bytes", "dtype"});

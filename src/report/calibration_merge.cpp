@@ -40,7 +40,15 @@ void merge_calibration(Json& base, const Json& more, const std::string& where) {
     };
   };
   merge("gemm", equal_on({"m", "n", "k", "batch", "dtype"}));
-  merge("memory", equal_on({"bytes"}));
+  // A memory row is of the generic curve or of one kind, kernel set and phase (defaults as parsed).
+  merge("memory", [](const Json& a, const Json& b) {
+    const auto key = [](const Json& r) {
+      if (!r.contains("kind")) return Json::array({r.value("bytes", Json())});
+      return Json::array({r.value("bytes", Json()), r["kind"], r.value("kernels", Json("fused")),
+                          r.value("phase", Json("fwd"))});
+    };
+    return key(a) == key(b);
+  });
   merge("collectives", equal_on({"collective", "ranks", "nodes", "path_class"}));
   base["machine"]["source"] =
       fmt::format("{}; {}", base["machine"].value("source", ""), more["machine"].value("source", ""));

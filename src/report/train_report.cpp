@@ -28,6 +28,13 @@ void print_header(std::ostream& out, const TrainReport& r) {
   fmt::print(out, "# plan dp {} x tp {} x pp {} ({}), micro-batch {}, global batch {}, schedule {}\n", p.value("dp", 0),
              p.value("tp", 0), p.value("pp", 0), p.value("order", ""), p.value("micro_batch", 0),
              p.value("global_batch", 0), p.value("schedule", ""));
+  const bool eager = p.value("kernels", "fused") == "eager";
+  fmt::print(out, "#      ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels{}\n",
+             p.value("zero_stage", 0), p.value("recompute", ""), p.value("sequence_parallel", false) ? "on" : "off",
+             p.value("flash_attention", false) ? "on" : "off", p.value("kernels", "fused"),
+             eager ? " (eager PyTorch's kernel list; each memory-bound kernel runs as commscale's streaming kernel of "
+                     "its bytes, not as PyTorch's kernel)"
+                   : "");
   fmt::print(out, "# {} warm-up and {} timed steps, timing {}; {}\n", r.warmup_steps, r.steps, r.timing, r.method);
   fmt::print(out, "# memory per rank: {} allocated for the step's data ({} modelled, without the workspace allowance)\n",
              format_size(r.pool), format_size(r.modelled));

@@ -71,18 +71,6 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
   b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
 }
 
-void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerSharding& s) {
-  if (s.recompute == Recompute::kNone) return;
-  if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
-  b.set_phase(Phase::kRecompute);
-  if (s.recompute == Recompute::kFull) {
-    forward(b, m, d, s.flash_attention);
-  } else {
-    attention_core_forward(b, d, false);
-  }
-  b.set_phase(Phase::kBackward);
-}
-
 // The backward of norm -> [AG] -> column-parallel GEMMs, ending with the norm's own backward.
 void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
                            std::uint64_t norm_params, std::uint64_t linear_params) {
@@ -106,20 +94,165 @@ void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string&
   b.set_grad_parameters(wgrad, linear_params);
 }
 
+// ---- Eager PyTorch (KernelSet::kEager) ----------------------------------------------------------
+// One kernel per tensor operation, as PyTorch runs the block of launch/pytorch_reference.py
+// (nn.LayerNorm, nn.Linear, F.gelu, F.dropout, and F.scaled_dot_product_attention or baddbmm,
+// masked_fill, softmax, dropout, bmm) without torch.compile; the kernels are those torch.profiler
+// lists for it on an H200 (results/h200x1-2026-12-01c/README.md). Against the fused layout above:
+//  - a linear layer's bias rides in the GEMM's epilogue (cuBLASLt), but its gradient is a reduction
+//    of its own (bias_grad);
+//  - bias-dropout-residual is a dropout kernel (writing its one-byte mask) and an add, forward, and a
+//    dropout backward, then an add where the residual gradient meets the branch's, backward;
+//  - the attention context goes back to [s, b, h] through a permuting copy, and the query, key and
+//    value gradients are concatenated into the QKV gradient by another (cat of strided views);
+//  - unfused attention masks with masked_fill into a new tensor (a copy, then the masked fill), and
+//    its backward masks the gradient the same way;
+//  - LayerNorm's backward is two kernels: the input gradient, then the weight and bias gradients;
+//  - weight gradients are accumulated over microbatches by an add per parameter (OpListBuilder).
+// Flash attention keeps the fused layout's GEMMs (cuDNN's kernels do the same FLOPs).
+
+void eager_attention_forward(OpListBuilder& b, const LayerDims& d, bool flash) {
+  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+  if (!flash) {
+    b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
+    b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
+    b.compute("attn.softmax", eager_kernel(K::kSoftmax, scores, d.w, d.w));
+    b.compute("attn.dropout", eager_kernel(K::kDropout, scores, d.w, d.w + 1));
+  }
+  b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+}
+
+// Dropout of a row-parallel GEMM's (reduced) output, then the residual add.
+void eager_dropout_residual_forward(OpListBuilder& b, const LayerDims& d, const std::string& prefix,
+                                    const std::string& linear, int reduce) {
+  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  b.compute(linear + ".dropout", eager_kernel(K::kDropout, hidden_sp, d.w, d.w + 1), {reduce});
+  b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
+}
+
+void eager_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash) {
+  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  b.compute("ln1", eager_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
+  eager_attention_forward(b, d, flash);
+  b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
+  const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
+  eager_dropout_residual_forward(b, d, "attn", "attn.proj", attn_reduce);
+  b.compute("ln2", eager_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  b.compute("mlp.act", eager_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
+  b.compute("mlp.fc2", gemm(d, d.tokens, d.hidden, d.ffn));
+  const int mlp_reduce = b.collective(d.tp_comm, reduce_name(d, "mlp"), hidden_collective(d, reduce_kind(d)));
+  eager_dropout_residual_forward(b, d, "mlp", "mlp.fc2", mlp_reduce);
+}
+
+void eager_attention_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
+  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  if (flash) {
+    b.set_phase(Phase::kRecompute);
+    b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+    b.set_phase(Phase::kBackward);
+  } else {
+    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+  }
+  b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+  b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  if (!flash) {
+    b.compute("attn.dropout", eager_kernel(K::kDropout, scores, d.w + 1, d.w));
+    b.compute("attn.softmax", eager_kernel(K::kSoftmax, scores, 2 * d.w, d.w));
+    b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
+    b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
+  }
+  b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
+}
+
+// The backward of norm -> [AG] -> column-parallel linear, and the add where the residual gradient
+// meets the branch's.
+void eager_column_block_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
+                                 const std::string& norm, const Linear& linear, std::uint64_t norm_params,
+                                 std::uint64_t linear_params) {
+  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  if (m.linear_bias) b.compute(linear.name + ".bias_grad", eager_kernel(K::kBiasGrad, elements(d.tokens, linear.out), d.w, 0));
+  const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out));
+  const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
+  const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
+  b.set_grad_parameters(wgrad, linear_params);
+  b.compute(norm, eager_kernel(K::kNorm, hidden_sp, 2 * d.w, d.w), {reduce});
+  const int params = b.compute(norm + ".params", eager_kernel(K::kNorm, hidden_sp, 2 * d.w, 0));
+  b.set_grad_parameters(params, norm_params);
+  b.compute(norm + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
+}
+
+// The backward of row-parallel linear -> dropout -> residual add.
+void eager_row_block_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
+                              const std::string& prefix, const Linear& linear, std::uint64_t linear_params) {
+  b.compute(linear.name + ".dropout", eager_kernel(K::kDropout, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  const int gather = b.collective(d.sp, prefix + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  if (m.linear_bias) {
+    b.compute(linear.name + ".bias_grad", eager_kernel(K::kBiasGrad, elements(d.tokens, d.hidden), d.w, 0), {gather});
+  }
+  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), {gather});
+  const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens));
+  b.set_grad_parameters(wgrad, linear_params);
+}
+
+void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerSharding& s) {
+  if (s.recompute == Recompute::kNone) return;
+  if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
+  b.set_phase(Phase::kRecompute);
+  const bool eager = s.kernels == KernelSet::kEager;
+  if (s.recompute == Recompute::kFull) {
+    eager ? eager_forward(b, m, d, s.flash_attention) : forward(b, m, d, s.flash_attention);
+  } else {
+    eager ? eager_attention_forward(b, d, false) : attention_core_forward(b, d, false);
+  }
+  b.set_phase(Phase::kBackward);
+}
+
+// Backward lists of eager kernels add each microbatch's weight gradients to the accumulated ones
+// (`accumulate`: every microbatch of the step but the first).
+OpListBuilder backward_builder(const LayerDims& d, const LayerSharding& s, bool accumulate) {
+  OpListBuilder b(Phase::kBackward);
+  if (accumulate && s.kernels == KernelSet::kEager) b.accumulate_gradients(d.w);
+  return b;
+}
+
 }  // namespace
 
 OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
   OpListBuilder b(Phase::kForward);
-  forward(b, m, layer_dims(m, s), s.flash_attention);
+  if (s.kernels == KernelSet::kEager) {
+    eager_forward(b, m, layer_dims(m, s), s.flash_attention);
+  } else {
+    forward(b, m, layer_dims(m, s), s.flash_attention);
+  }
   return b.take();
 }
 
-OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s) {
+OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
   const LayerParameters p = layer_parameters(m, s.tp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
-  OpListBuilder b(Phase::kBackward);
+  OpListBuilder b = backward_builder(d, s, accumulate);
   recompute_prelude(b, m, d, s);
+  if (s.kernels == KernelSet::kEager) {
+    eager_row_block_backward(b, m, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
+    b.compute("mlp.act", eager_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
+                                      swiglu ? 2 * d.w : d.w));
+    eager_column_block_backward(b, m, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
+    eager_row_block_backward(b, m, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
+    eager_attention_backward(b, d, s.flash_attention);
+    eager_column_block_backward(b, m, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
+    return b.take();
+  }
   row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
   b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
                                      swiglu ? 2 * d.w : d.w));
@@ -141,10 +274,10 @@ OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s)
   return b.take();
 }
 
-OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s) {
-  OpListBuilder b(Phase::kBackward);
-  if (m.vocab == 0) return b.take();
+OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
+  OpListBuilder b = backward_builder(d, s, accumulate);
+  if (m.vocab == 0) return b.take();
   const int gather = b.collective(d.sp, "embedding.all_gather", hidden_collective(d, Collective::kAllGather));
   const int scatter_add =
       b.compute("embedding", memory_kernel(K::kEmbedding, elements(d.tokens, d.hidden), 2 * d.w, d.w), {gather});
@@ -171,10 +304,10 @@ OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
   return b.take();
 }
 
-OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp) {
-  OpListBuilder b(Phase::kBackward);
-  if (m.vocab == 0) return b.take();
+OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
+  OpListBuilder b = backward_builder(d, s, accumulate);
+  if (m.vocab == 0) return b.take();
   b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), 4, d.w));
   column_block_backward(b, d, "final_norm", {"logits", d.hidden, d.vocab}, norm_parameters(m),
                         output_parameters(m, s.tp, pp));

@@ -21,6 +21,12 @@
 //
 // Dropout kernels are present for every model (Korthikanti et al. assume them; the memory model
 // counts their masks).
+//
+// With LayerSharding::kernels == KernelSet::kEager a layer is the kernels eager PyTorch runs for the
+// same block, one per tensor operation (layer_ops.cpp lists them): the same GEMMs, more memory-bound
+// kernels, and the weight gradients accumulated over microbatches by adds of their own. The
+// embedding and the head keep the fused kernels (the PyTorch reference has neither), with those adds.
+// The memory model (memory.hpp) stays Megatron-LM's.
 
 #include "workload/op_list.hpp"
 #include "workload/transformer.hpp"
@@ -28,16 +34,20 @@
 namespace commscale {
 
 [[nodiscard]] OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s);
-// Includes the recompute prelude that `s.recompute` asks for, with Phase::kRecompute.
-[[nodiscard]] OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s);
+// Includes the recompute prelude that `s.recompute` asks for, with Phase::kRecompute. `accumulate`:
+// the weight gradients add to those of earlier microbatches (every microbatch of a step but the
+// first), which costs a kernel only with eager kernels.
+[[nodiscard]] OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate = false);
 
 // First pipeline stage: token (+ learned position) embedding, vocabulary-parallel. Empty for vocab 0.
 [[nodiscard]] OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s);
-[[nodiscard]] OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s);
+[[nodiscard]] OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s,
+                                            bool accumulate = false);
 // Last pipeline stage: final norm, logits, vocabulary-parallel cross entropy. Empty for vocab 0.
 // `pp` decides whether a tied output weight is a copy (pp > 1) whose gradient the logits wgrad completes.
 [[nodiscard]] OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s);
-[[nodiscard]] OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp);
+[[nodiscard]] OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp,
+                                       bool accumulate = false);
 
 // Mixed-precision Adam over `parameters` (this rank's optimizer shard): reads gradient, master
 // weight and both moments, writes them and the 16-bit weight.

@@ -62,6 +62,17 @@ int OpListBuilder::prefetch(bool enabled, std::string name, TpCollective c) {
   return add({std::move(name), phase_, c, {}, 0});
 }
 
+void OpListBuilder::set_grad_parameters(int index, std::uint64_t parameters) {
+  if (accumulate_bytes_ == 0.0 || parameters == 0) {
+    ops_.at(static_cast<std::size_t>(index)).grad_parameters = parameters;
+    return;
+  }
+  const double w = accumulate_bytes_;
+  const int add = compute(ops_.at(static_cast<std::size_t>(index)).name + ".accumulate",
+                          eager_kernel(MemoryKernelKind::kAdd, parameters, 2 * w, w));
+  ops_.at(static_cast<std::size_t>(add)).grad_parameters = parameters;
+}
+
 MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
                            double written_per_element) {
   MemoryKernel k;
@@ -70,6 +81,13 @@ MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double
   const auto e = static_cast<double>(elements);
   k.bytes_read = Bytes(static_cast<std::uint64_t>(std::llround(e * read_per_element)));
   k.bytes_written = Bytes(static_cast<std::uint64_t>(std::llround(e * written_per_element)));
+  return k;
+}
+
+MemoryKernel eager_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
+                          double written_per_element) {
+  MemoryKernel k = memory_kernel(kind, elements, read_per_element, written_per_element);
+  k.kernels = KernelSet::kEager;
   return k;
 }
 

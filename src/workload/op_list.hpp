@@ -26,6 +26,7 @@ struct LayerSharding {
   bool sequence_parallel = false;  // norms, dropouts and residuals split along the sequence (needs tp > 1)
   bool flash_attention = false;    // fused attention: no s x s matrix in memory; backward recomputes QK^T
   Recompute recompute = Recompute::kNone;
+  KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
 };
 
 // A collective over the tensor-parallel group; bytes as nccl-tests counts them (op.hpp).
@@ -56,9 +57,13 @@ class OpListBuilder {
   int collective(bool enabled, std::string name, TpCollective c);
   // A collective that waits for no compute op (a prefetch, e.g. the sequence-parallel re-gather).
   int prefetch(bool enabled, std::string name, TpCollective c);
-  void set_grad_parameters(int index, std::uint64_t parameters) {
-    ops_.at(static_cast<std::size_t>(index)).grad_parameters = parameters;
-  }
+  // Marks the op at `index` (the last one added) as completing the gradients of `parameters`. With
+  // gradient accumulation on, an eager add of those gradients into the accumulated ones follows it and
+  // completes them instead.
+  void set_grad_parameters(int index, std::uint64_t parameters);
+  // Eager frameworks add each microbatch's weight gradients to the accumulated ones in a kernel of
+  // their own (bytes_per_element: of a gradient); Megatron-LM's weight-gradient GEMMs accumulate.
+  void accumulate_gradients(double bytes_per_element) noexcept { accumulate_bytes_ = bytes_per_element; }
   [[nodiscard]] OpList take() { return std::move(ops_); }
 
  private:
@@ -66,11 +71,15 @@ class OpListBuilder {
   Phase phase_;
   OpList ops_;
   int last_compute_ = -1;
+  double accumulate_bytes_ = 0.0;  // 0: gradients are not accumulated by a kernel of their own
 };
 
 // A memory kernel over `elements` elements reading and writing the given bytes per element.
 [[nodiscard]] MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
                                          double written_per_element);
+// The same, as an eager framework's kernel (KernelSet::kEager).
+[[nodiscard]] MemoryKernel eager_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,
+                                        double written_per_element);
 
 [[nodiscard]] Flops gemm_flops(const OpList& ops);
 

@@ -29,6 +29,23 @@ TEST(CalibrationMerge, ReplacesTheSameRowsAndAddsOthers) {
   EXPECT_EQ(base["machine"]["source"], "nvlink; host_staged; nvlink");
 }
 
+TEST(CalibrationMerge, MemoryRowsOfAnotherKindAreAdded) {
+  Json base = profile("h200-sxm", "nvlink", 6.0);
+  base["memory"] = Json::array({{{"bytes", 1024}, {"seconds", 1e-6}}});
+  Json more = profile("h200-sxm", "nvlink", 6.0);
+  more["memory"] = Json::array({{{"bytes", 1024}, {"seconds", 2e-6}, {"kind", "softmax"}, {"kernels", "eager"}},
+                                {{"bytes", 1024}, {"seconds", 3e-6}, {"kind", "softmax"}, {"kernels", "eager"},
+                                 {"phase", "bwd"}}});
+  merge_calibration(base, more, "cal.json");
+  ASSERT_EQ(base["memory"].size(), 3u);  // the generic row stays; forward and backward are added
+  more["memory"] = Json::array({{{"bytes", 1024}, {"seconds", 4e-6}, {"kind", "softmax"}, {"kernels", "eager"},
+                                 {"phase", "fwd"}}});
+  merge_calibration(base, more, "cal.json");
+  ASSERT_EQ(base["memory"].size(), 3u);  // phase fwd is the default: replaced
+  EXPECT_EQ(base["memory"][1]["seconds"], 4e-6);
+  EXPECT_EQ(base["memory"][0]["seconds"], 1e-6);
+}
+
 TEST(CalibrationMerge, RefusesAnotherGpusProfile) {
   Json base = profile("h200-sxm", "nvlink", 6.0);
   try {

@@ -127,6 +127,59 @@ TEST(Calibration, MemoryAndCollectiveCurves) {
   EXPECT_NEAR(to_us(curve_time(c, Bytes(2 * 1048576))), 200.0, 1e-9);  // the largest size's bus bandwidth
 }
 
+TEST(Calibration, KeyedMemoryRowsTimeTheirOwnKernels) {
+  nlohmann::json doc = minimal();
+  // An eager softmax at 1 MiB takes 4x the generic copy; its backward 8x.
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "softmax"}, {"kernels", "eager"}});
+  doc["memory"].push_back(
+      {{"bytes", 1048576}, {"seconds", 8e-5}, {"kind", "softmax"}, {"kernels", "eager"}, {"phase", "bwd"}});
+  const CalibrationProfile p = parse(doc);
+  const GBps bw(4800.0);
+  MemoryKernel softmax = memory_kernel(MemoryKernelKind::kSoftmax, 1 << 18, 2, 2);  // 1 MiB
+  softmax.kernels = KernelSet::kEager;
+  const Bytes mib(1048576);
+  EXPECT_DOUBLE_EQ(memory_time(p, mib, bw, memory_row_key(softmax, Phase::kForward))->value(), 4e-5);
+  EXPECT_DOUBLE_EQ(memory_time(p, mib, bw, memory_row_key(softmax, Phase::kBackward))->value(), 8e-5);
+  EXPECT_DOUBLE_EQ(memory_time(p, mib, bw, memory_row_key(softmax, Phase::kRecompute))->value(), 4e-5);
+  // Beyond its only row, the row's bandwidth fraction.
+  EXPECT_NEAR(memory_time(p, Bytes(2 * 1048576), bw, memory_row_key(softmax, Phase::kForward))->value(), 8e-5, 1e-15);
+  // Fused softmax and other kinds have no rows of their own: the generic curve.
+  softmax.kernels = KernelSet::kFused;
+  EXPECT_DOUBLE_EQ(memory_time(p, mib, bw, memory_row_key(softmax, Phase::kForward))->value(), 1e-5);
+  EXPECT_DOUBLE_EQ(memory_time(p, mib, bw)->value(), 1e-5);
+  // And so does the compute model.
+  const ComputeModel model(hw::testing::catalog().gpu("h200-sxm", "test"), &p);
+  softmax.kernels = KernelSet::kEager;
+  EXPECT_DOUBLE_EQ(model.time(OpPayload(softmax), Phase::kBackward).value(), 8e-5);
+}
+
+TEST(Calibration, KeyedMemoryRowErrors) {
+  nlohmann::json doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kernels", "eager"}});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "memory[2].kernels", "without \"kind\""}));
+  doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "softmax"}, {"phase", "sideways"}});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"memory[2].phase", "sideways", "fwd or bwd"}));
+  doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "teleport"}});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"memory[2].kind", "teleport"}));
+  doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "softmax"}, {"kernels", "lazy"}});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"memory[2].kernels", "lazy", "eager"}));
+  doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 2e-5}});  // the generic 1 MiB row again
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "memory", "1048576 bytes appear twice"}));
+  // The same size for another kind, or the other phase, is fine; written back, read the same.
+  doc = minimal();
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "softmax"}, {"kernels", "eager"}});
+  doc["memory"].push_back({{"bytes", 1048576}, {"seconds", 4e-5}, {"kind", "softmax"}, {"phase", "bwd"}});
+  const CalibrationProfile p = parse(doc);
+  const CalibrationProfile again = parse_calibration(nlohmann::json::parse(calibration_to_json(p).dump()), "again",
+                                                     hw::testing::catalog());
+  ASSERT_EQ(again.memory.size(), 4u);
+  for (std::size_t i = 0; i < p.memory.size(); ++i) EXPECT_TRUE(again.memory[i].key == p.memory[i].key) << i;
+}
+
 TEST(Calibration, CollectiveCurvesReplaceTheModelOnTheirMachineOnly) {
   const auto profile = std::make_shared<const CalibrationProfile>(load_calibration(kFixture, hw::testing::catalog()));
   const hw::Catalog& catalog = hw::testing::catalog();

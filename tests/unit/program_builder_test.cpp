@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "parallel/plan_memory.hpp"
 #include "parallel/plan_summary.hpp"
 #include "parallel/program_builder.hpp"
 #include "program/checker.hpp"
@@ -29,7 +30,7 @@ std::string describe(const ParallelPlan& p) {
   return "dp " + std::to_string(p.dp) + " tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " " +
          std::string(name(p.schedule)) + " v " + std::to_string(p.chunks) + " zero " + std::to_string(p.zero_stage) +
          (p.sequence_parallel ? " sp" : "") + " recompute " + std::string(name(p.recompute)) +
-         (p.flash_attention ? " flash" : "");
+         (p.flash_attention ? " flash" : "") + (p.kernels == KernelSet::kEager ? " eager" : "");
 }
 
 // Hardware FLOPs per step summed over every rank, from the formulas: model FLOPs plus what the
@@ -66,6 +67,7 @@ TEST(ProgramBuilder, ManyPlansAreDeadlockFreeAndCountTheRightFlops) {
             p.sequence_parallel = tp > 1 && variant % 2 == 0;
             p.recompute = static_cast<Recompute>(variant % 3);
             p.flash_attention = variant % 5 == 0;
+            p.kernels = variant % 3 == 1 ? KernelSet::kEager : KernelSet::kFused;
             p.order = variant % 2 == 0 ? "tp-dp-pp" : "tp-pp-dp";
             p.bucket_bytes = Bytes(variant % 3 == 0 ? 1 : 64 * kKiB);
             const ProgramSet set = build_program(tiny, p);
@@ -165,6 +167,30 @@ TEST(ProgramBuilder, BucketsAndZeroStages) {
     const auto* c = std::get_if<CollectiveOp>(&op.payload);
     if (c != nullptr && op.stream == Stream::kDp) {
       EXPECT_EQ(c->bytes.count() % (2 * 16), 0u) << op.name;
+    }
+  }
+}
+
+TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {
+  // Each stage adds the weight gradients of microbatches 1..m-1 to those of microbatch 0: (m - 1)
+  // times its parameters, embedding and tied output copy included.
+  const TransformerConfig tiny = find_preset("tiny", "");
+  for (ScheduleKind schedule : {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved}) {
+    ParallelPlan p = plan(2, 2, 2, 4);
+    p.schedule = schedule;
+    p.chunks = schedule == ScheduleKind::kInterleaved ? 2 : 1;
+    p.kernels = KernelSet::kEager;
+    const ProgramSet set = build_program(tiny, p);
+    ASSERT_TRUE(check_program(set).ok()) << describe(p);
+    ASSERT_EQ(set.programs.size(), 2u);  // one per stage
+    for (int stage = 0; stage < p.pp; ++stage) {
+      std::uint64_t added = 0;
+      for (const Op& op : set.programs[static_cast<std::size_t>(stage)]) {
+        if (!op.name.ends_with(".accumulate")) continue;
+        EXPECT_GT(op.microbatch, 0) << op.name;
+        added += std::get<MemoryKernel>(op.payload).elements;
+      }
+      EXPECT_EQ(added, 3 * stage_parameters(tiny, p, stage)) << describe(p) << " stage " << stage;
     }
   }
 }

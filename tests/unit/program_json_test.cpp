@@ -35,6 +35,26 @@ TEST(ProgramJson, RoundTripKeepsEverything) {
   EXPECT_TRUE(check_program(back).ok());
 }
 
+TEST(ProgramJson, EagerKernelsAreMarked) {
+  ParallelPlan p;
+  p.global_batch = 2;
+  p.kernels = KernelSet::kEager;
+  const ProgramSet set = build_program(find_preset("tiny", ""), p);
+  const json doc = set;
+  int eager = 0;
+  for (const json op : ops_of(set, 0)) {
+    if (op.contains("kernels")) {
+      EXPECT_EQ(op["kernels"], "eager") << op["name"];
+      ++eager;
+    }
+  }
+  EXPECT_GT(eager, 0);
+  EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
+  // Fused kernels, the default, are not written.
+  const ProgramSet fused = sample();
+  for (const json op : ops_of(fused, 0)) EXPECT_FALSE(op.contains("kernels")) << op["name"];
+}
+
 TEST(ProgramJson, OpFields) {
   const ProgramSet set = sample();
   const json op = ops_of(set, 0)[1];  // mb0.fwd.embedding waits for its ZeRO-3 parameter gather

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <variant>
 
 #include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
@@ -167,6 +169,82 @@ TEST(LayerOps, GradientsOfEveryParameterAreProducedOnce) {
       EXPECT_EQ(head, norm_parameters(m) + output_parameters(m, tp, 2)) << preset;
     }
   }
+}
+
+// Eager kernels change only the memory-bound kernels: the GEMMs, the collectives and the gradients
+// they complete stay; every microbatch after the first adds its weight gradients once more.
+TEST(LayerOps, EagerKernelsKeepGemmsCollectivesAndGradients) {
+  const auto count = [](const OpList& ops, const auto& keep) {
+    int n = 0;
+    for (const WorkloadOp& op : ops) n += keep(op) ? 1 : 0;
+    return n;
+  };
+  const auto is_collective = [](const WorkloadOp& op) { return std::holds_alternative<TpCollective>(op.payload); };
+  const auto is_accumulate = [](const WorkloadOp& op) { return op.name.ends_with(".accumulate"); };
+  for (const char* preset : {"gpt3-1.3b", "llama3-8b"}) {
+    const TransformerConfig m = find_preset(preset, "");
+    for (int tp : {1, 4}) {
+      for (bool flash : {false, true}) {
+        const LayerSharding fused = sharding(2, tp, tp > 1, Recompute::kSelective, flash);
+        LayerSharding eager = fused;
+        eager.kernels = KernelSet::kEager;
+        const std::string what = std::string(preset) + " tp " + std::to_string(tp) + (flash ? " flash" : "");
+        for (bool accumulate : {false, true}) {
+          const OpList f = layer_backward_ops(m, fused, accumulate);
+          const OpList e = layer_backward_ops(m, eager, accumulate);
+          EXPECT_DOUBLE_EQ(list_flops(e), list_flops(f)) << what;
+          EXPECT_EQ(count(e, is_collective), count(f, is_collective)) << what;
+          for (const OpList* list : {&f, &e}) {  // unique in their phase: reports and timelines key ops by them
+            std::set<std::string> names;
+            for (const WorkloadOp& op : *list) {
+              EXPECT_TRUE(names.insert(std::string(name(op.phase)) + "." + op.name).second) << what << " " << op.name;
+            }
+          }
+          std::uint64_t grads = 0;
+          std::uint64_t accumulated = 0;
+          for (const WorkloadOp& op : e) {
+            grads += op.grad_parameters;
+            if (!is_accumulate(op)) continue;
+            accumulated += std::get<MemoryKernel>(op.payload).elements;
+            EXPECT_EQ(op.grad_parameters, std::get<MemoryKernel>(op.payload).elements) << what << " " << op.name;
+          }
+          EXPECT_EQ(grads, layer_parameters(m, tp).total()) << what;
+          EXPECT_EQ(accumulated, accumulate ? layer_parameters(m, tp).total() : 0) << what;
+          EXPECT_EQ(count(f, is_accumulate), 0) << what;  // Megatron-LM's wgrad GEMMs accumulate in place
+        }
+        const OpList fwd = layer_forward_ops(m, eager);
+        EXPECT_DOUBLE_EQ(list_flops(fwd), list_flops(layer_forward_ops(m, fused))) << what;
+        EXPECT_GT(fwd.size(), layer_forward_ops(m, fused).size()) << what;
+        for (const WorkloadOp& op : fwd) {
+          if (const auto* k = std::get_if<MemoryKernel>(&op.payload)) {
+            EXPECT_EQ(k->kernels, KernelSet::kEager) << what << " " << op.name;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerOps, EagerAttentionByHand) {
+  // gpt3-1.3b (h = 2048, 16 heads, s = 2048), B = 2, t = 2: 16 (B a/t) score matrices of s^2.
+  const TransformerConfig m = find_preset("gpt3-1.3b", "");
+  LayerSharding s = sharding(2, 2);
+  s.kernels = KernelSet::kEager;
+  const OpList list = layer_forward_ops(m, s);
+  const auto ops = by_name(list);
+  const std::uint64_t scores = 2ull * 8 * 2048 * 2048;
+  for (const char* kernel : {"attn.mask.copy", "attn.mask", "attn.softmax"}) {
+    const MemoryKernel& k = std::get<MemoryKernel>(ops.at(kernel)->payload);
+    EXPECT_EQ(k.elements, scores) << kernel;
+    EXPECT_EQ(k.bytes_read.count(), 2 * scores) << kernel;
+    EXPECT_EQ(k.bytes_written.count(), 2 * scores) << kernel;
+  }
+  // Dropout writes its output and a one-byte mask.
+  EXPECT_EQ(std::get<MemoryKernel>(ops.at("attn.dropout")->payload).bytes_written.count(), 3 * scores);
+  // The context goes back from (B a/t, s, d) to (s, B, h/t): one permuting copy of T h/t elements.
+  const MemoryKernel& permute = std::get<MemoryKernel>(ops.at("attn.context.permute")->payload);
+  EXPECT_EQ(permute.kind, MemoryKernelKind::kPermute);
+  EXPECT_EQ(permute.elements, 2ull * 2048 * 2048 / 2);
 }
 
 TEST(LayerOps, BareStackHasNoEmbeddingOrHead) {

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Times eager PyTorch's memory-bound kernels on this GPU and adds them to a calibration profile, so that
+`commscale predict --kernels eager --calibration FILE` costs each kernel of an eager step (one per tensor
+operation: src/workload/layer_ops.cpp lists them) at the speed PyTorch's own kernel runs, not at a copy's.
+
+Each row is one (kind, phase) of op.hpp's memory kernel kinds at one size: the median of --reps timed
+calls (CUDA events around each call) after --warmup calls. Its bytes are what commscale's op for it
+counts (bytes read + written per element x elements, the same factors as layer_ops.cpp), so the
+predictor's interpolation in bytes lands on it. The shapes are those of a GPT block with hidden size
+--hidden and --heads heads at sequence --seq, over a range of token counts (or, for the s x s
+attention kernels, of batch x heads): the kernels' sizes, not any step that is then predicted.
+
+    python3 launch/pytorch_kernels.py --base cal.json -o cal-eager.json
+
+writes cal.json with every earlier eager row replaced by the ones measured here. What each kind times:
+
+  norm fwd/bwd        F.layer_norm; its backward (input gradient, then weight and bias gradients) as a pair
+  activation fwd/bwd  F.gelu(approximate="tanh") and its backward, over [tokens, 4 hidden]
+  dropout fwd/bwd     native_dropout and its backward (masked scale), over [tokens, hidden] and [b a, s, s]
+  softmax fwd/bwd     torch.softmax and _softmax_backward_data over the last dim of [b a, s, s]
+  mask fwd/bwd        masked_fill_ of an [s, s] causal mask broadcast over [b a, s, s]
+  copy fwd/bwd        clone of [b a, s, s] (masked_fill out of place copies first)
+  permute fwd         SDPA's output [b, a, s, d] back to [s, b, a d] (permute, then reshape: a copy)
+  permute bwd         cat of the query, key and value gradients along the head dimension
+  add fwd/bwd         a + b (residuals, gradient accumulation), 1-D, 4 Mi to 256 Mi elements
+  bias_grad bwd       sum over the tokens of [tokens, n] (n = hidden, 3 hidden, 4 hidden)
+"""
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+W = 2  # bytes per bf16 element
+
+
+def timed(fn, reps, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def randn(*shape):
+    return torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+
+
+def cases(args):
+    """Yields (kind, phases, kernel, elements, read per element, written per element, setup) where setup()
+    returns the call to time (inputs allocated once, outside the timing)."""
+    h, a = args.hidden, args.heads
+    d = h // a
+    s = args.seq
+    for tokens in args.tokens:
+        def norm_fwd(t=tokens):
+            x, weight, bias = randn(t, h), randn(h), randn(h)
+            return lambda: F.layer_norm(x, (h,), weight, bias)
+
+        def norm_bwd(t=tokens):
+            x, weight, bias, dy = randn(t, h), randn(h), randn(h), randn(t, h)
+            mean = torch.zeros(t, 1, device="cuda", dtype=torch.float32)
+            rstd = torch.ones(t, 1, device="cuda", dtype=torch.float32)
+            return lambda: torch.ops.aten.native_layer_norm_backward(dy, x, (h,), mean, rstd, weight, bias,
+                                                                     [True, True, True])
+
+        # Input gradient (reads x and dy, writes dx) and weight/bias gradients (read x and dy).
+        yield "norm", ["fwd"], "F.layer_norm", tokens * h, W, W, norm_fwd
+        yield "norm", ["bwd"], "native_layer_norm_backward", tokens * h, 4 * W, W, norm_bwd
+
+        def gelu_fwd(t=tokens):
+            x = randn(t, 4 * h)
+            return lambda: F.gelu(x, approximate="tanh")
+
+        def gelu_bwd(t=tokens):
+            x, dy = randn(t, 4 * h), randn(t, 4 * h)
+            return lambda: torch.ops.aten.gelu_backward(dy, x, approximate="tanh")
+
+        yield "activation", ["fwd"], "F.gelu", tokens * 4 * h, W, W, gelu_fwd
+        yield "activation", ["bwd"], "gelu_backward", tokens * 4 * h, 2 * W, W, gelu_bwd
+        yield from dropout_cases(tokens * h, (tokens, h))
+
+        for n in (h, 3 * h, 4 * h):
+            def bias_grad(t=tokens, n=n):
+                dy = randn(t, n)
+                return lambda: dy.sum(0)
+
+            yield "bias_grad", ["bwd"], "sum(0)", tokens * n, W, 0, bias_grad
+
+    for batch in args.batches:
+        def permute_fwd(b=batch):
+            # The layout SDPA returns its output in, from a small call with the reference's views.
+            qkv = randn(64, b, a, 3 * d).permute(1, 2, 0, 3)
+            q, k, v = qkv.split(d, dim=-1)
+            strides = F.scaled_dot_product_attention(q, k, v, is_causal=True).stride()
+            order = sorted(range(4), key=lambda i: -strides[i])
+            shape = (b, a, s, d)
+            out = randn(*[shape[i] for i in order]).permute(*[order.index(i) for i in range(4)])
+            return lambda: out.permute(2, 0, 1, 3).reshape(s, b, h)
+
+        def permute_bwd(b=batch):
+            grads = [randn(b, a, s, d) for _ in range(3)]
+            return lambda: torch.cat(grads, dim=-1)
+
+        yield "permute", ["fwd"], "SDPA output permute + reshape", batch * s * h, W, W, permute_fwd
+        yield "permute", ["bwd"], "cat(dq, dk, dv)", batch * s * 3 * h, W, W, permute_bwd
+
+    for heads_batch in args.heads_batches:
+        scores = heads_batch * s * s
+
+        def softmax_fwd(n=heads_batch):
+            x = randn(n, s, s)
+            return lambda: torch.softmax(x, dim=-1)
+
+        def softmax_bwd(n=heads_batch):
+            y, dy = randn(n, s, s), randn(n, s, s)
+            return lambda: torch.ops.aten._softmax_backward_data(dy, y, -1, torch.bfloat16)
+
+        def mask(n=heads_batch):
+            x = randn(n, s, s)
+            causal = torch.ones(s, s, dtype=torch.bool, device="cuda").triu(1)
+            return lambda: x.masked_fill_(causal, float("-inf"))
+
+        def copy(n=heads_batch):
+            x = randn(n, s, s)
+            return lambda: x.clone()
+
+        yield "softmax", ["fwd"], "torch.softmax", scores, W, W, softmax_fwd
+        yield "softmax", ["bwd"], "_softmax_backward_data", scores, 2 * W, W, softmax_bwd
+        yield "mask", ["fwd", "bwd"], "masked_fill_", scores, W, W, mask
+        yield "copy", ["fwd", "bwd"], "clone", scores, W, W, copy
+        yield from dropout_cases(scores, (heads_batch, s, s))
+
+    for log2 in range(22, 29, 1):
+        def add(n=1 << log2):
+            x, y = randn(n), randn(n)
+            return lambda: x + y
+
+        yield "add", ["fwd", "bwd"], "a + b", 1 << log2, 2 * W, W, add
+
+
+def dropout_cases(elements, shape):
+    def fwd():
+        x = randn(*shape)
+        return lambda: torch.ops.aten.native_dropout(x, 0.1, True)
+
+    def bwd():
+        dy = randn(*shape)
+        keep = torch.rand(*shape, device="cuda") > 0.1
+        return lambda: torch.ops.aten.native_dropout_backward(dy, keep, 1 / 0.9)
+
+    yield "dropout", ["fwd"], "native_dropout", elements, W, W + 1, fwd
+    yield "dropout", ["bwd"], "native_dropout_backward", elements, W + 1, W, bwd
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="calibration profile to add to (commscale calibrate -o FILE)")
+    parser.add_argument("-o", "--output", required=True, help="profile to write (may be --base)")
+    parser.add_argument("--hidden", type=int, default=4096)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=2048)
+    parser.add_argument("--tokens", default="1024,2048,4096,8192,16384,32768",
+                        help="token counts of the [tokens, hidden] kernels")
+    parser.add_argument("--batches", default="1,2,4,8,16", help="batch sizes of the permutes (tokens = batch x seq)")
+    parser.add_argument("--heads-batches", default="8,16,32,64,128,256",
+                        help="batch x heads of the [b a, s, s] attention kernels")
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("pytorch_kernels.py: no CUDA GPU visible to PyTorch (the rows time PyTorch's GPU kernels)")
+    try:
+        for name in ("tokens", "batches", "heads_batches"):
+            setattr(args, name, [int(x) for x in getattr(args, name).split(",")])
+            if min(getattr(args, name)) < 1:
+                raise ValueError
+    except ValueError:
+        sys.exit("pytorch_kernels.py: --tokens, --batches and --heads-batches take positive integers, comma-separated")
+    if args.hidden % args.heads:
+        sys.exit(f"pytorch_kernels.py: --hidden {args.hidden} is not a multiple of --heads {args.heads}")
+    try:
+        with open(args.base) as f:
+            profile = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"pytorch_kernels.py: --base {args.base}: {e}")
+    if profile.get("kind") != "commscale-calibration":
+        sys.exit(f"pytorch_kernels.py: --base {args.base}: not a commscale calibration profile")
+
+    measured = {}  # (kind, phase, bytes) -> [seconds]: two shapes of one size are one row, their median
+    for kind, phases, kernel, elements, read, written, setup in cases(args):
+        seconds = timed(setup(), args.reps, args.warmup)
+        torch.cuda.empty_cache()
+        nbytes = round(elements * read) + round(elements * written)
+        print(f"{kind:>10} {'/'.join(phases):>7} {nbytes / 2**20:>10.1f} MiB {seconds * 1e6:>10.1f} us "
+              f"{nbytes / seconds / 1e9:>8.0f} GB/s  {kernel}", flush=True)
+        for phase in phases:
+            measured.setdefault((kind, phase, nbytes), (kernel, []))[1].append(seconds)
+
+    rows = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"]
+    for (kind, phase, nbytes), (kernel, times) in sorted(measured.items()):
+        rows.append({"bytes": nbytes, "seconds": statistics.median(times), "kernel": f"torch {kernel}",
+                     "kind": kind, "kernels": "eager", "phase": phase})
+    profile["memory"] = rows
+    machine = profile.setdefault("machine", {})
+    note = (f"eager kernels: launch/pytorch_kernels.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
+            f"{datetime.date.today().isoformat()}")
+    machine["description"] = "; ".join(x for x in (machine.get("description", ""), note) if x)
+    with open(args.output, "w") as f:
+        json.dump(profile, f, indent=1)
+    print(f"# {len(measured)} eager rows written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
