@@ -4,7 +4,10 @@
 operation: src/workload/layer_ops.cpp lists them) at the speed PyTorch's own kernel runs, not at a copy's.
 
 Each row is one (kind, phase) of op.hpp's memory kernel kinds at one size: the median of --reps timed
-calls (CUDA events around each call) after --warmup calls. Its bytes are what commscale's op for it
+calls (CUDA events around each call, queued behind a spin kernel so that the host's dispatch is not
+timed) after --warmup calls; where several kernels of a kind have one size (the two layout copies of
+the QKV gradient, say), the row is their mean, so that as many ops priced at it take what those
+kernels took together. Its bytes are what commscale's op for it
 counts (bytes read + written per element x elements, the same factors as layer_ops.cpp), so the
 predictor's interpolation in bytes lands on it. The shapes are those of a GPT block with hidden size
 --hidden and --heads heads at sequence --seq, over a range of token counts (or, for the s x s
@@ -20,8 +23,11 @@ writes cal.json with every earlier eager row replaced by the ones measured here.
   softmax fwd/bwd     torch.softmax and _softmax_backward_data over the last dim of [b a, s, s]
   mask fwd/bwd        masked_fill_ of an [s, s] causal mask broadcast over [b a, s, s]
   copy fwd/bwd        clone of [b a, s, s] (masked_fill out of place copies first)
-  permute fwd         SDPA's output [b, a, s, d] back to [s, b, a d] (permute, then reshape: a copy)
-  permute bwd         cat of the query, key and value gradients along the head dimension
+  permute fwd         unfused attention's context, bmm's [b a, s, d] back to [s, b, h] (a transposing
+                      copy; SDPA's output is in its query's order already, a view)
+  permute bwd         the QKV gradient: cat of the query, key and value gradients along the head
+                      dimension, then its copy back to [s, b, 3 h], in unfused attention's and SDPA's
+                      layouts (four kernels of one size, one row)
   add fwd/bwd         a + b (residuals, gradient accumulation), 1-D, 4 Mi to 256 Mi elements
   bias_grad bwd       sum over the tokens of [tokens, n] (n = hidden, 3 hidden, 4 hidden)
 """
@@ -37,14 +43,19 @@ import torch
 import torch.nn.functional as F
 
 W = 2  # bytes per bf16 element
+SPACER_CYCLES = 2_000_000  # ~1 ms at H200 clocks: longer than any call takes to queue
 
 
 def timed(fn, reps, warmup):
+    """Median GPU time of one call. The GPU is kept busy (torch.cuda._sleep) while the call is queued,
+    so the time is the kernels' alone, as in a step where the host runs ahead of the GPU, not the
+    host's dispatch latency (~20-30 us a call, which a bare event pair around a small kernel measures)."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SPACER_CYCLES)
         start.record()
         fn()
         end.record()
@@ -99,28 +110,46 @@ def cases(args):
             yield "bias_grad", ["bwd"], "sum(0)", tokens * n, W, 0, bias_grad
 
     for batch in args.batches:
-        def permute_fwd(b=batch):
-            # The layout SDPA returns its output in, from a small call with the reference's views.
-            qkv = randn(64, b, a, 3 * d).permute(1, 2, 0, 3)
-            q, k, v = qkv.split(d, dim=-1)
-            strides = F.scaled_dot_product_attention(q, k, v, is_causal=True).stride()
-            order = sorted(range(4), key=lambda i: -strides[i])
-            shape = (b, a, s, d)
-            out = randn(*[shape[i] for i in order]).permute(*[order.index(i) for i in range(4)])
-            return lambda: out.permute(2, 0, 1, 3).reshape(s, b, h)
+        tokens = batch * s
 
-        def permute_bwd(b=batch):
-            grads = [randn(b, a, s, d) for _ in range(3)]
-            return lambda: torch.cat(grads, dim=-1)
+        def context_fwd(b=batch):
+            # Unfused attention's context: bmm's [b a, s, d] output to [s, b, h] (transpose, reshape: a copy).
+            # SDPA's output is already in its query's [s, b, a, d] order: a view there, no kernel.
+            out = randn(b * a, s, d)
+            return lambda: out.transpose(0, 1).reshape(s, b, h)
 
-        yield "permute", ["fwd"], "SDPA output permute + reshape", batch * s * h, W, W, permute_fwd
-        yield "permute", ["bwd"], "cat(dq, dk, dv)", batch * s * 3 * h, W, W, permute_bwd
+        # The QKV gradient, backward of qkv.view(s, b, a, 3d) -> (heads first) -> split: the cat of the
+        # query, key and value gradients along the head dimension, then the copy back to [s, b, 3h]. The
+        # gradients' layouts are the ones the step produces: for unfused attention bmm's outputs, the
+        # key's transposed (it is the gradient of k^T); for SDPA the query's [s, b, a, d] order.
+        def grads(b, flash):
+            if flash:
+                return [randn(s, b, a, d).permute(1, 2, 0, 3) for _ in range(3)]
+            return [randn(b * a, s, d), randn(b * a, d, s).transpose(1, 2), randn(b * a, s, d)]
+
+        def qkv_cat(b=batch, flash=False):
+            parts = grads(b, flash)
+            return lambda: torch.cat(parts, dim=-1)
+
+        def qkv_copy(b=batch, flash=False):
+            grad = torch.cat(grads(b, flash), dim=-1)  # [b a, s, 3d] or [b, a, s, 3d]
+            back = grad.permute(2, 0, 1, 3) if flash else grad.transpose(0, 1)
+            return lambda: back.reshape(s, b, 3 * h)
+
+        yield "permute", ["fwd"], "bmm output transpose + reshape", tokens * h, W, W, context_fwd
+        for flash in (False, True):
+            tag = "SDPA" if flash else "unfused"
+            yield ("permute", ["bwd"], f"cat(dq, dk, dv), {tag}", tokens * 3 * h, W, W,
+                   lambda b=batch, f=flash: qkv_cat(b, f))
+            yield ("permute", ["bwd"], f"QKV gradient reshape, {tag}", tokens * 3 * h, W, W,
+                   lambda b=batch, f=flash: qkv_copy(b, f))
 
     for heads_batch in args.heads_batches:
         scores = heads_batch * s * s
 
         def softmax_fwd(n=heads_batch):
-            x = randn(n, s, s)
+            causal = torch.ones(s, s, dtype=torch.bool, device="cuda").triu(1)
+            x = randn(n, s, s).masked_fill_(causal, float("-inf"))  # the masked scores, as in the step
             return lambda: torch.softmax(x, dim=-1)
 
         def softmax_bwd(n=heads_batch):
@@ -198,7 +227,7 @@ def main():
     if profile.get("kind") != "commscale-calibration":
         sys.exit(f"pytorch_kernels.py: --base {args.base}: not a commscale calibration profile")
 
-    measured = {}  # (kind, phase, bytes) -> [seconds]: two shapes of one size are one row, their median
+    measured = {}  # (kind, phase, bytes) -> ([kernel], [seconds]): kernels of one size are one row, their mean
     for kind, phases, kernel, elements, read, written, setup in cases(args):
         seconds = timed(setup(), args.reps, args.warmup)
         torch.cuda.empty_cache()
@@ -206,11 +235,14 @@ def main():
         print(f"{kind:>10} {'/'.join(phases):>7} {nbytes / 2**20:>10.1f} MiB {seconds * 1e6:>10.1f} us "
               f"{nbytes / seconds / 1e9:>8.0f} GB/s  {kernel}", flush=True)
         for phase in phases:
-            measured.setdefault((kind, phase, nbytes), (kernel, []))[1].append(seconds)
+            kernels, times = measured.setdefault((kind, phase, nbytes), ([], []))
+            kernels.append(kernel)
+            times.append(seconds)
 
     rows = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"]
-    for (kind, phase, nbytes), (kernel, times) in sorted(measured.items()):
-        rows.append({"bytes": nbytes, "seconds": statistics.median(times), "kernel": f"torch {kernel}",
+    for (kind, phase, nbytes), (kernels, times) in sorted(measured.items()):
+        names = "; ".join(dict.fromkeys(kernels))  # each kernel once, in the order timed
+        rows.append({"bytes": nbytes, "seconds": statistics.fmean(times), "kernel": f"torch {names}",
                      "kind": kind, "kernels": "eager", "phase": phase})
     profile["memory"] = rows
     machine = profile.setdefault("machine", {})

@@ -103,8 +103,10 @@ void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string&
 //    of its own (bias_grad);
 //  - bias-dropout-residual is a dropout kernel (writing its one-byte mask) and an add, forward, and a
 //    dropout backward, then an add where the residual gradient meets the branch's, backward;
-//  - the attention context goes back to [s, b, h] through a permuting copy, and the query, key and
-//    value gradients are concatenated into the QKV gradient by another (cat of strided views);
+//  - unfused attention's context goes back from bmm's [b a, s, d] to [s, b, h] through a transposing
+//    copy (SDPA's output keeps its query's order: a view); backward, the query, key and value
+//    gradients are concatenated into the QKV gradient (cat), which is then copied back from heads
+//    first to [s, b, 3h] (two layout copies; the context gradient needs none, bmm takes its view);
 //  - unfused attention masks with masked_fill into a new tensor (a copy, then the masked fill), and
 //    its backward masks the gradient the same way;
 //  - LayerNorm's backward is two kernels: the input gradient, then the weight and bias gradients;
@@ -121,7 +123,9 @@ void eager_attention_forward(OpListBuilder& b, const LayerDims& d, bool flash) {
     b.compute("attn.dropout", eager_kernel(K::kDropout, scores, d.w, d.w + 1));
   }
   b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+  if (!flash) {
+    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+  }
 }
 
 // Dropout of a row-parallel GEMM's (reduced) output, then the residual add.
@@ -157,8 +161,6 @@ void eager_attention_backward(OpListBuilder& b, const LayerDims& d, bool flash) 
     b.set_phase(Phase::kRecompute);
     b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
     b.set_phase(Phase::kBackward);
-  } else {
-    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
   }
   b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
   b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
@@ -170,6 +172,7 @@ void eager_attention_backward(OpListBuilder& b, const LayerDims& d, bool flash) 
   }
   b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
   b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
   b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
 }
 
