@@ -68,7 +68,8 @@ def pytorch_point(path, doc):
         flags.append("--flash-attn")
     if not doc.get("compile"):  # eager PyTorch: its own kernel list (torch.compile fuses as Megatron does)
         flags += ["--kernels", "eager"]
-    return {"kind": "pytorch", "flags": flags, "world": world, "environment": {},
+    return {"kind": "pytorch-compile" if doc.get("compile") else "pytorch", "flags": flags, "world": world,
+            "environment": {},
             "measured": {"step_time_s": doc["step_time_s"]}}
 
 
@@ -127,7 +128,8 @@ def describe(errors):
     if not errors:
         return "no points"
     return (f"{len(errors)} points: median |error| {statistics.median(errors):.1f}%, largest {max(errors):.1f}%, "
-            f"{sum(e <= 5 for e in errors)} within 5%, {sum(e <= 15 for e in errors)} within 15%")
+            f"{sum(e <= 5 for e in errors)} within 5%, {sum(e <= 10 for e in errors)} within 10%, "
+            f"{sum(e <= 15 for e in errors)} within 15%")
 
 
 def main():
@@ -141,8 +143,12 @@ def main():
     os.makedirs(os.path.join(args.out, "predictions"), exist_ok=True)
 
     rows = []
+    names = set()
     for path in args.points:
         point = read_point(path)
+        if point["name"] in names:  # the same file name in another folder: prefix the folder's
+            point["name"] = f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}-{point['name']}"
+        names.add(point["name"])
         cluster = cluster_for(point, args.cluster)
         base = os.path.join(args.out, "predictions", point["name"])
         row = {"point": point["name"], "measured_by": point["kind"], "cluster": cluster, "world": point["world"],
@@ -184,8 +190,9 @@ def main():
         if args.calibration:
             line += f" {ms(r['predicted_step_s_catalog'])} ms | {pct(r['error_pct_catalog'])} |"
         lines.append(line)
-    summary = [f"- {label}, train points: " + describe([r["error_pct"] for r in rows if r["measured_by"] == "train"]),
-               f"- {label}, PyTorch points: " + describe([r["error_pct"] for r in rows if r["measured_by"] == "pytorch"])]
+    summary = [f"- {label}, {what} points: " + describe([r["error_pct"] for r in rows if r["measured_by"] == by])
+               for by, what in (("train", "train"), ("pytorch", "eager PyTorch"),
+                                ("pytorch-compile", "torch.compile'd PyTorch"))]
     if args.calibration:
         summary.append("- catalog only, train points: "
                        + describe([r["error_pct_catalog"] for r in rows if r["measured_by"] == "train"]))

@@ -14,6 +14,8 @@ nlohmann::json op_args(const Op& op, int step) {
     args["gemm"] = {{"m", g->m}, {"n", g->n}, {"k", g->k}, {"batch", g->batch}, {"dtype", name(g->dtype)}};
     args["flops"] = g->flops.value();
   } else if (const auto* k = std::get_if<MemoryKernel>(&op.payload)) {
+    args["kernel"] = name(k->kind);
+    if (k->kernels != KernelSet::kFused) args["kernels"] = name(k->kernels);
     args["bytes_read"] = k->bytes_read.count();
     args["bytes_written"] = k->bytes_written.count();
   } else if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {

@@ -32,7 +32,7 @@ ParallelPlan plan_for(const Shape& s) {
   return p;
 }
 
-void run_shape(const Shape& shape) {
+void run_shape(const Shape& shape, KernelSet kernels = KernelSet::kFused) {
   const MpiComm world = MpiComm::world();
   if (shape.dp * shape.tp * shape.pp != world.size()) GTEST_SKIP() << "needs " << shape.dp * shape.tp * shape.pp << " ranks";
   RuntimeOptions runtime;
@@ -41,7 +41,9 @@ void run_shape(const Shape& shape) {
   TrainOptions options;
   options.warmup_steps = 1;
   options.steps = 2;
-  const TrainRun run = run_training(tiny(), plan_for(shape), options, *session.backend, world);
+  ParallelPlan plan = plan_for(shape);
+  plan.kernels = kernels;
+  const TrainRun run = run_training(tiny(), plan, options, *session.backend, world);
   if (world.rank() == 0) testing::check_run(run, options.steps);
 }
 
@@ -53,6 +55,8 @@ TEST(CpuTrain, TensorParallel2PipelineParallel2) { run_shape({1, 2, 2}); }
 TEST(CpuTrain, DataParallel2TensorParallel2) { run_shape({2, 2, 1}); }
 TEST(CpuTrain, DataParallel2PipelineParallel2) { run_shape({2, 1, 2}); }
 TEST(CpuTrain, AllThree) { run_shape({2, 2, 2}); }
+// Eager PyTorch's kernel list (predict --kernels eager) is a step program like any other: it runs.
+TEST(CpuTrain, EagerKernelsTensorParallel2PipelineParallel2) { run_shape({1, 2, 2}, KernelSet::kEager); }
 
 TEST(CpuTrain, PlanMustMatchTheJob) {
   const MpiComm world = MpiComm::world();

@@ -31,5 +31,26 @@ TEST(ChromeTrace, ProcessesThreadsAndStepsEndToEnd) {
   EXPECT_DOUBLE_EQ(events[2 + kStreamCount]["ts"], 2000.0);  // step 1 starts where step 0 ended
 }
 
+TEST(ChromeTrace, MemoryKernelsNameTheirKind) {
+  ProgramSet set;
+  set.world_size = 1;
+  MemoryKernel eager{Bytes(64), Bytes(32), 16, MemoryKernelKind::kSoftmax, KernelSet::kEager};
+  MemoryKernel fused = eager;
+  fused.kernels = KernelSet::kFused;
+  std::vector<Op> ops(2);
+  ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.attn.softmax", 0, 0, eager};
+  ops[1] = Op{1, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.attn.dropout", 0, 0, fused};
+  set.programs = {ops};
+  set.ranks = {RankProgram{0, 0, {}}};
+  const Timeline t{"predictor", 1, 1, {{0, 0, 0, Seconds(0.0), Seconds(0.001)}, {0, 0, 1, Seconds(0.001), Seconds(0.002)}}};
+  const nlohmann::json events = chrome_trace(set, t).at("traceEvents");
+  const nlohmann::json& a = events[1 + kStreamCount]["args"];
+  EXPECT_EQ(a["kernel"], "softmax");
+  EXPECT_EQ(a["kernels"], "eager");
+  EXPECT_EQ(a["bytes_read"], 64);
+  EXPECT_EQ(a["bytes_written"], 32);
+  EXPECT_FALSE(events[2 + kStreamCount]["args"].contains("kernels"));  // fused, the default, is not written
+}
+
 }  // namespace
 }  // namespace commscale
