@@ -35,7 +35,6 @@ writes cal.json with every earlier eager row replaced by the ones measured here.
 import argparse
 import datetime
 import json
-import math
 import statistics
 import sys
 

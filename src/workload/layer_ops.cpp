@@ -11,40 +11,70 @@ Gemm gemm(const LayerDims& d, std::int64_t m, std::int64_t n, std::int64_t k, st
   return make_gemm(m, n, k, batch, d.dtype);
 }
 
+// A memory kernel of the given kernel set (Megatron-LM's fused ones, or eager PyTorch's).
+MemoryKernel kernel(KernelSet kernels, K kind, std::uint64_t elements, double read_per_element,
+                    double written_per_element) {
+  return kernels == KernelSet::kEager ? eager_kernel(kind, elements, read_per_element, written_per_element)
+                                      : memory_kernel(kind, elements, read_per_element, written_per_element);
+}
+
 // Names of the collective after a row-parallel GEMM and before a column-parallel one.
 Collective reduce_kind(const LayerDims& d) { return d.sp ? Collective::kReduceScatter : Collective::kAllReduce; }
 std::string reduce_name(const LayerDims& d, const std::string& prefix) {
   return prefix + (d.sp ? ".reduce_scatter" : ".all_reduce");
 }
 
-// Q K^T, softmax, dropout, P V: the part of attention whose activations grow with s^2.
-void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash) {
+// Q K^T, softmax, dropout, P V: the part of attention whose activations grow with s^2. With eager
+// kernels as PyTorch runs it: masked_fill as a copy and a fill before the softmax, and (unfused) the
+// context's transposing copy back to [s, b, h].
+void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
+  const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
   if (!flash) {
-    b.compute("attn.softmax", memory_kernel(K::kSoftmax, scores, d.w, d.w));
-    b.compute("attn.dropout", memory_kernel(K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
+    if (eager) {
+      b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
+      b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
+    }
+    b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, d.w, d.w));
+    b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
   }
   b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  if (eager && !flash) {
+    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+  }
 }
 
-void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash) {
+// Dropout of a row-parallel GEMM's (reduced) output and the residual add: Megatron-LM's one fused
+// bias-dropout-add kernel, or eager PyTorch's dropout (writing its one-byte mask), then an add.
+void dropout_residual_forward(OpListBuilder& b, const LayerDims& d, KernelSet kernels, const std::string& prefix,
+                              const std::string& linear, int reduce) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
-  b.compute("ln1", memory_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  if (kernels == KernelSet::kFused) {
+    b.compute(prefix + ".residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {reduce});
+    return;
+  }
+  b.compute(linear + ".dropout", eager_kernel(K::kDropout, hidden_sp, d.w, d.w + 1), {reduce});
+  b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
+}
+
+void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels) {
+  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  b.compute("ln1", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
   b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
-  attention_core_forward(b, d, flash);
+  attention_core_forward(b, d, flash, kernels);
   b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
   const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
-  b.compute("attn.residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {attn_reduce});
-  b.compute("ln2", memory_kernel(K::kNorm, hidden_sp, d.w, d.w));
+  dropout_residual_forward(b, d, kernels, "attn", "attn.proj", attn_reduce);
+  b.compute("ln2", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
   b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
-  b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
+  b.compute("mlp.act", kernel(kernels, K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
   b.compute("mlp.fc2", gemm(d, d.tokens, d.hidden, d.ffn));
   const int mlp_reduce = b.collective(d.tp_comm, reduce_name(d, "mlp"), hidden_collective(d, reduce_kind(d)));
-  b.compute("mlp.residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {mlp_reduce});
+  dropout_residual_forward(b, d, kernels, "mlp", "mlp.fc2", mlp_reduce);
 }
 
 // dX = dY W^T, then (column-parallel layers) the reduction of dX runs while dW = X^T dY does.
@@ -54,7 +84,10 @@ struct Linear {
   std::int64_t out = 0;  // n of the forward GEMM
 };
 
-void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
+// With eager kernels as PyTorch runs it: masked_fill's backward too, and the QKV gradient assembled
+// by a cat and a copy back to [s, b, 3h].
+void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
+  const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   if (flash) {
     b.set_phase(Phase::kRecompute);
@@ -64,11 +97,19 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
   b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
   b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
   if (!flash) {
-    b.compute("attn.dropout", memory_kernel(K::kDropout, scores, d.w + 1, d.w));
-    b.compute("attn.softmax", memory_kernel(K::kSoftmax, scores, 2 * d.w, d.w));
+    b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w + 1, d.w));
+    b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, 2 * d.w, d.w));
+    if (eager) {
+      b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
+      b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
+    }
   }
   b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dQ = dS K
   b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
+  if (eager) {
+    b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
+    b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
+  }
 }
 
 // The backward of norm -> [AG] -> column-parallel GEMMs, ending with the norm's own backward.
@@ -113,76 +154,15 @@ void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string&
 //  - weight gradients are accumulated over microbatches by an add per parameter (OpListBuilder).
 // Flash attention keeps the fused layout's GEMMs (cuDNN's kernels do the same FLOPs).
 
-void eager_attention_forward(OpListBuilder& b, const LayerDims& d, bool flash) {
-  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
-  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
-  if (!flash) {
-    b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
-    b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
-    b.compute("attn.softmax", eager_kernel(K::kSoftmax, scores, d.w, d.w));
-    b.compute("attn.dropout", eager_kernel(K::kDropout, scores, d.w, d.w + 1));
-  }
-  b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  if (!flash) {
-    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
-  }
-}
-
-// Dropout of a row-parallel GEMM's (reduced) output, then the residual add.
-void eager_dropout_residual_forward(OpListBuilder& b, const LayerDims& d, const std::string& prefix,
-                                    const std::string& linear, int reduce) {
-  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
-  b.compute(linear + ".dropout", eager_kernel(K::kDropout, hidden_sp, d.w, d.w + 1), {reduce});
-  b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
-}
-
-void eager_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash) {
-  const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
-  b.compute("ln1", eager_kernel(K::kNorm, hidden_sp, d.w, d.w));
-  const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
-  b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
-  eager_attention_forward(b, d, flash);
-  b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
-  const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
-  eager_dropout_residual_forward(b, d, "attn", "attn.proj", attn_reduce);
-  b.compute("ln2", eager_kernel(K::kNorm, hidden_sp, d.w, d.w));
-  const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
-  b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
-  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
-  b.compute("mlp.act", eager_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
-  b.compute("mlp.fc2", gemm(d, d.tokens, d.hidden, d.ffn));
-  const int mlp_reduce = b.collective(d.tp_comm, reduce_name(d, "mlp"), hidden_collective(d, reduce_kind(d)));
-  eager_dropout_residual_forward(b, d, "mlp", "mlp.fc2", mlp_reduce);
-}
-
-void eager_attention_backward(OpListBuilder& b, const LayerDims& d, bool flash) {
-  const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
-  if (flash) {
-    b.set_phase(Phase::kRecompute);
-    b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
-    b.set_phase(Phase::kBackward);
-  }
-  b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
-  b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  if (!flash) {
-    b.compute("attn.dropout", eager_kernel(K::kDropout, scores, d.w + 1, d.w));
-    b.compute("attn.softmax", eager_kernel(K::kSoftmax, scores, 2 * d.w, d.w));
-    b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
-    b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
-  }
-  b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
-  b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
-}
-
 // The backward of norm -> [AG] -> column-parallel linear, and the add where the residual gradient
 // meets the branch's.
 void eager_column_block_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
                                  const std::string& norm, const Linear& linear, std::uint64_t norm_params,
                                  std::uint64_t linear_params) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
-  if (m.linear_bias) b.compute(linear.name + ".bias_grad", eager_kernel(K::kBiasGrad, elements(d.tokens, linear.out), d.w, 0));
+  if (m.linear_bias) {
+    b.compute(linear.name + ".bias_grad", eager_kernel(K::kBiasGrad, elements(d.tokens, linear.out), d.w, 0));
+  }
   const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
   b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out));
   const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
@@ -211,11 +191,10 @@ void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const Layer
   if (s.recompute == Recompute::kNone) return;
   if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
   b.set_phase(Phase::kRecompute);
-  const bool eager = s.kernels == KernelSet::kEager;
   if (s.recompute == Recompute::kFull) {
-    eager ? eager_forward(b, m, d, s.flash_attention) : forward(b, m, d, s.flash_attention);
+    forward(b, m, d, s.flash_attention, s.kernels);
   } else {
-    eager ? eager_attention_forward(b, d, false) : attention_core_forward(b, d, false);
+    attention_core_forward(b, d, false, s.kernels);
   }
   b.set_phase(Phase::kBackward);
 }
@@ -232,11 +211,7 @@ OpListBuilder backward_builder(const LayerDims& d, const LayerSharding& s, bool 
 
 OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
   OpListBuilder b(Phase::kForward);
-  if (s.kernels == KernelSet::kEager) {
-    eager_forward(b, m, layer_dims(m, s), s.flash_attention);
-  } else {
-    forward(b, m, layer_dims(m, s), s.flash_attention);
-  }
+  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels);
   return b.take();
 }
 
@@ -252,7 +227,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
                                       swiglu ? 2 * d.w : d.w));
     eager_column_block_backward(b, m, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
     eager_row_block_backward(b, m, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
-    eager_attention_backward(b, d, s.flash_attention);
+    attention_core_backward(b, d, s.flash_attention, KernelSet::kEager);
     eager_column_block_backward(b, m, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
     return b.take();
   }
@@ -261,7 +236,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
                                      swiglu ? 2 * d.w : d.w));
   column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
   row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
-  attention_core_backward(b, d, s.flash_attention);
+  attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
   column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
   return b.take();
 }

@@ -42,7 +42,8 @@ TEST(ChromeTrace, MemoryKernelsNameTheirKind) {
   ops[1] = Op{1, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.attn.dropout", 0, 0, fused};
   set.programs = {ops};
   set.ranks = {RankProgram{0, 0, {}}};
-  const Timeline t{"predictor", 1, 1, {{0, 0, 0, Seconds(0.0), Seconds(0.001)}, {0, 0, 1, Seconds(0.001), Seconds(0.002)}}};
+  const Timeline t{"predictor", 1, 1,
+                   {{0, 0, 0, Seconds(0.0), Seconds(0.001)}, {0, 0, 1, Seconds(0.001), Seconds(0.002)}}};
   const nlohmann::json events = chrome_trace(set, t).at("traceEvents");
   const nlohmann::json& a = events[1 + kStreamCount]["args"];
   EXPECT_EQ(a["kernel"], "softmax");
