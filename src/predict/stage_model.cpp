@@ -192,13 +192,20 @@ const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLin
   const LayerSharding s = layer_sharding(p);
   UnitCosts u;
   u.layer_fwd = unit_cost(layer_forward_ops(model_, s), target_, tp);
-  // Every microbatch's backward with the gradient accumulation of all but the first (eager kernels
-  // only): the steady state's, one microbatch's adds too many per step.
-  u.layer_bwd = unit_cost(layer_backward_ops(model_, s, true), target_, tp);
+  u.layer_bwd = unit_cost(layer_backward_ops(model_, s), target_, tp);
   u.embedding_fwd = unit_cost(embedding_forward_ops(model_, s), target_, tp);
-  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s, true), target_, tp);
+  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s), target_, tp);
   u.head_fwd = unit_cost(head_forward_ops(model_, s), target_, tp);
-  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp, true), target_, tp);
+  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp), target_, tp);
+  if (p.kernels == KernelSet::kEager) {  // gradient accumulation by kernels of their own
+    u.layer_bwd_acc = unit_cost(layer_backward_ops(model_, s, true), target_, tp);
+    u.embedding_bwd_acc = unit_cost(embedding_backward_ops(model_, s, true), target_, tp);
+    u.head_bwd_acc = unit_cost(head_backward_ops(model_, s, p.pp, true), target_, tp);
+  } else {
+    u.layer_bwd_acc = u.layer_bwd;
+    u.embedding_bwd_acc = u.embedding_bwd;
+    u.head_bwd_acc = u.head_bwd;
+  }
   return units_.emplace(key, u).first->second;
 }
 

@@ -21,7 +21,10 @@ constexpr OpId kNone = std::numeric_limits<OpId>::max();
 struct Unit {
   const UnitCost* fwd;
   const UnitCost* bwd;
+  const UnitCost* bwd_acc;  // the backward of every microbatch but the first
   std::uint64_t parameters;
+
+  [[nodiscard]] const UnitCost& cost(bool forward, int mb) const { return forward ? *fwd : mb > 0 ? *bwd_acc : *bwd; }
 };
 
 class CoarseBuilder {
@@ -68,12 +71,16 @@ class CoarseBuilder {
   std::vector<Unit> chunk_units(int chunk) const {
     std::vector<Unit> out;
     if (first_virtual(chunk) && m_.vocab > 0) {
-      out.push_back({&units_.embedding_fwd, &units_.embedding_bwd, embedding_parameters(m_, p_.tp)});
+      out.push_back({&units_.embedding_fwd, &units_.embedding_bwd, &units_.embedding_bwd_acc,
+                     embedding_parameters(m_, p_.tp)});
     }
     const std::uint64_t layer = layer_parameters(m_, p_.tp).total();
-    for (int l = 0; l < layers_per_chunk(m_, p_); ++l) out.push_back({&units_.layer_fwd, &units_.layer_bwd, layer});
+    for (int l = 0; l < layers_per_chunk(m_, p_); ++l) {
+      out.push_back({&units_.layer_fwd, &units_.layer_bwd, &units_.layer_bwd_acc, layer});
+    }
     if (last_virtual(chunk) && m_.vocab > 0) {
-      out.push_back({&units_.head_fwd, &units_.head_bwd, norm_parameters(m_) + output_parameters(m_, p_.tp, p_.pp)});
+      out.push_back({&units_.head_fwd, &units_.head_bwd, &units_.head_bwd_acc,
+                     norm_parameters(m_) + output_parameters(m_, p_.tp, p_.pp)});
     }
     return out;
   }
@@ -144,7 +151,7 @@ class CoarseBuilder {
   }
 
   void run_unit(const Unit& u, bool fwd, int mb) {
-    const UnitCost& cost = fwd ? *u.fwd : *u.bwd;
+    const UnitCost& cost = u.cost(fwd, mb);
     OpId op = kNone;
     if (zero3()) {
       pending_.push_back(collective(Stream::kDp, kDpGroup, Collective::kAllGather, padded(u.parameters), links_.dp,
@@ -183,7 +190,7 @@ class CoarseBuilder {
     // The units run back to back, each ending with its streams idle: the chunk takes their sum.
     UnitCost total;
     for (const Unit& u : units) {
-      const UnitCost& c = fwd ? *u.fwd : *u.bwd;
+      const UnitCost& c = u.cost(fwd, mb);
       total.seconds += c.seconds;
       total.compute += c.compute;
       total.tp_busy += c.tp_busy;

@@ -32,6 +32,9 @@ struct UnitCost {
 
 struct UnitCosts {
   UnitCost layer_fwd, layer_bwd, embedding_fwd, embedding_bwd, head_fwd, head_bwd;
+  // The backwards of every microbatch but the first, which add their weight gradients to the earlier
+  // ones (a kernel of their own with eager kernels; the same as above otherwise).
+  UnitCost layer_bwd_acc, embedding_bwd_acc, head_bwd_acc;
 };
 
 // The links a plan's layout gives each kind of group: the slowest of each.

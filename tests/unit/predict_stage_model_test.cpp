@@ -47,6 +47,12 @@ std::vector<Case> cases() {
                    p.recompute = Recompute::kFull;
                    p.micro_batch = 1;
                  })});
+  // Eager kernels: every microbatch after the first accumulates its weight gradients by adds.
+  out.push_back({"hgx-a100", "gpt3-1.3b", with(plan(8, 1, 1, 64), [](ParallelPlan& p) { p.kernels = KernelSet::kEager; })});
+  out.push_back({"rtx4090-8x-pcie", "gpt3-1.3b", with(plan(2, 2, 2, 32), [](ParallelPlan& p) {
+                   p.kernels = KernelSet::kEager;
+                   p.flash_attention = true;
+                 })});
   return out;
 }
 
@@ -59,9 +65,9 @@ TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
     const PlanEstimate fast = evaluator.estimate(c.plan);
     const double step = full.summary.step_time_s;
     const std::string what = fmt::format(
-        "{} {} dp{} tp{} pp{} zero{}: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), "
+        "{} {} dp{} tp{} pp{} zero{} {} kernels: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), "
         "fast {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f})",
-        c.cluster, c.model, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.zero_stage, step, full.summary.compute_s,
+        c.cluster, c.model, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.zero_stage, name(c.plan.kernels), step, full.summary.compute_s,
         full.summary.exposed_comm_s, full.summary.bubble_s, fast.step_time.value(), fast.compute.value(),
         fast.exposed_comm.value(), fast.bubble.value());
     SCOPED_TRACE(what);
