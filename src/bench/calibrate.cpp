@@ -13,9 +13,8 @@
 #include "hw/catalog.hpp"
 #include "hw/gpu_match.hpp"
 #include "hw/kinds.hpp"
+#include "hw/topo_matrix.hpp"
 #include "hw/topology_dir.hpp"
-#include "report/bench_reporters.hpp"
-#include "report/topo_matrix.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/gpu_probes.hpp"
 #include "runtime/step_buffers.hpp"
@@ -151,7 +150,8 @@ hw::PathClass group_path(const RunContext& context, const std::vector<int>& grou
   return hw::PathClass::kNvlink;
 }
 
-Json measure_collectives(const CalibrateOptions& o, const RankSession& session, const MpiComm& world, std::ostream& log) {
+Json measure_collectives(const CalibrateOptions& o, const RankSession& session, const MpiComm& world,
+                         const BenchReporterFactory& sweep_table, std::ostream& log) {
   Json curves = Json::array();
   const std::unique_ptr<Communicator> all = session.backend->world();
   const RunContext& context = session.context;
@@ -177,7 +177,7 @@ Json measure_collectives(const CalibrateOptions& o, const RankSession& session, 
     auto collector = std::make_unique<CurveCollector>();
     CurveCollector* curves_of_size = collector.get();
     if (world.rank() == 0) {
-      reporters.add(make_text_bench_reporter(log));
+      if (sweep_table) reporters.add(sweep_table());
       reporters.add(std::move(collector));
       reporters.begin(sweep.setup(context));
     }
@@ -202,7 +202,8 @@ Json measure_collectives(const CalibrateOptions& o, const RankSession& session, 
 
 }  // namespace
 
-Json run_calibration(const CalibrateOptions& o, const RankSession& session, const MpiComm& world, std::ostream& log) {
+Json run_calibration(const CalibrateOptions& o, const RankSession& session, const MpiComm& world,
+                     const BenchReporterFactory& sweep_table, std::ostream& log) {
   const RunContext& context = session.context;
   if (context.backend != "gpu") {
     fail_on_all_ranks(world, InputError("--backend",
@@ -238,7 +239,7 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
   if (world.size() == 1) {
     log << "# one rank: no collective to measure\n";
   } else {
-    profile["collectives"] = measure_collectives(o, session, world, log);
+    profile["collectives"] = measure_collectives(o, session, world, sweep_table, log);
   }
   if (world.rank() != 0) return nullptr;
   return profile;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/result.hpp"
 #include "core/collective.hpp"
 #include "core/dtype.hpp"
 #include "core/units.hpp"
@@ -42,9 +43,11 @@ struct CalibrateOptions {
 };
 
 // Runs the measurements (collective over `world`) and returns the profile on rank 0 (null elsewhere).
-// Progress goes to `log` on rank 0. Throws InputError when the run has no GPU or the GPU is not in the
+// Progress goes to `log` on rank 0, and each collective sweep's rows to a reporter `sweep_table` makes
+// (none when empty). Throws InputError when the run has no GPU or the GPU is not in the
 // catalog.
 [[nodiscard]] nlohmann::ordered_json run_calibration(const CalibrateOptions& options, const RankSession& session,
-                                                     const MpiComm& world, std::ostream& log);
+                                                     const MpiComm& world, const BenchReporterFactory& sweep_table,
+                                                     std::ostream& log);
 
 }  // namespace commscale

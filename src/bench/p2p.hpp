@@ -5,7 +5,7 @@
 // GPU. Every copy is checked. Method: src/bench/P2P.md.
 
 #include "bench/p2p_result.hpp"
-#include "runtime/discovery.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

@@ -11,7 +11,7 @@
 #include "bench/p2p_options.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 
 namespace commscale {
 

@@ -4,13 +4,15 @@
 // measurement code never prints.
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/options.hpp"
 #include "core/stats.hpp"
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 
 namespace commscale {
 
@@ -60,5 +62,27 @@ class BenchReporter {
   virtual void row(const BenchRow& row) = 0;
   virtual void end(const BenchSummary& summary) = 0;
 };
+
+// Forwards every call to each reporter in turn.
+class BenchReporterList final : public BenchReporter {
+ public:
+  void add(std::unique_ptr<BenchReporter> reporter) { reporters_.push_back(std::move(reporter)); }
+  void begin(const BenchSetup& setup) override {
+    for (auto& r : reporters_) r->begin(setup);
+  }
+  void row(const BenchRow& row) override {
+    for (auto& r : reporters_) r->row(row);
+  }
+  void end(const BenchSummary& summary) override {
+    for (auto& r : reporters_) r->end(summary);
+  }
+
+ private:
+  std::vector<std::unique_ptr<BenchReporter>> reporters_;
+};
+
+// Makes the reporter of one sweep (calibrate runs a sweep per group size and lets its caller choose
+// how the rows are shown).
+using BenchReporterFactory = std::function<std::unique_ptr<BenchReporter>()>;
 
 }  // namespace commscale

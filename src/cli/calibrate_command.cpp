@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/calibrate.hpp"
+#include "report/bench_reporters.hpp"
 #include "report/calibration_merge.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
@@ -100,7 +101,8 @@ nlohmann::ordered_json read_profile(const std::string& path) {
 
 int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {
   const RankSession session = start_rank_session(a.runtime, world);
-  nlohmann::ordered_json profile = run_calibration(a.options, session, world, std::cout);
+  nlohmann::ordered_json profile = run_calibration(
+      a.options, session, world, [] { return make_text_bench_reporter(std::cout); }, std::cout);
   if (world.rank() != 0) return 0;
   if (a.merge) {
     nlohmann::ordered_json base = read_profile(a.output);

@@ -25,18 +25,6 @@ inline constexpr int kBenchSchemaVersion = 1;
 // A line per row, appended and flushed as rows arrive (core/jsonl_file.hpp).
 [[nodiscard]] std::unique_ptr<BenchReporter> make_jsonl_bench_reporter(std::string path);
 
-// Forwards every call to each reporter in turn.
-class BenchReporterList final : public BenchReporter {
- public:
-  void add(std::unique_ptr<BenchReporter> reporter) { reporters_.push_back(std::move(reporter)); }
-  void begin(const BenchSetup& setup) override;
-  void row(const BenchRow& row) override;
-  void end(const BenchSummary& summary) override;
-
- private:
-  std::vector<std::unique_ptr<BenchReporter>> reporters_;
-};
-
 void to_json(nlohmann::json& out, const BenchRow& row);
 void to_json(nlohmann::json& out, const BenchSetup& setup);
 

@@ -137,14 +137,4 @@ std::unique_ptr<BenchReporter> make_text_bench_reporter(std::ostream& out) {
   return std::make_unique<TextBenchReporter>(out);
 }
 
-void BenchReporterList::begin(const BenchSetup& setup) {
-  for (auto& r : reporters_) r->begin(setup);
-}
-void BenchReporterList::row(const BenchRow& row) {
-  for (auto& r : reporters_) r->row(row);
-}
-void BenchReporterList::end(const BenchSummary& summary) {
-  for (auto& r : reporters_) r->end(summary);
-}
-
 }  // namespace commscale

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 
 namespace commscale {
 namespace {

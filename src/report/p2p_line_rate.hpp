@@ -14,7 +14,7 @@
 #include "bench/p2p_result.hpp"
 #include "hw/gpu_spec.hpp"
 #include "hw/reference.hpp"
-#include "runtime/discovery.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

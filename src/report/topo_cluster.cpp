@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "hw/gpu_match.hpp"
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 
 namespace commscale {
 namespace {

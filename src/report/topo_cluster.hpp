@@ -10,7 +10,7 @@
 
 #include "hw/catalog.hpp"
 #include "hw/cluster_spec.hpp"
-#include "runtime/discovery.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 #include "report/topo_reporters.hpp"
 
 namespace commscale {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "report/context.hpp"
-#include "runtime/discovery.hpp"
+#include "core/run_context.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

@@ -5,7 +5,7 @@
 
 #include "core/size.hpp"
 #include "hw/text_table.hpp"
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 #include "report/topo_reporters.hpp"
 
 namespace commscale {

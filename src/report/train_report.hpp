@@ -14,7 +14,7 @@
 #include "core/units.hpp"
 #include "program/comm_rates.hpp"
 #include "program/step_summary.hpp"
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 
 namespace commscale {
 

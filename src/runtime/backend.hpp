@@ -15,7 +15,7 @@
 #include "core/collective.hpp"
 #include "core/pattern.hpp"
 #include "core/units.hpp"
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 #include "runtime/step_engine.hpp"
 
 namespace commscale {

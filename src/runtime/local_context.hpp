@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "report/context.hpp"
-#include "runtime/discovery.hpp"
+#include "core/run_context.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/mpi.hpp"
 

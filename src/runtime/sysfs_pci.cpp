@@ -3,7 +3,7 @@
 #include <charconv>
 #include <fstream>
 
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 
 namespace commscale {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/discovery.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 

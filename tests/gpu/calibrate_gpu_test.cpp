@@ -29,7 +29,7 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   o.heat_ms = 1;
   o.repetitions = 3;
   std::ostringstream log;
-  const nlohmann::ordered_json profile = run_calibration(o, session, world, log);
+  const nlohmann::ordered_json profile = run_calibration(o, session, world, {}, log);
   if (world.rank() != 0) return;
 
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());

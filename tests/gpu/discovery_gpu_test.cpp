@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/gpu.hpp"
 #include "runtime/mpi.hpp"

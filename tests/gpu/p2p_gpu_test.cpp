@@ -4,6 +4,7 @@
 
 #include "bench/p2p.hpp"
 #include "bench/p2p_transfers.hpp"
+#include "runtime/discovery.hpp"
 #include "runtime/gpu.hpp"
 #include "runtime/mpi.hpp"
 

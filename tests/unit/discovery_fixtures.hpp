@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "report/topo_matrix.hpp"
-#include "runtime/discovery.hpp"
+#include "hw/topo_matrix.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale::testing {
 

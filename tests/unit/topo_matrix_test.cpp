@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "discovery_fixtures.hpp"
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 #include "report/topo_reporters.hpp"
 
 namespace commscale {

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 #include "runtime/cuda/checks.hpp"
 #include "runtime/cuda/device_text.hpp"
 #include "runtime/discovery.hpp"

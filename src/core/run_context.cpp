@@ -1,4 +1,4 @@
-#include "report/context.hpp"
+#include "core/run_context.hpp"
 
 #include <array>
 #include <ctime>

@@ -1,4 +1,4 @@
-#include "report/topo_matrix.hpp"
+#include "hw/topo_matrix.hpp"
 
 #include <algorithm>
 #include <array>

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/discovery.hpp"
+#include "hw/machine.hpp"
 
 namespace commscale {
 
