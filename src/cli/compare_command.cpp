@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
 #include "predict/compare.hpp"
+#include "report/compare_report.hpp"
 
 namespace commscale {
 namespace {

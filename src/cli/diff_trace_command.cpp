@@ -16,6 +16,7 @@
 #include "parallel/program_builder.hpp"
 #include "program/program_json.hpp"
 #include "program/timeline_diff.hpp"
+#include "report/timeline_diff_report.hpp"
 
 namespace commscale {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "hw/catalog.hpp"
-#include "hw/describe.hpp"
+#include "report/hw_describe.hpp"
 #include "hw/link_graph.hpp"
 #include "hw/topology_dir.hpp"
 

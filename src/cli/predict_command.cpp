@@ -16,6 +16,7 @@
 #include "hw/topology_dir.hpp"
 #include "predict/prediction.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/prediction_report.hpp"
 
 namespace commscale {
 namespace {

@@ -15,6 +15,7 @@
 #include "hw/topology_dir.hpp"
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
+#include "report/search_report.hpp"
 
 namespace commscale {
 namespace {

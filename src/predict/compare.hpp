@@ -73,7 +73,4 @@ struct CompareInputs {
 
 [[nodiscard]] CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in);
 
-[[nodiscard]] nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in);
-void print_compare(std::ostream& out, const CompareResult& r, const CompareInputs& in);
-
 }  // namespace commscale::predict

@@ -69,9 +69,4 @@ struct Prediction {
 [[nodiscard]] Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
                                       const PredictOptions& options = {});
 
-// The JSON document (-J, --json): schema_version, kind "commscale-prediction", model, plan, cluster,
-// "summary" (train's job summary names), groups, exposed_comm_by_link_s, memory_per_rank, fit, notes.
-[[nodiscard]] nlohmann::json prediction_to_json(const Prediction& p);
-void print_prediction(std::ostream& out, const Prediction& p);
-
 }  // namespace commscale::predict

@@ -66,9 +66,6 @@ struct SearchResult {
 
 // `evaluators` holds one evaluator per world size, over targets the caller keeps alive.
 [[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);
-
-[[nodiscard]] nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& options);
-void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options);
 [[nodiscard]] nlohmann::json plan_estimate_json(const PlanEstimate& e);
 // "dp 8 tp 8 pp 16 1f1b mb 1 zero 1 recompute selective sp": a plan in one line.
 [[nodiscard]] std::string describe_plan(const ParallelPlan& p);

@@ -62,7 +62,4 @@ struct TimelineDiff {
 [[nodiscard]] TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Timeline& b,
                                           const std::string& name_a, const std::string& name_b, std::size_t top = 20);
 
-[[nodiscard]] nlohmann::json diff_to_json(const TimelineDiff& d);
-void print_diff(std::ostream& out, const TimelineDiff& d, std::size_t top);
-
 }  // namespace commscale

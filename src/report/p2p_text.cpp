@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/size.hpp"
-#include "hw/text_table.hpp"
+#include "core/text_table.hpp"
 #include "report/p2p_reporters.hpp"
 
 namespace commscale {
@@ -27,7 +27,7 @@ std::string matrix(const P2pReport& r, const std::function<std::string(const Pai
   const int n = static_cast<int>(r.gpus.size());
   std::vector<std::string> headers = {""};
   for (int b = 0; b < n; ++b) headers.push_back(gpu_label(b) + ">");
-  hw::TextTable table(headers);
+  TextTable table(headers);
   for (int a = 0; a < n; ++a) {
     std::vector<std::string> row = {gpu_label(a)};
     for (int b = 0; b < n; ++b) {
@@ -70,7 +70,7 @@ std::string pair_sections(const P2pReport& r) {
 }
 
 std::string host_section(const P2pReport& r) {
-  hw::TextTable table({"", "link", "host->GPU>", "GPU->host>", "bidirectional>", "latency ns>"});
+  TextTable table({"", "link", "host->GPU>", "GPU->host>", "bidirectional>", "latency ns>"});
   for (const HostResult& h : r.hosts) {
     table.add({gpu_label(h.gpu), h.link, bandwidth_cell(h.h2d), bandwidth_cell(h.d2h), bandwidth_cell(h.bidir),
                latency_cell(h.latency)});

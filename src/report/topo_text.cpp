@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/size.hpp"
-#include "hw/text_table.hpp"
+#include "core/text_table.hpp"
 #include "hw/topo_matrix.hpp"
 #include "report/topo_reporters.hpp"
 
@@ -25,7 +25,7 @@ std::string link_matrix(const MachineDiscovery& m) {
   std::vector<std::string> headers = {""};
   for (std::size_t b = 0; b < m.gpus.size(); ++b) headers.push_back(gpu_label(b));
   for (const char* h : {"NUMA", "PCIe max", "PCIe now", "NVLink"}) headers.emplace_back(h);
-  hw::TextTable table(headers);
+  TextTable table(headers);
   for (std::size_t a = 0; a < m.gpus.size(); ++a) {
     const DiscoveredGpu& g = m.gpus[a];
     std::vector<std::string> row = {gpu_label(a)};
@@ -42,7 +42,7 @@ std::string link_matrix(const MachineDiscovery& m) {
 std::string p2p_matrix(const MachineDiscovery& m) {
   std::vector<std::string> headers = {"P2P"};
   for (std::size_t b = 0; b < m.gpus.size(); ++b) headers.push_back(gpu_label(b));
-  hw::TextTable table(headers);
+  TextTable table(headers);
   for (std::size_t a = 0; a < m.gpus.size(); ++a) {
     std::vector<std::string> row = {gpu_label(a)};
     for (std::size_t b = 0; b < m.gpus.size(); ++b)
@@ -53,7 +53,7 @@ std::string p2p_matrix(const MachineDiscovery& m) {
 }
 
 std::string gpu_lines(const MachineDiscovery& m) {
-  hw::TextTable table({"", "CUDA", "name", "PCI bus", "memory", "CC", "SMs", "catalog"});
+  TextTable table({"", "CUDA", "name", "PCI bus", "memory", "CC", "SMs", "catalog"});
   for (std::size_t a = 0; a < m.gpus.size(); ++a) {
     const DiscoveredGpu& g = m.gpus[a];
     table.add({gpu_label(a), std::to_string(g.device), g.name, g.pci_bus_id, format_size(g.memory),

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "predict/compare.hpp"
+#include "report/compare_report.hpp"
 
 namespace commscale::predict {
 namespace {

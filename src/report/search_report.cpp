@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "predict/search.hpp"
+#include "report/search_report.hpp"
 
 namespace commscale::predict {
 namespace {

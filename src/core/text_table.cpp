@@ -1,10 +1,10 @@
-#include "hw/text_table.hpp"
+#include "core/text_table.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace commscale::hw {
+namespace commscale {
 
 TextTable::TextTable(std::vector<std::string> headers) {
   for (std::string& h : headers) {
@@ -44,4 +44,4 @@ std::string TextTable::render(const std::string& indent) const {
   return out;
 }
 
-}  // namespace commscale::hw
+}  // namespace commscale

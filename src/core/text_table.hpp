@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace commscale::hw {
+namespace commscale {
 
 class TextTable {
  public:
@@ -20,4 +20,4 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace commscale::hw
+}  // namespace commscale

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "hw/describe.hpp"
+#include "report/hw_describe.hpp"
 #include "hw/figure_io.hpp"
-#include "hw/text_table.hpp"
+#include "core/text_table.hpp"
 
 namespace commscale::hw {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "program/timeline_diff.hpp"
+#include "report/timeline_diff_report.hpp"
 
 namespace commscale {
 namespace {

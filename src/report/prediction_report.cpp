@@ -1,11 +1,11 @@
-// The prediction as JSON and as text (prediction.hpp).
+// The prediction as JSON and as text (report/prediction_report.hpp).
 
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "parallel/plan_memory.hpp"
-#include "predict/prediction.hpp"
+#include "report/prediction_report.hpp"
 #include "workload/model_spec.hpp"
 
 namespace commscale::predict {
