@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/printable.hpp"
 #include "hw/json_reader.hpp"
 
 namespace commscale {
@@ -31,7 +33,7 @@ std::string unrecognized(const nlohmann::json& doc) {
   if (!doc.is_object()) return fmt::format("a JSON {}, not a commscale result", type_name(doc));
   const auto kind = doc.find("kind");
   if (kind == doc.end()) return "no \"kind\" key: not a commscale result (nor a Chrome trace)";
-  if (kind->is_string()) return fmt::format("kind \"{}\" is not one report renders", kind->get<std::string>());
+  if (kind->is_string()) return fmt::format("kind \"{}\" is not one report renders", excerpt(kind->get<std::string>()));
   return "\"kind\" is not a string";
 }
 
@@ -98,14 +100,8 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
     const std::filesystem::path path(p);
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      std::vector<std::filesystem::path> found;
-      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json") found.push_back(entry.path());
-      }
-      if (ec) throw InputError(p, fmt::format("cannot list the folder: {}", ec.message()), "a readable folder");
-      std::sort(found.begin(), found.end());
-      for (const auto& f : found) add_file(f, false, &out);
-    } else if (std::filesystem::exists(path, ec)) {
+      for (const auto& f : list_input_folder(path, ".json", true)) add_file(f, false, &out);
+    } else if (input_exists(path)) {
       add_file(path, true, &out);
     } else {
       throw InputError(p, "no such file or folder", "a result file (JSON) or a folder of them");
