@@ -135,7 +135,7 @@ void JsonObject::finish() const {
 
 std::string expect_string(const nlohmann::json& value, const std::string& where) {
   if (!value.is_string()) throw InputError(where, fmt::format("is a {}", type_name(value)), "a string");
-  return value.get<std::string>();
+  return printable(value.get<std::string>());
 }
 
 double expect_number(const nlohmann::json& value, const std::string& where) {

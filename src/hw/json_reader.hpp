@@ -64,7 +64,8 @@ class JsonObject {
   std::set<std::string, std::less<>> read_;
 };
 
-// Checks the type of a value found at `where`; throws InputError otherwise.
+// Checks the type of a value found at `where`; throws InputError otherwise. Strings come back with their
+// control characters escaped (core/printable.hpp): names from files are printed to terminals.
 [[nodiscard]] std::string expect_string(const nlohmann::json& value, const std::string& where);
 [[nodiscard]] double expect_number(const nlohmann::json& value, const std::string& where);
 [[nodiscard]] int expect_integer(const nlohmann::json& value, const std::string& where, int min, int max);

@@ -48,7 +48,7 @@ T number(const json& j, const char* key) {
 std::string text(const json& j, const char* key) {
   const json& v = at(j, key);
   if (!v.is_string()) throw InputError(kWhere, fmt::format("{}: \"{}\" is {}, not a string", owner(j), key, json_excerpt(v)));
-  return v.get<std::string>();
+  return printable(v.get<std::string>());  // op names are printed to terminals (diff-trace)
 }
 
 std::string where(const json& j, const char* key) { return fmt::format("{}: {}: {}", kWhere, owner(j), key); }

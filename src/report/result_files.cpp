@@ -43,12 +43,12 @@ void add_file(const std::filesystem::path& path, bool named, LoadedResults* out)
     doc = hw::read_json_file(path);
   } catch (const InputError&) {
     if (named) throw;
-    out->skipped.push_back(fmt::format("{}: not valid JSON", path.string()));
+    out->skipped.push_back(fmt::format("{}: not valid JSON", printable(path.string())));
     return;
   }
   const std::optional<ResultKind> kind = result_kind(doc);
   if (!kind) {
-    out->skipped.push_back(fmt::format("{}: {}", path.string(), unrecognized(doc)));
+    out->skipped.push_back(fmt::format("{}: {}", printable(path.string()), unrecognized(doc)));
     return;
   }
   out->files.push_back(ResultFile{path, path.stem().string(), *kind, std::move(doc)});
@@ -144,7 +144,7 @@ std::string JsonAt::string(std::string_view key) const {
   const JsonAt v = at(key);
   if (!v.value().is_string())
     throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
-  return v.value().get<std::string>();
+  return printable(v.value().get<std::string>());  // names in result files reach the terminal too
 }
 
 std::string JsonAt::string_or(std::string_view key, std::string fallback) const {

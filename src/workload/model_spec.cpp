@@ -44,7 +44,7 @@ T read_number(const json& doc, std::string_view origin, std::string_view key) {
 std::string read_string(const json& doc, std::string_view origin, std::string_view key) {
   const json& value = doc.at(std::string(key));
   if (!value.is_string()) throw InputError(field_where(origin, key), fmt::format("{} is not a string", json_excerpt(value)));
-  return value.get<std::string>();
+  return printable(value.get<std::string>());  // a model's name is printed to terminals
 }
 
 bool read_bool(const json& doc, std::string_view origin, std::string_view key) {
