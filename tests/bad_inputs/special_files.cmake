@@ -1,6 +1,7 @@
 # Inputs of the corpus too big or too odd to commit (issue 19), made in the test's scratch directory
-# (@WORK@) before the cases run: files nested 100,000 levels deep (200 KB each), a 10 MB string, and
-# symbolic link loops as a file, in the catalog folder and in a report folder. The device nodes the
+# (@WORK@) before the cases run: files nested 100,000 levels deep (200 KB each; one in a copy of the
+# catalog folder), a 10 MB string, and symbolic link loops as a file, in the catalog folder and in a
+# report folder. The device nodes the
 # corpus reads (/dev/zero, /dev/null) are the system's.
 string(REPEAT "[" 100000 _open)
 string(REPEAT "]" 100000 _close)
@@ -19,3 +20,6 @@ file(CREATE_LINK "loop.json" "${WORK_DIR}/topologies-loop/gpus/loop.json" SYMBOL
 # A folder of results, one of them a link to itself.
 file(MAKE_DIRECTORY "${WORK_DIR}/results-loop/run")
 file(CREATE_LINK "loop.json" "${WORK_DIR}/results-loop/run/loop.json" SYMBOLIC)
+# The catalog, with a GPU file nested 100,000 levels deep.
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/../../topologies/" DESTINATION "${WORK_DIR}/topologies-deep")
+file(COPY_FILE "${WORK_DIR}/deep-gpu.json" "${WORK_DIR}/topologies-deep/gpus/deep.json")
