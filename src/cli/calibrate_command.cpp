@@ -1,7 +1,6 @@
 // `commscale calibrate`: measures this GPU machine into a profile for `predict --calibration`.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -12,7 +11,9 @@
 #include "report/calibration_merge.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
+#include "core/input_file.hpp"
 #include "core/size.hpp"
+#include "hw/json_reader.hpp"
 
 namespace commscale {
 namespace {
@@ -83,7 +84,7 @@ void finish(CalibrateArguments& a) {
     }
   }
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
-  if (a.merge && !std::filesystem::exists(a.output)) {
+  if (a.merge && !input_exists(a.output)) {
     throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
   }
   if (launched_as_rank_zero()) ensure_writable(a.output, "-o/--output");
@@ -91,9 +92,8 @@ void finish(CalibrateArguments& a) {
 }
 
 nlohmann::ordered_json read_profile(const std::string& path) {
-  std::ifstream in(path);
-  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  nlohmann::ordered_json doc = hw::read_ordered_json_file(path);
+  if (!doc.is_object()) {
     throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
   }
   return doc;

@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "core/version.hpp"
 
 namespace {
@@ -50,10 +51,13 @@ int main(int argc, char** argv) {
     return launched_as_rank_zero() ? app.exit(e) : 0;
   } catch (const CLI::CallForVersion& e) {
     return launched_as_rank_zero() ? app.exit(e) : 0;
-  } catch (const CLI::ParseError& e) {
-    return usage_error(fmt::format("{} (see commscale --help)", e.what()));
-  } catch (const InputError& e) {
+  } catch (const CLI::ParseError& e) {  // it quotes the arguments: escape them, as InputError does
+    return usage_error(fmt::format("{} (see commscale --help)", printable(e.what())));
+  } catch (const InputError& e) {  // thrown by our callbacks, which read input files (--model-file)
     return usage_error(e.what());
+  } catch (const std::exception& e) {  // CLI11 passes on what is not its own: report it, never abort
+    std::cerr << "commscale: unexpected error: " << printable(e.what()) << "\n";
+    return static_cast<int>(ExitCode::kRuntime);
   }
   // Commands that start MPI report their own errors (run_on_all_ranks); pure ones land here.
   try {

@@ -2,12 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "core/printable.hpp"
+
 namespace commscale {
 namespace {
 
+// Input errors quote what the user gave (names, paths, values). Here, once for every message, control
+// characters in it are escaped, so that no input reaches the terminal raw, and each part is cut to
+// kMaxPartBytes, so that a value nobody cut to an excerpt still makes a message of a few lines.
+constexpr std::size_t kMaxPartBytes = 1024;
+
 std::string input_message(std::string_view where, std::string_view problem, std::string_view expected) {
-  if (expected.empty()) return fmt::format("{}: {}", where, problem);
-  return fmt::format("{}: {} (expected {})", where, problem, expected);
+  const auto part = [](std::string_view text) { return excerpt(text, kMaxPartBytes); };
+  if (expected.empty()) return fmt::format("{}: {}", part(where), part(problem));
+  return fmt::format("{}: {} (expected {})", part(where), part(problem), part(expected));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 
 namespace commscale {
 
@@ -25,14 +26,14 @@ template <class Enum, std::size_t N>
 }
 
 // The value of `all` whose name is `text`; otherwise InputError at `where`: unknown <what> "<text>"
-// (expected <expected>, by default the names of `all`).
+// (expected <expected>, by default the names of `all`); a long <text> is cut to an excerpt.
 template <class Enum, std::size_t N>
 [[nodiscard]] Enum parse_by_name(const std::array<Enum, N>& all, std::string_view text, std::string_view where,
                                  std::string_view what, std::string_view expected = {}) {
   for (Enum value : all) {
     if (name(value) == text) return value;
   }
-  throw InputError(where, fmt::format("unknown {} \"{}\"", what, text),
+  throw InputError(where, fmt::format("unknown {} \"{}\"", what, excerpt(text)),
                    expected.empty() ? names_of(all) : std::string(expected));
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/printable.hpp"
+
 namespace commscale {
 
 TextTable::TextTable(std::vector<std::string> headers) {
@@ -17,6 +19,7 @@ TextTable::TextTable(std::vector<std::string> headers) {
 
 void TextTable::add(std::vector<std::string> row) {
   row.resize(headers_.size());
+  for (std::string& cell : row) cell = printable(cell);  // names of devices, GPUs and links reach the terminal
   rows_.push_back(std::move(row));
 }
 

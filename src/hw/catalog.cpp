@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/printable.hpp"
 #include "hw/json_reader.hpp"
 
 namespace commscale::hw {
@@ -12,12 +14,7 @@ namespace {
 
 std::vector<std::string> stems(const std::filesystem::path& dir) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
-  }
-  if (ec) throw InputError(dir.string(), fmt::format("cannot be listed ({})", ec.message()), "a topologies directory");
-  std::sort(out.begin(), out.end());
+  for (const std::filesystem::path& file : list_input_folder(dir, ".json", false)) out.push_back(file.stem().string());
   return out;
 }
 
@@ -50,7 +47,7 @@ std::filesystem::path Catalog::catalog_file(std::string_view dir, std::string_vi
 GpuSpec Catalog::gpu(std::string_view name_or_path, const std::string& where) const {
   if (looks_like_path(name_or_path)) return load_gpu_file(std::filesystem::path(name_or_path), reference_);
   const std::filesystem::path file = catalog_file("gpus", name_or_path);
-  if (!std::filesystem::exists(file)) {
+  if (!input_exists(file)) {
     throw InputError(where, fmt::format("\"{}\" is not in the GPU catalog {}", name_or_path, (root_ / "gpus").string()),
                      "a name from `commscale hw list` or a path to a GPU file");
   }
@@ -60,18 +57,22 @@ GpuSpec Catalog::gpu(std::string_view name_or_path, const std::string& where) co
 }
 
 ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file) const {
+  return cluster_from_json(read_json_file(file), file);
+}
+
+ClusterSpec Catalog::cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file) const {
   const std::filesystem::path dir = file.parent_path();
   // A cluster names its GPU from the catalog, or by a path relative to the cluster file.
   const GpuResolver resolve = [this, dir](const std::string& ref, const std::string& where) {
     return looks_like_path(ref) ? gpu((dir / ref).string(), where) : gpu(ref, where);
   };
-  return load_cluster_file(file, reference_, resolve);
+  return parse_cluster(json, file.string(), reference_, resolve);
 }
 
 ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& where) const {
   if (looks_like_path(name_or_path)) return cluster_from_file(std::filesystem::path(name_or_path));
   const std::filesystem::path file = catalog_file("clusters", name_or_path);
-  if (!std::filesystem::exists(file)) {
+  if (!input_exists(file)) {
     throw InputError(where, fmt::format("\"{}\" is not a cluster in {}", name_or_path, (root_ / "clusters").string()),
                      "a name from `commscale hw list` or a path to a cluster file");
   }
@@ -83,16 +84,17 @@ ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& w
 std::variant<GpuSpec, ClusterSpec> Catalog::any(std::string_view name_or_path, const std::string& where) const {
   if (looks_like_path(name_or_path)) {
     const std::filesystem::path file(name_or_path);
+    // Read once: the path may be a pipe (`hw show <(cat file.json)`).
     const nlohmann::json json = read_json_file(file);
     const std::string kind =
         json.is_object() && json.contains("kind") && json["kind"].is_string() ? json["kind"].get<std::string>() : "";
-    if (kind == "gpu") return gpu(name_or_path, where);
-    if (kind == "cluster") return cluster(name_or_path, where);
+    if (kind == "gpu") return parse_gpu(json, file.string(), reference_);
+    if (kind == "cluster") return cluster_from_json(json, file);
     throw InputError(fmt::format("{}: kind", file.string()),
-                     kind.empty() ? "is missing" : fmt::format("is \"{}\"", kind), "\"gpu\" or \"cluster\"");
+                     kind.empty() ? "is missing" : fmt::format("is \"{}\"", excerpt(kind)), "\"gpu\" or \"cluster\"");
   }
-  if (std::filesystem::exists(catalog_file("gpus", name_or_path))) return gpu(name_or_path, where);
-  if (std::filesystem::exists(catalog_file("clusters", name_or_path))) return cluster(name_or_path, where);
+  if (input_exists(catalog_file("gpus", name_or_path))) return gpu(name_or_path, where);
+  if (input_exists(catalog_file("clusters", name_or_path))) return cluster(name_or_path, where);
   throw InputError(where, fmt::format("\"{}\" is neither a GPU nor a cluster in {}", name_or_path, root_.string()),
                    "a name from `commscale hw list` or a path to a topology file");
 }

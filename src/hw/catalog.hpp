@@ -45,6 +45,7 @@ class Catalog {
   Catalog(std::filesystem::path root, ReferenceData reference);
   [[nodiscard]] std::filesystem::path catalog_file(std::string_view dir, std::string_view name) const;
   [[nodiscard]] ClusterSpec cluster_from_file(const std::filesystem::path& file) const;
+  [[nodiscard]] ClusterSpec cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file) const;
 
   std::filesystem::path root_;
   ReferenceData reference_;

@@ -1,48 +1,65 @@
 #include "hw/json_reader.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/printable.hpp"
 
 namespace commscale::hw {
 namespace {
 
 std::string type_name(const nlohmann::json& value) { return value.is_null() ? "null" : value.type_name(); }
 
-}  // namespace
-
-nlohmann::json read_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file.string(), "cannot be read", "a readable JSON file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_json_text(text.str(), file.string());
-}
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& file) {
-  // JSON lets a key appear twice in an object and nlohmann keeps the last; in a topology file that is
-  // a mistake (two "links" arrays), so reject it.
+// Parses `text` with two checks nlohmann does not make. A key twice in one object: JSON allows it and
+// nlohmann keeps the last, but in our files it is a mistake (two "links" arrays). Nesting deeper than
+// kMaxJsonDepth: every later step (reading, printing, freeing) walks a value recursively, and 100,000
+// levels in a 200 KB file overflow the stack; the parser itself needs no stack for it, so the bound
+// holds before any deep value exists.
+template <class Json>
+Json parse_strictly(std::string_view text, const std::string& file) {
+  using Event = typename Json::parse_event_t;
   std::vector<std::set<std::string>> open_objects;
-  const auto no_duplicate_keys = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
+  const auto check = [&](int depth, Event event, Json& parsed) {
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth) {
+      throw InputError(file, fmt::format("nests arrays and objects more than {} levels deep", kMaxJsonDepth),
+                       fmt::format("at most {} levels", kMaxJsonDepth));
+    }
     if (event == Event::object_start) open_objects.emplace_back();
     if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == Event::key && !open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second) {
-      throw InputError(file, fmt::format("has the key \"{}\" twice in one object", parsed.get<std::string>()),
+    if (event == Event::key && !open_objects.empty() &&
+        !open_objects.back().insert(parsed.template get<std::string>()).second) {
+      throw InputError(file, fmt::format("has the key \"{}\" twice in one object", excerpt(parsed.template get<std::string>())),
                        "each key once");
     }
     return true;
   };
   try {
-    return nlohmann::json::parse(text, no_duplicate_keys);
+    return Json::parse(text, check);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw InputError(file, fmt::format("is not valid JSON ({})", e.what()), "a JSON object");
+    throw InputError(file, fmt::format("is not valid JSON ({})", excerpt(e.what(), 200)), "a JSON object");
   }
+}
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  return parse_json_text(read_input_file(file), file.string());
+}
+
+nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& file) {
+  return parse_ordered_json_text(read_input_file(file), file.string());
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& file) {
+  return parse_strictly<nlohmann::json>(text, file);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& file) {
+  return parse_strictly<nlohmann::ordered_json>(text, file);
 }
 
 JsonObject::JsonObject(const nlohmann::json& value, std::string file, std::string path)
@@ -111,14 +128,14 @@ std::vector<JsonObject> JsonObject::objects(std::string_view key) {
 void JsonObject::finish() const {
   for (const auto& item : value_->items()) {
     if (!read_.contains(item.key())) {
-      throw InputError(where(item.key()), "is not a known key", "only the keys documented in topologies/README.md");
+      throw InputError(where(excerpt(item.key())), "is not a known key", "only the keys documented in topologies/README.md");
     }
   }
 }
 
 std::string expect_string(const nlohmann::json& value, const std::string& where) {
   if (!value.is_string()) throw InputError(where, fmt::format("is a {}", type_name(value)), "a string");
-  return value.get<std::string>();
+  return printable(value.get<std::string>());
 }
 
 double expect_number(const nlohmann::json& value, const std::string& where) {
@@ -127,14 +144,14 @@ double expect_number(const nlohmann::json& value, const std::string& where) {
 }
 
 int expect_integer(const nlohmann::json& value, const std::string& where, int min, int max) {
-  if (!value.is_number_integer()) throw InputError(where, fmt::format("is {}", value.dump()), "a whole number");
+  if (!value.is_number_integer()) throw InputError(where, fmt::format("is {}", json_excerpt(value)), "a whole number");
   const auto n = value.get<long long>();
   if (n < min || n > max) throw InputError(where, fmt::format("is {}", n), fmt::format("{} to {}", min, max));
   return static_cast<int>(n);
 }
 
 bool expect_boolean(const nlohmann::json& value, const std::string& where) {
-  if (!value.is_boolean()) throw InputError(where, fmt::format("is {}", value.dump()), "true or false");
+  if (!value.is_boolean()) throw InputError(where, fmt::format("is {}", json_excerpt(value)), "true or false");
   return value.get<bool>();
 }
 

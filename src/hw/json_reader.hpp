@@ -14,11 +14,19 @@
 
 namespace commscale::hw {
 
-// Reads and parses a JSON file. Throws InputError naming the file when it cannot be read or is not JSON.
+// Arrays and objects nest at most this deep in any file commscale reads (ours nest 5 levels at most).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Reads (core/input_file.hpp: a regular file or a pipe, read once, at most 256 MiB) and parses a JSON
+// file. Throws InputError naming the file when it cannot be read or is not JSON.
 [[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file);
+// The same, keeping the order of keys (for files that are rewritten, as a calibration profile is).
+[[nodiscard]] nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& file);
 // Parses `text` as the content of `file` (named in messages), as read_json_file does: a key twice in
-// one object, text that is not JSON and numbers out of range all throw InputError.
+// one object, nesting deeper than kMaxJsonDepth, text that is not JSON and numbers out of range all
+// throw InputError.
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& file);
+[[nodiscard]] nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& file);
 
 // One JSON object of a file, with its place in the file. The JSON value must outlive the reader.
 class JsonObject {
@@ -56,7 +64,8 @@ class JsonObject {
   std::set<std::string, std::less<>> read_;
 };
 
-// Checks the type of a value found at `where`; throws InputError otherwise.
+// Checks the type of a value found at `where`; throws InputError otherwise. Strings come back with their
+// control characters escaped (core/printable.hpp): names from files are printed to terminals.
 [[nodiscard]] std::string expect_string(const nlohmann::json& value, const std::string& where);
 [[nodiscard]] double expect_number(const nlohmann::json& value, const std::string& where);
 [[nodiscard]] int expect_integer(const nlohmann::json& value, const std::string& where, int min, int max);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 
 namespace commscale {
 namespace {
@@ -19,16 +20,16 @@ constexpr std::string_view kWhere = "step program JSON";
 // The op (or object) a key belongs to, for messages.
 std::string owner(const json& j) {
   if (j.is_object() && j.contains("name") && j["name"].is_string())
-    return fmt::format("op '{}'", j["name"].get<std::string>());
+    return fmt::format("op '{}'", excerpt(j["name"].get<std::string>()));
   return "object";
 }
 
 void only_keys(const json& j, std::initializer_list<std::string_view> allowed) {
-  if (!j.is_object()) throw InputError(kWhere, fmt::format("{} is not an object", j.dump()));
+  if (!j.is_object()) throw InputError(kWhere, fmt::format("{} is not an object", json_excerpt(j)));
   for (const auto& item : j.items()) {
     bool known = false;
     for (std::string_view key : allowed) known = known || item.key() == key;
-    if (!known) throw InputError(kWhere, fmt::format("{}: unknown key \"{}\"", owner(j), item.key()));
+    if (!known) throw InputError(kWhere, fmt::format("{}: unknown key \"{}\"", owner(j), excerpt(item.key())));
   }
 }
 
@@ -40,14 +41,14 @@ const json& at(const json& j, const char* key) {
 template <class T>
 T number(const json& j, const char* key) {
   const json& v = at(j, key);
-  if (!v.is_number()) throw InputError(kWhere, fmt::format("{}: \"{}\" is {}, not a number", owner(j), key, v.dump()));
+  if (!v.is_number()) throw InputError(kWhere, fmt::format("{}: \"{}\" is {}, not a number", owner(j), key, json_excerpt(v)));
   return v.get<T>();
 }
 
 std::string text(const json& j, const char* key) {
   const json& v = at(j, key);
-  if (!v.is_string()) throw InputError(kWhere, fmt::format("{}: \"{}\" is {}, not a string", owner(j), key, v.dump()));
-  return v.get<std::string>();
+  if (!v.is_string()) throw InputError(kWhere, fmt::format("{}: \"{}\" is {}, not a string", owner(j), key, json_excerpt(v)));
+  return printable(v.get<std::string>());  // op names are printed to terminals (diff-trace)
 }
 
 std::string where(const json& j, const char* key) { return fmt::format("{}: {}: {}", kWhere, owner(j), key); }
@@ -142,7 +143,7 @@ void to_json(json& j, const Op& op) {
 }
 
 void from_json(const json& j, Op& op) {
-  if (!j.is_object()) throw InputError(kWhere, fmt::format("an op is {}, not an object", j.dump()));
+  if (!j.is_object()) throw InputError(kWhere, fmt::format("an op is {}, not an object", json_excerpt(j)));
   op.id = number<OpId>(j, "id");
   op.name = text(j, "name");
   op.stream = parse_stream(text(j, "stream"), where(j, "stream"));
@@ -151,7 +152,7 @@ void from_json(const json& j, Op& op) {
   if (!deps.is_array()) throw InputError(where(j, "deps"), "not an array of op ids");
   op.deps.clear();
   for (const json& d : deps) {
-    if (!d.is_number_unsigned()) throw InputError(where(j, "deps"), fmt::format("{} is not an op id", d.dump()));
+    if (!d.is_number_unsigned()) throw InputError(where(j, "deps"), fmt::format("{} is not an op id", json_excerpt(d)));
     op.deps.push_back(d.get<OpId>());
   }
   op.microbatch = number<int>(j, "microbatch");
@@ -165,7 +166,7 @@ void from_json(const json& j, Group& g) {
   only_keys(j, {"name", "members"});
   g.name = text(j, "name");
   const json& members = at(j, "members");
-  if (!members.is_array()) throw InputError(kWhere, fmt::format("group '{}': members is not an array", g.name));
+  if (!members.is_array()) throw InputError(kWhere, fmt::format("group '{}': members is not an array", excerpt(g.name)));
   g.members = members.get<std::vector<int>>();
 }
 
@@ -189,7 +190,7 @@ void to_json(json& j, const ProgramSet& set) {
 void from_json(const json& j, ProgramSet& set) {
   only_keys(j, {"schema_version", "kind", "world_size", "programs", "ranks"});
   if (number<int>(j, "schema_version") != kProgramSchemaVersion) {
-    throw InputError(fmt::format("{}: schema_version", kWhere), fmt::format("{}", j["schema_version"].dump()),
+    throw InputError(fmt::format("{}: schema_version", kWhere), fmt::format("{}", json_excerpt(j["schema_version"])),
                      fmt::format("{}", kProgramSchemaVersion));
   }
   set.world_size = number<int>(j, "world_size");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 
 namespace commscale {
 
@@ -16,7 +17,7 @@ void to_json(nlohmann::json& out, const Timeline& t) {
 }
 
 void from_json(const nlohmann::json& in, Timeline& t) {
-  t.engine = in.at("engine").get<std::string>();
+  t.engine = printable(in.at("engine").get<std::string>());
   t.world_size = in.at("world_size").get<int>();
   t.steps = in.at("steps").get<int>();
   t.events.clear();

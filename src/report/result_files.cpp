@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/printable.hpp"
 #include "hw/json_reader.hpp"
 
 namespace commscale {
@@ -31,7 +33,7 @@ std::string unrecognized(const nlohmann::json& doc) {
   if (!doc.is_object()) return fmt::format("a JSON {}, not a commscale result", type_name(doc));
   const auto kind = doc.find("kind");
   if (kind == doc.end()) return "no \"kind\" key: not a commscale result (nor a Chrome trace)";
-  if (kind->is_string()) return fmt::format("kind \"{}\" is not one report renders", kind->get<std::string>());
+  if (kind->is_string()) return fmt::format("kind \"{}\" is not one report renders", excerpt(kind->get<std::string>()));
   return "\"kind\" is not a string";
 }
 
@@ -41,12 +43,12 @@ void add_file(const std::filesystem::path& path, bool named, LoadedResults* out)
     doc = hw::read_json_file(path);
   } catch (const InputError&) {
     if (named) throw;
-    out->skipped.push_back(fmt::format("{}: not valid JSON", path.string()));
+    out->skipped.push_back(fmt::format("{}: not valid JSON", printable(path.string())));
     return;
   }
   const std::optional<ResultKind> kind = result_kind(doc);
   if (!kind) {
-    out->skipped.push_back(fmt::format("{}: {}", path.string(), unrecognized(doc)));
+    out->skipped.push_back(fmt::format("{}: {}", printable(path.string()), unrecognized(doc)));
     return;
   }
   out->files.push_back(ResultFile{path, path.stem().string(), *kind, std::move(doc)});
@@ -98,14 +100,8 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
     const std::filesystem::path path(p);
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      std::vector<std::filesystem::path> found;
-      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json") found.push_back(entry.path());
-      }
-      if (ec) throw InputError(p, fmt::format("cannot list the folder: {}", ec.message()), "a readable folder");
-      std::sort(found.begin(), found.end());
-      for (const auto& f : found) add_file(f, false, &out);
-    } else if (std::filesystem::exists(path, ec)) {
+      for (const auto& f : list_input_folder(path, ".json", true)) add_file(f, false, &out);
+    } else if (input_exists(path)) {
       add_file(path, true, &out);
     } else {
       throw InputError(p, "no such file or folder", "a result file (JSON) or a folder of them");
@@ -148,7 +144,7 @@ std::string JsonAt::string(std::string_view key) const {
   const JsonAt v = at(key);
   if (!v.value().is_string())
     throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
-  return v.value().get<std::string>();
+  return printable(v.value().get<std::string>());  // names in result files reach the terminal too
 }
 
 std::string JsonAt::string_or(std::string_view key, std::string fallback) const {

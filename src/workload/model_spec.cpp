@@ -1,12 +1,16 @@
 #include "workload/model_spec.hpp"
 
+#include <unistd.h>
+
 #include <array>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "hw/json_reader.hpp"
 #include "workload/presets.hpp"
 
@@ -23,7 +27,7 @@ template <class T>
 T read_number(const json& doc, std::string_view origin, std::string_view key) {
   const json& value = doc.at(std::string(key));
   if (!value.is_number_integer()) {
-    throw InputError(field_where(origin, key), fmt::format("{} is not a whole number", value.dump()), "an integer");
+    throw InputError(field_where(origin, key), fmt::format("{} is not a whole number", json_excerpt(value)), "an integer");
   }
   // get<T>() would wrap a number that T cannot hold (4294967298 layers read as 2).
   const bool fits = value.is_number_unsigned()
@@ -31,7 +35,7 @@ T read_number(const json& doc, std::string_view origin, std::string_view key) {
                         : value.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
                               value.get<std::int64_t>() <= std::numeric_limits<T>::max();
   if (!fits) {
-    throw InputError(field_where(origin, key), fmt::format("{} is too large", value.dump()),
+    throw InputError(field_where(origin, key), fmt::format("{} is too large", json_excerpt(value)),
                      fmt::format("a whole number of at most {}", std::numeric_limits<T>::max()));
   }
   return value.get<T>();
@@ -39,14 +43,14 @@ T read_number(const json& doc, std::string_view origin, std::string_view key) {
 
 std::string read_string(const json& doc, std::string_view origin, std::string_view key) {
   const json& value = doc.at(std::string(key));
-  if (!value.is_string()) throw InputError(field_where(origin, key), fmt::format("{} is not a string", value.dump()));
-  return value.get<std::string>();
+  if (!value.is_string()) throw InputError(field_where(origin, key), fmt::format("{} is not a string", json_excerpt(value)));
+  return printable(value.get<std::string>());  // a model's name is printed to terminals
 }
 
 bool read_bool(const json& doc, std::string_view origin, std::string_view key) {
   const json& value = doc.at(std::string(key));
   if (!value.is_boolean()) {
-    throw InputError(field_where(origin, key), fmt::format("{} is not a boolean", value.dump()), "true or false");
+    throw InputError(field_where(origin, key), fmt::format("{} is not a boolean", json_excerpt(value)), "true or false");
   }
   return value.get<bool>();
 }
@@ -61,7 +65,7 @@ void check_keys(const json& doc, std::string_view origin) {
     bool known = false;
     for (std::string_view key : kModelKeys) known = known || item.key() == key;
     if (!known) {
-      throw InputError(field_where(origin, item.key()), "unknown key",
+      throw InputError(field_where(origin, excerpt(item.key())), "unknown key",
                        "name, layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, positions, "
                        "linear_bias, tied_embeddings, dtype");
     }
@@ -138,8 +142,10 @@ TransformerConfig model_from_json(const json& doc, std::string_view origin) {
 }
 
 TransformerConfig load_model_file(const std::string& path) {
-  if (!std::ifstream(path)) {
-    throw InputError("--model-file", fmt::format("cannot read \"{}\"", path), "a readable JSON file");
+  // Checked without opening: a pipe (`<(cat model.json)`) can be read only once.
+  if (::access(path.c_str(), R_OK) != 0) {
+    throw InputError("--model-file", fmt::format("cannot read \"{}\": {}", path, std::strerror(errno)),
+                     "a readable JSON file");
   }
   return model_from_json(hw::read_json_file(path), path);  // rejects a key given twice, as topology files do
 }

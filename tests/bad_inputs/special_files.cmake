@@ -1,0 +1,25 @@
+# Inputs of the corpus too big or too odd to commit (issue 19), made in the test's scratch directory
+# (@WORK@) before the cases run: files nested 100,000 levels deep (200 KB each; one in a copy of the
+# catalog folder), a 10 MB string, and symbolic link loops as a file, in the catalog folder and in a
+# report folder. The device nodes the
+# corpus reads (/dev/zero, /dev/null) are the system's.
+string(REPEAT "[" 100000 _open)
+string(REPEAT "]" 100000 _close)
+file(WRITE "${WORK_DIR}/deep-model.json" "{\"layers\": ${_open}2${_close}, \"hidden\": 64}")
+file(WRITE "${WORK_DIR}/deep-gpu.json" "{\"schema_version\": 1, \"kind\": \"gpu\", \"sm_count\": ${_open}1${_close}}")
+file(WRITE "${WORK_DIR}/deep-cluster.json" "{\"schema_version\": 1, \"kind\": \"cluster\", \"node\": ${_open}${_close}}")
+file(WRITE "${WORK_DIR}/deep-program.json" "{\"schema_version\": 1, \"programs\": ${_open}${_close}}")
+file(WRITE "${WORK_DIR}/deep-result.json" "{\"kind\": \"commscale-bench\", \"rows\": ${_open}${_close}}")
+string(REPEAT "s" 10000000 _long)
+file(WRITE "${WORK_DIR}/long-string.json"
+     "{\"layers\": \"${_long}\", \"hidden\": 64, \"heads\": 4, \"seq\": 16, \"vocab\": 100}")
+file(CREATE_LINK "loop.json" "${WORK_DIR}/loop.json" SYMBOLIC)
+# The catalog, with a GPU file that is a link to itself.
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/../../topologies/" DESTINATION "${WORK_DIR}/topologies-loop")
+file(CREATE_LINK "loop.json" "${WORK_DIR}/topologies-loop/gpus/loop.json" SYMBOLIC)
+# A folder of results, one of them a link to itself.
+file(MAKE_DIRECTORY "${WORK_DIR}/results-loop/run")
+file(CREATE_LINK "loop.json" "${WORK_DIR}/results-loop/run/loop.json" SYMBOLIC)
+# The catalog, with a GPU file nested 100,000 levels deep.
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/../../topologies/" DESTINATION "${WORK_DIR}/topologies-deep")
+file(COPY_FILE "${WORK_DIR}/deep-gpu.json" "${WORK_DIR}/topologies-deep/gpus/deep.json")
