@@ -11,6 +11,7 @@
 #include "report/calibration_merge.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/size.hpp"
 
 namespace commscale {
@@ -107,7 +108,7 @@ int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {
     merge_calibration(base, profile, a.output);
     profile = std::move(base);
   }
-  write_file_atomically(a.output, profile.dump(1) + "\n");
+  write_file_atomically(a.output, json_text(profile, 1));
   std::cout << fmt::format("# calibration profile: {}\n", a.output);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/model_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
 #include "predict/prediction.hpp"
@@ -55,9 +56,9 @@ void write_extras(const PredictArguments& a, const predict::Prediction& p) {
     nlohmann::json doc = predict::full_timeline(*p.program, *p.simulation);
     doc["schema_version"] = 1;
     doc["kind"] = "commscale-timeline";
-    write_file_atomically(a.timeline_path, doc.dump() + "\n");
+    write_file_atomically(a.timeline_path, json_text(doc));
   }
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, trace_of(*p.program, *p.simulation).dump() + "\n");
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(*p.program, *p.simulation)));
 }
 
 int run_predict(const PredictArguments& a) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 
 namespace commscale {
 
@@ -16,8 +17,8 @@ void finish_output_options(const OutputArguments& args) {
 }
 
 bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
-  if (!args.json_path.empty()) write_file_atomically(args.json_path, doc.dump(2) + "\n");
-  if (args.json) std::cout << doc.dump(2) << "\n";
+  if (!args.json_path.empty()) write_file_atomically(args.json_path, json_text(doc, 2));
+  if (args.json) std::cout << json_text(doc, 2);
   return !args.json;
 }
 

@@ -10,6 +10,7 @@
 #include "cli/model_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/jsonl_file.hpp"
 #include "hw/catalog.hpp"
 #include "hw/gpu_match.hpp"
@@ -174,10 +175,10 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.comm_rates = comm_rates(run.program, run.timeline);
 
   print_train_text(std::cout, report);
-  if (!a.json_path.empty()) write_file_atomically(a.json_path, train_json(report).dump(1) + "\n");
+  if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(train_json(report), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, chrome_trace(run.program, run.timeline).dump() + "\n");
-  if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, nlohmann::json(run.timeline).dump() + "\n");
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(run.program, run.timeline)));
+  if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, json_text(nlohmann::json(run.timeline)));
   if (lines) lines->append({{"record", "summary"}, {"summary", report.summary}});
   return 0;
 }

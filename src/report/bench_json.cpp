@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "report/bench_reporters.hpp"
 
 namespace commscale {
@@ -53,7 +54,7 @@ class JsonBenchReporter final : public BenchReporter {
   }
 
  private:
-  void flush() { write_file_atomically(path_, doc_.dump(1) + "\n"); }
+  void flush() { write_file_atomically(path_, json_text(doc_, 1)); }
 
   std::string path_;
   nlohmann::json doc_;
