@@ -61,8 +61,7 @@ void finish(P2pArguments& a) {
     throw InputError("--latency-loads", fmt::format("{} loads", o.latency_accesses), "at least 1 load per sample");
   }
   parse_tests(a.tests, o);
-  if (!o.json_path.empty()) ensure_writable(o.json_path, "-J/--json");
-  if (!o.csv_path.empty()) ensure_writable(o.csv_path, "--csv");
+  check_outputs({{"-J/--json", o.json_path}, {"--csv", o.csv_path}});
 }
 
 // Line rates come from the catalog; without it the bandwidths stand alone, and the report says why.

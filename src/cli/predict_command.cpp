@@ -63,9 +63,7 @@ void write_extras(const PredictArguments& a, const predict::Prediction& p) {
 
 int run_predict(const PredictArguments& a) {
   const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
-  finish_output_options(a.output);
-  if (!a.timeline_path.empty()) ensure_writable(a.timeline_path, "--timeline");
-  if (!a.trace_path.empty()) ensure_writable(a.trace_path, "--trace");
+  finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");

@@ -12,8 +12,9 @@ void add_output_options(CLI::App& command, OutputArguments* args) {
   command.add_option("-J,--output_file", args->json_path, "write the result as JSON to this file");
 }
 
-void finish_output_options(const OutputArguments& args) {
-  if (!args.json_path.empty()) ensure_writable(args.json_path, "-J");
+void finish_output_options(const OutputArguments& args, std::vector<NamedOutput> more) {
+  more.insert(more.begin(), NamedOutput{"-J", args.json_path});
+  check_outputs(more);
 }
 
 bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {

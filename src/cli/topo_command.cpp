@@ -37,9 +37,7 @@ struct TopoArguments {
 
 void finish(TopoArguments& a) {
   if (!a.devices.empty()) a.device_list = parse_device_list(a.devices, "--devices");
-  if (!a.output.empty()) ensure_writable(a.output, "-o/--output");
-  if (!a.json_path.empty()) ensure_writable(a.json_path, "-J/--json");
-  if (!a.csv_path.empty()) ensure_writable(a.csv_path, "--csv");
+  check_outputs({{"-o/--output", a.output}, {"-J/--json", a.json_path}, {"--csv", a.csv_path}});
   if (!a.name.empty() && a.output.empty())
     throw InputError("--name", "names the topology file", "--output FILE with it");
   if (!a.gpu.empty() && a.output.empty())

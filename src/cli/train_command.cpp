@@ -67,11 +67,8 @@ void finish(TrainArguments& a) {
   o.workspace_allowance = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
   a.jsonl_path = resolve_jsonl_path(a.reliability, a.json_path);
   if (launched_as_rank_zero()) {
-    for (const auto& [path, flag] : {std::pair{&a.json_path, "-J/--output_file"}, std::pair{&a.csv_path, "--csv"},
-                                     std::pair{&a.trace_path, "--trace"}, std::pair{&a.timeline_path, "--timeline"},
-                                     std::pair{&a.jsonl_path, "--jsonl"}}) {
-      if (!path->empty()) ensure_writable(*path, flag);
-    }
+    check_outputs({{"-J/--output_file", a.json_path}, {"--csv", a.csv_path}, {"--trace", a.trace_path},
+                   {"--timeline", a.timeline_path}, {jsonl_flag(a.reliability), a.jsonl_path}});
   }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
 }
