@@ -140,6 +140,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
       progress->update(static_cast<std::size_t>(done));
     };
   }
+  check_plan_matches_world(mp.plan, world);  // before the JSON Lines file replaces an earlier run's
   std::unique_ptr<JsonLinesFile> lines;
   if (world.rank() == 0 && !a.jsonl_path.empty()) lines = start_train_lines(a, session.context);
   const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world, step_lines(lines.get()));

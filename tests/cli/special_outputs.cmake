@@ -1,7 +1,7 @@
-# Output paths that are not plain files (issue 19, items 1, 6, 10, 18): a device stays a device, a
+# Output paths that are not plain files (issue 19, items 1, 6, 8, 10, 18): a device stays a device, a
 # FIFO and standard output are written in place, a link's target is replaced and the link kept, a full
-# device is reported, a 255-byte name works, directories are never open to others, and a file name that
-# is not UTF-8 is recorded escaped.
+# device is reported, a 255-byte name works, directories are never open to others, a file name that is
+# not UTF-8 is recorded escaped, and a rejected run leaves an earlier run's files as they were.
 include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
 
 function(file_type path out_var)
@@ -126,3 +126,20 @@ string(JSON line GET "${header}" context command_line)
 expect_contains("${line}" [[-J b\xFF.json]])
 string(JSON value GET "${header}" context environment NCCL_NOT_UTF8)
 expect_equal("${value}" [[a\xFFb]] "an environment variable that is not UTF-8, as recorded")
+
+# A rejected run (the plan's 2 ranks on a job of 3) leaves the files of an earlier run as they were.
+commscale_run(EXPECT 0 RANKS 2 ARGS train --backend cpu --model tiny --tp 2 --steps 1 --warmup 0 -J keep/t.json)
+foreach(f t.json t.jsonl)
+  file(SHA256 "${WORK_DIR}/keep/${f}" before_${f})
+endforeach()
+commscale_run(EXPECT 2 RANKS 3 ERROR err ARGS train --backend cpu --model tiny --tp 2 -J keep/t.json)
+expect_contains("${err}" "the plan has dp 1 x tp 2 x pp 1 = 2 ranks but the job has 3")
+foreach(f t.json t.jsonl)
+  file(SHA256 "${WORK_DIR}/keep/${f}" after)
+  expect_equal("${after}" "${before_${f}}" "keep/${f} after a rejected train")
+endforeach()
+commscale_run(EXPECT 0 RANKS 2 ARGS ${bench} -J keep/b.json)
+file(SHA256 "${WORK_DIR}/keep/b.jsonl" before)
+commscale_run(EXPECT 2 RANKS 2 ERROR err ARGS ${bench} --split consecutive:3 -J keep/b.json)
+file(SHA256 "${WORK_DIR}/keep/b.jsonl" after)
+expect_equal("${after}" "${before}" "keep/b.jsonl after a rejected bench")
