@@ -120,9 +120,8 @@ void finish(BenchArguments& a) {
   a.runtime.timeout = o.timeout;
   o.jsonl_path = resolve_jsonl_path(a.reliability, o.json_path);
   if (launched_as_rank_zero()) {  // only rank 0 writes result files
-    if (!o.json_path.empty()) ensure_writable(o.json_path, "-J/--output_file");
-    if (!o.jsonl_path.empty()) ensure_writable(o.jsonl_path, "--jsonl");
-    if (!o.csv_path.empty()) ensure_writable(o.csv_path, "--csv");
+    check_outputs(
+        {{"-J/--output_file", o.json_path}, {jsonl_flag(a.reliability), o.jsonl_path}, {"--csv", o.csv_path}});
   }
   if (a.corrupt_rank >= 0) o.corrupt_rank = a.corrupt_rank;
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");

@@ -7,13 +7,14 @@
 #include <fmt/format.h>
 
 #include "bench/calibrate.hpp"
-#include "report/bench_reporters.hpp"
-#include "report/calibration_merge.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
+#include "core/json_text.hpp"
 #include "core/size.hpp"
 #include "hw/json_reader.hpp"
+#include "report/bench_reporters.hpp"
+#include "report/calibration_merge.hpp"
 
 namespace commscale {
 namespace {
@@ -109,7 +110,7 @@ int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {
     merge_calibration(base, profile, a.output);
     profile = std::move(base);
   }
-  write_file_atomically(a.output, profile.dump(1) + "\n");
+  write_file_atomically(a.output, json_text(profile, 1));
   std::cout << fmt::format("# calibration profile: {}\n", a.output);
   return 0;
 }

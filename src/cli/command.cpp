@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "runtime/control_plane.hpp"
 #include "runtime/process.hpp"
 
@@ -72,7 +73,8 @@ std::string join_command_line(int argc, char** argv) {
     const std::string arg = argv[i];
     if (!line.empty()) line += ' ';
     const bool plain = !arg.empty() && arg.find_first_of(" \t\"'\\$`") == std::string::npos;
-    line += plain ? arg : fmt::format("'{}'", arg);
+    const std::string text = escape_invalid_utf8(arg);  // result files are JSON: UTF-8 only
+    line += plain ? text : fmt::format("'{}'", text);
   }
   return line;
 }

@@ -42,7 +42,8 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
 // prints one message naming its host and rank, then aborts the whole job so no rank waits forever.
 [[nodiscard]] int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body);
 
-// The process's command line, quoted where needed, for result files.
+// The process's command line, quoted where needed, for result files; bytes that are not UTF-8 (a file
+// name may hold any) are written \xNN (core/utf8.hpp).
 [[nodiscard]] std::string join_command_line(int argc, char** argv);
 
 // True unless a launcher says this process is not rank 0 (used before MPI is started).

@@ -11,6 +11,7 @@
 #include "bench/p2p.hpp"
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "hw/catalog.hpp"
@@ -60,8 +61,7 @@ void finish(P2pArguments& a) {
     throw InputError("--latency-loads", fmt::format("{} loads", o.latency_accesses), "at least 1 load per sample");
   }
   parse_tests(a.tests, o);
-  if (!o.json_path.empty()) ensure_writable(o.json_path, "-J/--json");
-  if (!o.csv_path.empty()) ensure_writable(o.csv_path, "--csv");
+  check_outputs({{"-J/--json", o.json_path}, {"--csv", o.csv_path}});
 }
 
 // Line rates come from the catalog; without it the bandwidths stand alone, and the report says why.
@@ -91,7 +91,7 @@ int run_p2p_command(const P2pArguments& a) {
   report.context = single_process_context(a.command_line, m);
   add_line_rates(report, m);
   std::cout << format_p2p_text(report) << std::flush;
-  if (!a.options.json_path.empty()) write_file_atomically(a.options.json_path, p2p_json(report).dump(1) + "\n");
+  if (!a.options.json_path.empty()) write_file_atomically(a.options.json_path, json_text(p2p_json(report), 1));
   if (!a.options.csv_path.empty()) write_file_atomically(a.options.csv_path, p2p_csv(report));
   return static_cast<int>(report.passed() ? ExitCode::kOk : ExitCode::kCheckFailed);
 }

@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "parallel/plan_summary.hpp"
@@ -123,11 +124,11 @@ int run_plan(const PlanArguments& a) {
   try {
     const ProgramSet set = build_program(a.resolved.model, a.resolved.plan);
     const PlanSummary s = summarize_plan(a.resolved.model, a.resolved.plan, set, a.memory, a.gpu_memory);
-    if (!a.dump_path.empty()) write_file_atomically(a.dump_path, nlohmann::json(set).dump() + "\n");
+    if (!a.dump_path.empty()) write_file_atomically(a.dump_path, json_text(nlohmann::json(set)));
     if (a.json) {
       nlohmann::json doc = summary_to_json(s);
       doc["command_line"] = a.command_line;
-      std::cout << doc.dump(2) << "\n";
+      std::cout << json_text(doc, 2);
     } else {
       print_header(s, a.resolved.world, std::cout);
       print_memory(s, std::cout);

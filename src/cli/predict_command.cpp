@@ -12,6 +12,7 @@
 #include "cli/model_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
 #include "predict/prediction.hpp"
@@ -56,16 +57,14 @@ void write_extras(const PredictArguments& a, const predict::Prediction& p) {
     nlohmann::json doc = predict::full_timeline(*p.program, *p.simulation);
     doc["schema_version"] = 1;
     doc["kind"] = "commscale-timeline";
-    write_file_atomically(a.timeline_path, doc.dump() + "\n");
+    write_file_atomically(a.timeline_path, json_text(doc));
   }
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, trace_of(*p.program, *p.simulation).dump() + "\n");
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(*p.program, *p.simulation)));
 }
 
 int run_predict(const PredictArguments& a) {
   const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
-  finish_output_options(a.output);
-  if (!a.timeline_path.empty()) ensure_writable(a.timeline_path, "--timeline");
-  if (!a.trace_path.empty()) ensure_writable(a.trace_path, "--trace");
+  finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");

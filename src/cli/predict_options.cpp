@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 
 namespace commscale {
 
@@ -11,13 +12,14 @@ void add_output_options(CLI::App& command, OutputArguments* args) {
   command.add_option("-J,--output_file", args->json_path, "write the result as JSON to this file");
 }
 
-void finish_output_options(const OutputArguments& args) {
-  if (!args.json_path.empty()) ensure_writable(args.json_path, "-J");
+void finish_output_options(const OutputArguments& args, std::vector<NamedOutput> more) {
+  more.insert(more.begin(), NamedOutput{"-J", args.json_path});
+  check_outputs(more);
 }
 
 bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
-  if (!args.json_path.empty()) write_file_atomically(args.json_path, doc.dump(2) + "\n");
-  if (args.json) std::cout << doc.dump(2) << "\n";
+  if (!args.json_path.empty()) write_file_atomically(args.json_path, json_text(doc, 2));
+  if (args.json) std::cout << json_text(doc, 2);
   return !args.json;
 }
 

@@ -5,10 +5,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/output_check.hpp"
 #include "hw/catalog.hpp"
 #include "predict/calibration.hpp"
 
@@ -20,8 +22,9 @@ struct OutputArguments {
 };
 
 void add_output_options(CLI::App& command, OutputArguments* args);
-// Checks that -J's file can be written (before any work).
-void finish_output_options(const OutputArguments& args);
+// Checks that -J's file and the command's `more` outputs can be written, each to its own file (before
+// any work).
+void finish_output_options(const OutputArguments& args, std::vector<NamedOutput> more = {});
 // Writes `doc` to -J's file (atomically) and, with --json, to stdout; returns whether text should follow.
 [[nodiscard]] bool emit_json(const OutputArguments& args, const nlohmann::json& doc);
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/jsonl_file.hpp"
 
@@ -45,7 +46,13 @@ CollectiveSkip parse_collective_skip(const std::string& text, const std::string&
 
 std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path) {
   if (!args.jsonl_path.empty()) return args.jsonl_path;
-  return json_path.empty() ? std::string() : jsonl_path_beside(json_path);
+  // Beside a file only: -J /dev/null or -J - has no "beside" (and /dev/null.jsonl is no place for it).
+  if (json_path.empty() || !replaced_atomically(json_path)) return {};
+  return jsonl_path_beside(json_path);
+}
+
+std::string jsonl_flag(const ReliabilityArguments& args) {
+  return args.jsonl_path.empty() ? "--jsonl (by default beside -J)" : "--jsonl";
 }
 
 }  // namespace commscale

@@ -22,7 +22,11 @@ void add_reliability_options(CLI::App& command, ReliabilityArguments* args, cons
 // "RANK:INDEX", both whole numbers, RANK >= 0, INDEX >= 0. Throws InputError naming `where`.
 [[nodiscard]] CollectiveSkip parse_collective_skip(const std::string& text, const std::string& where);
 
-// --jsonl as given, else beside -J (core/jsonl_file.hpp), else none ("").
+// --jsonl as given, else beside -J's file (core/jsonl_file.hpp), else none ("", also when -J names a
+// device, FIFO or stream).
 [[nodiscard]] std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path);
+
+// How messages name the JSON Lines file: "--jsonl", or that it is the default beside -J.
+[[nodiscard]] std::string jsonl_flag(const ReliabilityArguments& args);
 
 }  // namespace commscale

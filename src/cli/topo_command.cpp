@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "hw/catalog.hpp"
 #include "hw/topology_dir.hpp"
@@ -36,9 +37,7 @@ struct TopoArguments {
 
 void finish(TopoArguments& a) {
   if (!a.devices.empty()) a.device_list = parse_device_list(a.devices, "--devices");
-  if (!a.output.empty()) ensure_writable(a.output, "-o/--output");
-  if (!a.json_path.empty()) ensure_writable(a.json_path, "-J/--json");
-  if (!a.csv_path.empty()) ensure_writable(a.csv_path, "--csv");
+  check_outputs({{"-o/--output", a.output}, {"-J/--json", a.json_path}, {"--csv", a.csv_path}});
   if (!a.name.empty() && a.output.empty())
     throw InputError("--name", "names the topology file", "--output FILE with it");
   if (!a.gpu.empty() && a.output.empty())
@@ -78,7 +77,7 @@ void write_topology(const MachineDiscovery& m, const TopoArguments& a, const hw:
     return hw::looks_like_path(ref) ? catalog.gpu((dir / ref).string(), where) : catalog.gpu(ref, where);
   };
   (void)hw::parse_cluster(nlohmann::json::parse(file.dump()), a.output, catalog.reference(), resolve);
-  write_file_atomically(a.output, file.dump(2) + "\n");
+  write_file_atomically(a.output, json_text(file, 2));
   std::cout << fmt::format("\n# wrote {} (gpu {}); see it with: commscale hw show {}\n", a.output, gpu_ref, a.output);
 }
 
@@ -100,7 +99,7 @@ int run_topo(const TopoArguments& a) {
   const RunContext context = single_process_context(a.command_line, m);
   std::cout << format_topo_text(m, context) << std::flush;
   if (!no_catalog.empty()) std::cout << fmt::format("# the GPU catalog could not be read: {}\n", no_catalog);
-  if (!a.json_path.empty()) write_file_atomically(a.json_path, topo_json(m, context).dump(1) + "\n");
+  if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(topo_json(m, context), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, topo_csv(m));
   if (a.output.empty()) return 0;
   if (m.gpus.empty()) {

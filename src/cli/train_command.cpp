@@ -10,6 +10,7 @@
 #include "cli/model_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "core/jsonl_file.hpp"
 #include "hw/catalog.hpp"
 #include "hw/gpu_match.hpp"
@@ -66,11 +67,8 @@ void finish(TrainArguments& a) {
   o.workspace_allowance = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
   a.jsonl_path = resolve_jsonl_path(a.reliability, a.json_path);
   if (launched_as_rank_zero()) {
-    for (const auto& [path, flag] : {std::pair{&a.json_path, "-J/--output_file"}, std::pair{&a.csv_path, "--csv"},
-                                     std::pair{&a.trace_path, "--trace"}, std::pair{&a.timeline_path, "--timeline"},
-                                     std::pair{&a.jsonl_path, "--jsonl"}}) {
-      if (!path->empty()) ensure_writable(*path, flag);
-    }
+    check_outputs({{"-J/--output_file", a.json_path}, {"--csv", a.csv_path}, {"--trace", a.trace_path},
+                   {"--timeline", a.timeline_path}, {jsonl_flag(a.reliability), a.jsonl_path}});
   }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
 }
@@ -142,6 +140,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
       progress->update(static_cast<std::size_t>(done));
     };
   }
+  check_plan_matches_world(mp.plan, world);  // before the JSON Lines file replaces an earlier run's
   std::unique_ptr<JsonLinesFile> lines;
   if (world.rank() == 0 && !a.jsonl_path.empty()) lines = start_train_lines(a, session.context);
   const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world, step_lines(lines.get()));
@@ -174,10 +173,10 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.comm_rates = comm_rates(run.program, run.timeline);
 
   print_train_text(std::cout, report);
-  if (!a.json_path.empty()) write_file_atomically(a.json_path, train_json(report).dump(1) + "\n");
+  if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(train_json(report), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, chrome_trace(run.program, run.timeline).dump() + "\n");
-  if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, nlohmann::json(run.timeline).dump() + "\n");
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(run.program, run.timeline)));
+  if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, json_text(nlohmann::json(run.timeline)));
   if (lines) lines->append({{"record", "summary"}, {"summary", report.summary}});
   return 0;
 }

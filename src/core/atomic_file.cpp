@@ -3,60 +3,92 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
+#include <iostream>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/output_path.hpp"
 
 namespace commscale {
 namespace {
 
-std::string temp_path_for(const std::string& path) { return fmt::format("{}.tmp.{}", path, ::getpid()); }
+[[noreturn]] void fail(const std::string& path, int error) {
+  throw RuntimeFailure(fmt::format("cannot write {}: {}", path, std::strerror(error)));
+}
 
-// Writes all of `content` to a new file at `path`, flushed to disk. Returns 0 or an errno value.
-int write_new_file(const std::string& path, std::string_view content) {
-  // A new file (never one left behind, nor what a symbolic link points to), with the result-file mode.
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kResultFileMode);
-  if (fd < 0) return errno;
-  int error = 0;
-  for (std::size_t done = 0; done < content.size() && error == 0;) {
+// Returns 0 or an errno value.
+int write_all(int fd, std::string_view content) {
+  for (std::size_t done = 0; done < content.size();) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno != EINTR) error = errno;
-    if (n > 0) done += static_cast<std::size_t>(n);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+// A new file in `directory` under a short name (a 255-byte target name leaves no room for a suffix).
+int create_temp(const std::string& directory, std::string* temp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    *temp = fmt::format("{}/.commscale-{}-{}.tmp", directory, ::getpid(), counter++);
+    const int fd = ::open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kResultFileMode);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+void replace_file(const OutputTarget& target, const std::string& given, std::string_view content) {
+  const std::string directory = directory_of(target.path);
+  std::string failed;
+  if (const int error = make_directories(directory, &failed); error != 0) {
+    throw RuntimeFailure(fmt::format("cannot create directory {}: {}", failed, std::strerror(error)));
+  }
+  std::string temp;
+  const int fd = create_temp(directory, &temp);
+  if (fd < 0) fail(given, errno);
+  int error = write_all(fd, content);
   if (error == 0 && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
-  return error;
+  if (error == 0 && std::rename(temp.c_str(), target.path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    ::unlink(temp.c_str());
+    fail(given, error);
+  }
+}
+
+void write_in_place(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) fail(path, errno);
+  int error = write_all(fd, content);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) fail(path, error);
+}
+
+void write_stream(int fd, const std::string& given, std::string_view content) {
+  std::cout.flush();  // what was printed comes first
+  std::cerr.flush();
+  std::fflush(nullptr);
+  if (const int error = write_all(fd, content); error != 0) fail(given, error);
 }
 
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string temp = temp_path_for(path);
-  int error = write_new_file(temp, content);
-  if (error == 0 && std::rename(temp.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temp.c_str());
-    throw RuntimeFailure(fmt::format("cannot write {}: {}", path, std::strerror(error)));
+  const OutputTarget target = resolve_output(path);
+  if (!target.problem.empty()) throw RuntimeFailure(target.problem);
+  switch (target.kind) {
+    case OutputKind::kFile: return replace_file(target, path, content);
+    case OutputKind::kInPlace: return write_in_place(target.path, content);
+    case OutputKind::kStream: return write_stream(target.stream_fd, path, content);
   }
 }
 
-void ensure_writable(const std::string& path, std::string_view where) {
-  if (path.empty()) throw InputError(where, "the file name is empty", "a path to write");
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) throw InputError(where, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
-  if (std::filesystem::is_directory(path, ec)) throw InputError(where, fmt::format("{} is a directory", path), "a file path");
-  const std::string probe = temp_path_for(path);
-  const int error = write_new_file(probe, {});
-  ::unlink(probe.c_str());
-  if (error != 0) throw InputError(where, fmt::format("cannot write {}: {}", path, std::strerror(error)));
-}
+bool replaced_atomically(const std::string& path) { return resolve_output(path).kind == OutputKind::kFile; }
 
 }  // namespace commscale

@@ -1,12 +1,16 @@
 #pragma once
 
-// Result files are replaced atomically: written to a temporary file beside the target, flushed to
-// disk, then renamed over it, so a reader (or a crash) never sees half a file.
+// Writing result files. A regular file is replaced atomically: written under a short temporary name
+// in its own directory, flushed to disk, then renamed over it, so a reader (or a crash) never sees half
+// a file. Devices, FIFOs and standard output are written in place (core/output_path.hpp says which is
+// which).
 
 #include <sys/types.h>
 
 #include <string>
 #include <string_view>
+
+#include "core/output_check.hpp"  // ensure_writable, check_outputs: before the work
 
 namespace commscale {
 
@@ -14,11 +18,12 @@ namespace commscale {
 // owner and group as the umask allows, never by everyone.
 inline constexpr mode_t kResultFileMode = 0664;
 
-// Throws RuntimeFailure naming the path and the system's reason.
+// Writes `content` to `path` as above, creating missing directories (core/output_path.hpp). Throws
+// RuntimeFailure naming the path and the system's reason (a full disk, a full /dev/full, ...).
 void write_file_atomically(const std::string& path, std::string_view content);
 
-// Checks, before any measurement starts, that `path` can be written: creates missing parent
-// directories and a probe file beside it. Throws InputError naming `where` (the flag) otherwise.
-void ensure_writable(const std::string& path, std::string_view where);
+// Whether write_file_atomically replaces `path` as a whole (a regular file or a new one). Writers that
+// rewrite a file as they go (bench's -J and --csv) write a device, FIFO or stream once, at the end.
+[[nodiscard]] bool replaced_atomically(const std::string& path);
 
 }  // namespace commscale

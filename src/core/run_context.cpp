@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.hpp"
+
 namespace commscale {
 
 std::map<std::string, std::string> relevant_environment(const char* const* environ_entries) {
@@ -18,7 +20,7 @@ std::map<std::string, std::string> relevant_environment(const char* const* envir
     const std::string_view key = text.substr(0, eq);
     for (std::string_view prefix : kPrefixes) {
       if (key.starts_with(prefix)) {
-        found.emplace(std::string(key), std::string(text.substr(eq + 1)));
+        found.emplace(escape_invalid_utf8(key), escape_invalid_utf8(text.substr(eq + 1)));
         break;
       }
     }

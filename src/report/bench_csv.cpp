@@ -6,25 +6,29 @@
 namespace commscale {
 namespace {
 
+// Rewritten after every row, as the JSON file; a device, FIFO or stream gets it once, at the end.
 class CsvBenchReporter final : public BenchReporter {
  public:
-  explicit CsvBenchReporter(std::string path) : path_(std::move(path)) {}
+  explicit CsvBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
 
   void begin(const BenchSetup& setup) override {
     ranks_ = setup.group_size;
     text_ = bench_csv_header() + "\n";
-    write_file_atomically(path_, text_);
+    if (as_it_goes_) write_file_atomically(path_, text_);
   }
 
   void row(const BenchRow& row) override {
     for (const std::string& line : bench_csv_lines(row, ranks_)) text_ += line + "\n";
-    write_file_atomically(path_, text_);
+    if (as_it_goes_) write_file_atomically(path_, text_);
   }
 
-  void end(const BenchSummary&) override {}
+  void end(const BenchSummary&) override {
+    if (!as_it_goes_) write_file_atomically(path_, text_);
+  }
 
  private:
   std::string path_;
+  bool as_it_goes_;
   std::string text_;
   int ranks_ = 1;
 };

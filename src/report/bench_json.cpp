@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/json_text.hpp"
 #include "report/bench_reporters.hpp"
 
 namespace commscale {
@@ -25,10 +26,11 @@ std::string_view split_name(SplitKind kind) {
 }
 
 // Rewrites the whole file after every row, so an interrupted sweep leaves a valid file with
-// "complete": false and every row measured so far.
+// "complete": false and every row measured so far. A device, FIFO or stream gets the document once, at
+// the end (a reader of a FIFO would otherwise see one document per row).
 class JsonBenchReporter final : public BenchReporter {
  public:
-  explicit JsonBenchReporter(std::string path) : path_(std::move(path)) {}
+  explicit JsonBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
 
   void begin(const BenchSetup& setup) override {
     doc_ = {{"schema_version", kBenchSchemaVersion},
@@ -37,12 +39,12 @@ class JsonBenchReporter final : public BenchReporter {
             {"context", setup.context},
             {"config", setup},
             {"results", nlohmann::json::array()}};
-    flush();
+    if (as_it_goes_) flush();
   }
 
   void row(const BenchRow& row) override {
     doc_["results"].push_back(row);
-    flush();
+    if (as_it_goes_) flush();
   }
 
   void end(const BenchSummary& s) override {
@@ -53,9 +55,10 @@ class JsonBenchReporter final : public BenchReporter {
   }
 
  private:
-  void flush() { write_file_atomically(path_, doc_.dump(1) + "\n"); }
+  void flush() { write_file_atomically(path_, json_text(doc_, 1)); }
 
   std::string path_;
+  bool as_it_goes_;
   nlohmann::json doc_;
 };
 

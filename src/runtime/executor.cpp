@@ -94,8 +94,7 @@ std::vector<GemmCheck> check_gemms(const std::vector<Op>& ops, const std::vector
 
 }  // namespace
 
-TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
-                      Backend& backend, const MpiComm& world, const StepObserver& observer) {
+void check_plan_matches_world(const ParallelPlan& plan, const MpiComm& world) {
   if (world_size(plan) != world.size()) {
     fail_on_all_ranks(world, InputError("--tp/--pp/--dp", fmt::format("the plan has dp {} x tp {} x pp {} = {} ranks "
                                                                       "but the job has {}",
@@ -103,6 +102,11 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
                                                                       world.size()),
                                         "a plan whose ranks equal mpirun's -np"));
   }
+}
+
+TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
+                      Backend& backend, const MpiComm& world, const StepObserver& observer) {
+  check_plan_matches_world(plan, world);
   TrainRun out;
   out.program = build_program(model, plan);
   const ProgramCheck check = check_program(out.program);

@@ -62,6 +62,10 @@ struct TrainRun {
   std::vector<GemmCheck> gemm_checks;     // with TrainOptions::gemm_check, on GPUs
 };
 
+// Ends the job with an InputError (exit 2, on every rank) when the plan's ranks are not the job's.
+// Collective over `world`. Called first by run_training; callers that open result files call it before.
+void check_plan_matches_world(const ParallelPlan& plan, const MpiComm& world);
+
 // Runs the steps. Collective over `world`. Rank 0 calls `observer` (when set) after each timed step.
 [[nodiscard]] TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan,
                                     const TrainOptions& options, Backend& backend, const MpiComm& world,
