@@ -43,6 +43,13 @@ CollectiveSkip parse_collective_skip(const std::string& text, const std::string&
   return skip;
 }
 
+void check_testing_rank(const MpiComm& world, int rank, const std::string& flag, const std::string& value) {
+  if (rank < world.size()) return;
+  fail_on_all_ranks(
+      world, InputError(flag, fmt::format("{} names rank {}, and the job has {} rank(s)", value, rank, world.size()),
+                        fmt::format("a rank below {}, so that the test does something", world.size())));
+}
+
 std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path) {
   if (!args.jsonl_path.empty()) return args.jsonl_path;
   return json_path.empty() ? std::string() : jsonl_path_beside(json_path);
