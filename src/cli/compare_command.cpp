@@ -15,7 +15,6 @@
 #include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
-#include "hw/link_graph.hpp"
 #include "hw/topology_dir.hpp"
 #include "predict/compare.hpp"
 
@@ -55,24 +54,11 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& items
   return out;
 }
 
-// A sweep is at most this many GPUs (hw::kMaxNodes nodes of 16), whatever the cluster.
-constexpr int kMaxScalingGpus = hw::kMaxNodes * 16;
-
-// What only the catalog can tell: a --price must name a cluster being compared (else it is a typo
-// that silently changes nothing), and --scaling-max must stay within the nodes a cluster can have.
-void check_against_catalog(const predict::CompareInputs& in, const hw::Catalog& catalog) {
+// A --price must name a cluster being compared: else it is a typo that silently changes nothing.
+void check_prices(const predict::CompareInputs& in, const hw::Catalog& catalog) {
   std::set<std::string> names;
   for (const predict::ClusterChoice& c : in.clusters) names.insert(catalog.cluster(c.cluster, "--clusters").name);
-  if (in.scaling) {
-    const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling");
-    names.insert(cluster.name);
-    const int most = (cluster.network ? hw::kMaxNodes : 1) * cluster.gpus_per_node();
-    if (in.scaling_max_gpus > most) {
-      throw InputError("--scaling-max", fmt::format("{} GPUs", in.scaling_max_gpus),
-                       fmt::format("at most {}, {} node(s) of {} GPUs of {}", most, most / cluster.gpus_per_node(),
-                                   cluster.gpus_per_node(), cluster.name));
-    }
-  }
+  if (in.scaling) names.insert(catalog.cluster(in.scaling->cluster, "--scaling").name);
   for (const auto& [cluster, usd] : in.node_prices) {
     if (!names.contains(cluster)) {
       throw InputError("--price", fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
@@ -88,9 +74,10 @@ int run_compare(CompareArguments& a) {
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
-  if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxScalingGpus) {
+  // Each size of the sweep is a plan search: bounded as search's are, before any is started.
+  if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxSearchGpus) {
     throw InputError("--scaling-max", fmt::format("{} GPUs", in.scaling_max_gpus),
-                     fmt::format("1 to {}", kMaxScalingGpus));
+                     fmt::format("1 to {}, the most a plan search takes", kMaxSearchGpus));
   }
   in.search.memory.workspace = gib_to_bytes(a.workspace_gib);
   in.node_prices = parse_prices(a.prices);
@@ -103,7 +90,7 @@ int run_compare(CompareArguments& a) {
   }
   if (!a.scaling.empty()) in.scaling = predict::parse_cluster_choice(a.scaling, "--scaling");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  check_against_catalog(in, catalog);
+  check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
   const predict::CompareResult r = predict::compare_clusters(catalog, in);
   nlohmann::json doc = predict::compare_to_json(r, in);

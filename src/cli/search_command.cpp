@@ -74,11 +74,7 @@ void check_options(SearchArguments& a) {
   }
 }
 
-// The stage model's search grows faster than the GPU count (42 s for 65,536 GPUs, 140 s for 131,072
-// on a loaded 2-core machine), and the largest cluster the flags accept is 524,288 GPUs: refuse what
-// would run for many minutes before the cluster's link graph is even built.
-constexpr int kMaxSearchGpus = 65536;
-
+// Refuses what would run for many minutes (kMaxSearchGpus) before the cluster's link graph is built.
 void check_search_size(const std::vector<int>& counts, const hw::ClusterSpec& cluster, int nodes) {
   for (const int gpus : counts) {
     if (gpus <= kMaxSearchGpus) continue;
