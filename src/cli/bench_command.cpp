@@ -8,6 +8,7 @@
 
 #include "bench/sweep.hpp"
 #include "cli/command.hpp"
+#include "cli/number_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"
@@ -23,7 +24,7 @@ struct BenchArguments {
   std::string min_bytes = "32M";
   std::string max_bytes = "32M";
   std::string step_bytes = "1M";
-  std::uint64_t step_factor = 1;
+  std::int64_t step_factor = 1;  // signed, so that -f -1 is refused rather than wrapped
   std::string types = "fp32";
   std::string ops = "sum";
   std::string roots = "0";
@@ -77,6 +78,15 @@ Split parse_split(const std::string& text) {
   return split;
 }
 
+constexpr int kMaxIterations = 1000000;
+
+void check_count(int value, int min, int max, const char* flag, const char* what) {
+  if (value < min) {
+    throw InputError(flag, fmt::format("{} {}", value, what), min == 0 ? "0 or more" : fmt::format("at least {}", min));
+  }
+  if (value > max) throw InputError(flag, fmt::format("{} {}", value, what), fmt::format("at most {}", max));
+}
+
 // Checks the arguments and fills BenchOptions. Everything here is pure: it runs before MPI starts,
 // so a mistake is reported once, with exit code 2, and nothing is launched.
 void finish(BenchArguments& a) {
@@ -89,8 +99,9 @@ void finish(BenchArguments& a) {
       o.collectives.push_back(parse_collective(text, "collective"));
     }
   }
+  if (a.step_factor < 1) throw InputError("-f/--stepfactor", fmt::format("{}", a.step_factor), "1 or more");
   o.sizes = size_sweep(parse_size(a.min_bytes, "-b/--minbytes"), parse_size(a.max_bytes, "-e/--maxbytes"),
-                       a.step_factor, parse_size(a.step_bytes, "-i/--stepbytes"));
+                       static_cast<std::uint64_t>(a.step_factor), parse_size(a.step_bytes, "-i/--stepbytes"));
   o.types = parse_choices<DataType>(a.types, "-d/--datatype", parse_data_type, all_data_types());
   o.ops = parse_choices<ReduceOp>(a.ops, "-o/--op", parse_reduce_op, all_reduce_ops());
   o.all_roots = a.roots == "all";
@@ -102,12 +113,14 @@ void finish(BenchArguments& a) {
       o.roots.push_back(root);
     }
   }
-  if (o.iters < 1) throw InputError("-n/--iters", fmt::format("{} iterations", o.iters), "at least 1");
-  if (o.warmup < 0) throw InputError("-w/--warmup_iters", fmt::format("{} iterations", o.warmup), "0 or more");
-  if (o.check_iters < 0) throw InputError("-c/--check", fmt::format("{} iterations", o.check_iters), "0 or more");
+  // Samples are kept (iters per rank, gathered on rank 0), so their number is bounded; warm-up and
+  // checked iterations keep nothing, and the bound keeps a run's length sane.
+  check_count(o.iters, 1, kMaxIterations, "-n/--iters", "iterations");
+  check_count(o.warmup, 0, kMaxIterations, "-w/--warmup_iters", "iterations");
+  check_count(o.check_iters, 0, kMaxIterations, "-c/--check", "iterations");
   if (a.blocking < 0 || a.blocking > 2) throw InputError("-z/--blocking", fmt::format("{}", a.blocking), "0, 1 or 2");
   o.blocking = static_cast<Blocking>(a.blocking);
-  if (o.graph_launches < 0) throw InputError("-G/--cudagraph", fmt::format("{}", o.graph_launches), "0 or more");
+  check_count(o.graph_launches, 0, kMaxIterations, "-G/--cudagraph", "replays");
   if (o.graph_launches > 0 && o.blocking != Blocking::kNone) {
     throw InputError("-G/--cudagraph", "graph replay cannot wait between iterations", "-z 0 with -G");
   }
@@ -115,7 +128,6 @@ void finish(BenchArguments& a) {
   o.combine = static_cast<RankCombine>(a.average);
   o.split = parse_split(a.split);
   if (a.min_busbw >= 0) o.min_busbw_GBps = a.min_busbw;
-  if (a.timeout_s < 0) throw InputError("-T/--timeout", fmt::format("{} s", a.timeout_s), "0 (none) or more seconds");
   o.timeout = Seconds(a.timeout_s);
   a.runtime.timeout = o.timeout;
   o.jsonl_path = resolve_jsonl_path(a.reliability, o.json_path);
@@ -124,6 +136,10 @@ void finish(BenchArguments& a) {
         {{"-J/--output_file", o.json_path}, {jsonl_flag(a.reliability), o.jsonl_path}, {"--csv", o.csv_path}});
   }
   if (a.corrupt_rank >= 0) o.corrupt_rank = a.corrupt_rank;
+  if (o.corrupt_rank && o.check_iters == 0) {
+    throw InputError("--inject-corruption", "corrupts the input of checked iterations, and -c 0 runs none",
+                     "-c 1 or more with --inject-corruption");
+  }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
   finish_runtime_options(&a.runtime, a.backend);
   if (a.runtime.backend == BackendChoice::kCpu && o.graph_launches > 0) {
@@ -132,6 +148,10 @@ void finish(BenchArguments& a) {
 }
 
 int run_bench(const BenchArguments& a, const MpiComm& world) {
+  if (a.options.corrupt_rank) {
+    check_testing_rank(world, *a.options.corrupt_rank, "--inject-corruption", std::to_string(a.corrupt_rank));
+  }
+  if (a.options.skip) check_testing_rank(world, a.options.skip->rank, "--debug-skip-collective", a.reliability.skip);
   const RankSession session = start_rank_session(a.runtime, world);
   if (a.options.graph_launches > 0 && session.backend->kind() != "gpu") {
     fail_on_all_ranks(world, InputError("-G/--cudagraph", "graph capture needs the GPU backend, and none is in use",
@@ -184,11 +204,14 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
       ->capture_default_str();
   cmd->add_option("-a,--average", args->average, "combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max")
       ->capture_default_str();
-  cmd->add_option("-T,--timeout", args->timeout_s, "seconds an operation may take before the job is aborted (0: none)")
+  add_real_option(*cmd, "-T,--timeout", &args->timeout_s,
+                  "seconds an operation may take before the job is aborted (0: none)", timeout_s_range())
       ->capture_default_str();
   cmd->add_option("-J,--output_file", o.json_path, "write results as JSON to this file");
   cmd->add_option("--csv", o.csv_path, "write results as CSV to this file");
-  cmd->add_option("--min-busbw", args->min_busbw, "fail (exit 1) when the average bus bandwidth is below this, GB/s");
+  add_real_option(*cmd, "--min-busbw", &args->min_busbw,
+                  "fail (exit 1) when the average bus bandwidth is below this, GB/s",
+                  {0.0, 1e12, "0 to 1e12 GB/s", "", false});
   cmd->add_option("--split", args->split,
                   "run disjoint groups concurrently: consecutive:K (tp:K) groups K neighbouring ranks, "
                   "strided:K (dp:K) takes every (N/K)-th rank")

@@ -8,6 +8,7 @@
 
 #include "bench/calibrate.hpp"
 #include "cli/command.hpp"
+#include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
 #include "core/json_text.hpp"
@@ -76,9 +77,6 @@ void finish(CalibrateArguments& a) {
     o.memory_max = std::min(o.memory_max, Bytes(1ull << 30));
     o.repetitions = std::min(o.repetitions, 10);
   }
-  if (o.heat_ms < 0 || o.heat_ms > 10000) {
-    throw InputError("--heat-ms", fmt::format("{}", o.heat_ms), "0 to 10000 milliseconds");
-  }
   for (std::int64_t batch : o.attention_batches) {
     if (batch < 1 || batch > 4096) {
       throw InputError("--attention-batches", fmt::format("{}", batch), "batch counts from 1 to 4096");
@@ -133,9 +131,10 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
   cmd->add_option("--attention-batches", o.attention_batches,
                   "batch counts of the attention GEMMs (micro-batch x heads per tensor-parallel rank)")
       ->capture_default_str();
-  cmd->add_option("--heat-ms", o.heat_ms,
+  add_real_option(*cmd, "--heat-ms", &o.heat_ms,
                   "before each GEMM shape or memory size, a large GEMM runs this long, so the timed calls see "
-                  "the clocks of a sustained load (0: time from whatever state the GPU is in)")
+                  "the clocks of a sustained load (0: time from whatever state the GPU is in)",
+                  {0.0, 10000.0, "0 to 10000 milliseconds", "", false})
       ->capture_default_str();
   cmd->add_option("--collectives", args->collectives, "collectives to sweep")->capture_default_str();
   cmd->add_option("--max-bytes", args->max_bytes, "largest collective size (from 1K, doubling)")->capture_default_str();

@@ -3,13 +3,16 @@
 // no MPI, no GPU. Exit codes: 0 (also when some cluster has no plan that fits: the table says so);
 // 2 bad input.
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
@@ -42,22 +45,27 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& items
   for (const std::string& item : items) {
     for (const std::string& one : split_list(item, "--price")) {
       const std::size_t eq = one.find('=');
-      double usd = 0.0;
-      std::size_t used = 0;
-      if (eq != std::string::npos) {
-        try {
-          usd = std::stod(one.substr(eq + 1), &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-      }
-      if (eq == std::string::npos || eq == 0 || used != one.size() - eq - 1 || !(usd > 0)) {
+      if (eq == std::string::npos || eq == 0) {
         throw InputError("--price", fmt::format("\"{}\"", one), "CLUSTER=USD, the price of one node");
       }
-      out[one.substr(0, eq)] = usd;
+      const std::string cluster = one.substr(0, eq);
+      out[cluster] = parse_real(one.substr(eq + 1), fmt::format("--price {}", cluster), node_price_range());
     }
   }
   return out;
+}
+
+// A --price must name a cluster being compared: else it is a typo that silently changes nothing.
+void check_prices(const predict::CompareInputs& in, const hw::Catalog& catalog) {
+  std::set<std::string> names;
+  for (const predict::ClusterChoice& c : in.clusters) names.insert(catalog.cluster(c.cluster, "--clusters").name);
+  if (in.scaling) names.insert(catalog.cluster(in.scaling->cluster, "--scaling").name);
+  for (const auto& [cluster, usd] : in.node_prices) {
+    if (!names.contains(cluster)) {
+      throw InputError("--price", fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
+                       "CLUSTER=USD for a cluster being compared");
+    }
+  }
 }
 
 int run_compare(CompareArguments& a) {
@@ -67,18 +75,23 @@ int run_compare(CompareArguments& a) {
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
-  if (!(o.costs.years > 0)) throw InputError("--years", fmt::format("{}", o.costs.years), "a positive number of years");
-  if (o.costs.usd_per_kwh < 0) throw InputError("--usd-per-kwh", fmt::format("{}", o.costs.usd_per_kwh), "0 or more");
-  if (in.scaling_max_gpus < 1) throw InputError("--scaling-max", fmt::format("{}", in.scaling_max_gpus), "at least 1");
-  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
-  in.search.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  // Each size of the sweep is a plan search: bounded as search's are, before any is started.
+  if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxSearchGpus) {
+    throw InputError("--scaling-max", fmt::format("{} GPUs", in.scaling_max_gpus),
+                     fmt::format("1 to {}, the most a plan search takes", kMaxSearchGpus));
+  }
+  in.search.memory.workspace = gib_to_bytes(a.workspace_gib);
   in.node_prices = parse_prices(a.prices);
   for (const std::string& label : split_list(a.clusters, "--clusters")) {
+    if (std::find(in.labels.begin(), in.labels.end(), label) != in.labels.end()) {
+      throw InputError("--clusters", fmt::format("\"{}\" is given twice", label), "each cluster once");
+    }
     in.clusters.push_back(predict::parse_cluster_choice(label, "--clusters"));
     in.labels.push_back(label);
   }
   if (!a.scaling.empty()) in.scaling = predict::parse_cluster_choice(a.scaling, "--scaling");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
   const predict::CompareResult r = predict::compare_clusters(catalog, in);
   nlohmann::json doc = predict::compare_to_json(r, in);
@@ -102,8 +115,10 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--clusters", args->clusters, "clusters to compare, CLUSTER or CLUSTER:GPUS, comma-separated")
       ->capture_default_str();
   cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
-  cmd->add_option("--years", o.costs.years, "years the purchase price is amortized over")->capture_default_str();
-  cmd->add_option("--usd-per-kwh", o.costs.usd_per_kwh, "energy price, USD per kWh")->capture_default_str();
+  add_real_option(*cmd, "--years", &o.costs.years, "years the purchase price is amortized over", years_range())
+      ->capture_default_str();
+  add_real_option(*cmd, "--usd-per-kwh", &o.costs.usd_per_kwh, "energy price, USD per kWh", usd_per_kwh_range())
+      ->capture_default_str();
   cmd->add_option("--price", args->prices,
                   "CLUSTER=USD: price of one node (data-centre GPUs have no list price; default: the cluster's)");
   cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
@@ -115,7 +130,8 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
+                  workspace_gib_range())
       ->capture_default_str();
   add_output_options(*cmd, &args->output);
   cmd->callback([args, action] { *action = [args] { return run_compare(*args); }; });

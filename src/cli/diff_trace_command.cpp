@@ -26,7 +26,7 @@ struct DiffArguments {
   std::string b;
   std::string program;
   ModelPlanArguments model_plan;
-  std::size_t top = 20;
+  int top = 20;
   OutputArguments output;
   std::string command_line;
 };
@@ -40,10 +40,19 @@ Timeline read_timeline(const std::string& path) {
   if (!t->is_object() || !t->contains("events")) {
     throw InputError(path, "holds no timeline", "a file from predict --timeline or train --timeline");
   }
+  // predict --timeline names its kind; train --timeline writes the bare timeline.
+  if (t->contains("kind") && t->at("kind") != "commscale-timeline") {
+    throw InputError(path + ": kind", "is not \"commscale-timeline\"", "a timeline's kind, or none");
+  }
+  if (t->contains("schema_version") && t->at("schema_version") != 1) {
+    throw InputError(path + ": schema_version", "is not 1", "the timeline schema this build reads, 1");
+  }
   try {
     return t->get<Timeline>();
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, fmt::format("is not a timeline: {}", e.what()), "engine, world_size, steps and events");
+  } catch (const InputError& e) {
+    throw InputError(path, e.what());
   }
 }
 
@@ -61,16 +70,17 @@ ProgramSet load_program(const DiffArguments& a) {
 }
 
 int run_diff(const DiffArguments& a) {
+  if (a.top < 1 || a.top > 100000) throw InputError("--top", fmt::format("{}", a.top), "1 to 100000 rows");
   finish_output_options(a.output);
   const ProgramSet set = load_program(a);
   const Timeline ta = read_timeline(a.a);
   const Timeline tb = read_timeline(a.b);
-  const TimelineDiff d = diff_timelines(set, ta, tb, a.a, a.b, a.top);
+  const TimelineDiff d = diff_timelines(set, ta, tb, a.a, a.b, static_cast<std::size_t>(a.top));
   nlohmann::json doc = diff_to_json(d);
   doc["a"]["file"] = a.a;
   doc["b"]["file"] = a.b;
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) print_diff(std::cout, d, a.top);
+  if (emit_json(a.output, doc)) print_diff(std::cout, d, static_cast<std::size_t>(a.top));
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/number_options.hpp"
 #include "core/error.hpp"
 #include "workload/model_spec.hpp"
 #include "workload/presets.hpp"
@@ -76,7 +77,8 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--bucket-mb", a->bucket_mib, "data-parallel gradient bucket, MiB")
+  add_real_option(cmd, "--bucket-mb", &a->bucket_mib, "data-parallel gradient bucket, MiB",
+                  {0.0, 1e6, "a positive size in MiB, at most 1000000", "", true})
       ->capture_default_str()
       ->group(group);
 }
@@ -139,9 +141,6 @@ ModelAndPlan finish_model_plan_options(const ModelPlanArguments& a) {
   p.chunks = a.chunks;
   p.order = a.order;
   p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
-  if (!(a.bucket_mib > 0) || a.bucket_mib > 1e6) {
-    throw InputError("--bucket-mb", fmt::format("{}", a.bucket_mib), "a positive size in MiB");
-  }
   p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
   validate_plan(out.model, p, out.world);
   return out;

@@ -27,6 +27,7 @@ namespace {
 
 struct P2pArguments {
   std::string devices;
+  const CLI::Option* devices_given = nullptr;  // an empty --devices '' is an error, not "all"
   std::string size = "512M";
   std::string tests = "all";
   std::string command_line;
@@ -51,7 +52,7 @@ void parse_tests(const std::string& text, P2pOptions& o) {
 
 void finish(P2pArguments& a) {
   P2pOptions& o = a.options;
-  if (!a.devices.empty()) o.devices = parse_device_list(a.devices, "--devices");
+  if (a.devices_given->count() > 0) o.devices = parse_device_list(a.devices, "--devices");
   o.size = parse_size(a.size, "-b/--size");
   if (o.size.count() == 0) throw InputError("-b/--size", "0 bytes", "at least 1 byte per copy");
   if (o.copies < 1) throw InputError("--copies", fmt::format("{} copies", o.copies), "at least 1 copy per sample");
@@ -111,7 +112,8 @@ void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& co
   cmd->add_option("--latency-loads", o.latency_accesses, "dependent loads per latency sample")->capture_default_str();
   cmd->add_option("--tests", args->tests, "ce, sm, latency, host (a comma list), or all")->capture_default_str();
   cmd->add_flag("--no-p2p", o.no_p2p, "measure every GPU pair over the staged path, as if P2P were unavailable");
-  cmd->add_option("--devices", args->devices, "CUDA devices to measure, a comma list (default: all visible)");
+  args->devices_given =
+      cmd->add_option("--devices", args->devices, "CUDA devices to measure, a comma list (default: all visible)");
   cmd->add_flag("--inject-corruption", o.inject_corruption,
                 "testing: overwrite each measurement's first copied buffer before it is checked (the run must fail)")
       ->group("Testing");

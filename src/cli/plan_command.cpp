@@ -13,6 +13,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
@@ -36,16 +37,11 @@ struct PlanArguments {
   std::optional<Bytes> gpu_memory;
 };
 
-Bytes from_gib(double gib) { return Bytes(static_cast<std::uint64_t>(gib * static_cast<double>(kGiB))); }
-
 void finish(PlanArguments& a) {
   a.resolved = finish_model_plan_options(a.model_plan);
-  if (a.gpu_memory_gib < 0)
-    throw InputError("--gpu-memory-gib", fmt::format("{}", a.gpu_memory_gib), "a positive size in GiB");
   // Seam for the hardware catalog: `--gpu NAME` will set gpu_memory from the GPU's catalog entry here.
-  if (a.gpu_memory_gib > 0) a.gpu_memory = from_gib(a.gpu_memory_gib);
-  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
-  a.memory.workspace = from_gib(a.workspace_gib);
+  if (a.gpu_memory_gib > 0) a.gpu_memory = gib_to_bytes(a.gpu_memory_gib);
+  a.memory.workspace = gib_to_bytes(a.workspace_gib);
   if (!a.dump_path.empty()) ensure_writable(a.dump_path, "--dump-program");
 }
 
@@ -152,9 +148,12 @@ void add_plan_command(CLI::App& app, CommandAction* action, const std::string& c
   CLI::App* cmd = app.add_subcommand(
       "plan", "Validate a parallel plan for a model: memory per rank, FLOPs and traffic per step, the step program");
   add_model_plan_options(*cmd, &args->model_plan);
-  cmd->add_option("--gpu-memory-gib", args->gpu_memory_gib, "check the memory per rank against a GPU of this many GiB");
-  cmd->add_option("--workspace-gib", args->workspace_gib,
-                  "allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation")
+  add_real_option(*cmd, "--gpu-memory-gib", &args->gpu_memory_gib,
+                  "check the memory per rank against a GPU of this many GiB",
+                  {0.0, 1048576.0, "a size in GiB from 0 (no check) to 1048576", "", false});
+  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
+                  "allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",
+                  workspace_gib_range())
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the summary as JSON");
   cmd->add_option("--dump-program", args->dump_path, "write the step program of every rank to this file as JSON");

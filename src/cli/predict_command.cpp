@@ -10,14 +10,17 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
+#include "parallel/program_size.hpp"
 #include "predict/prediction.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/prediction_report.hpp"
+#include "report/progress.hpp"
 
 namespace commscale {
 namespace {
@@ -64,18 +67,24 @@ void write_extras(const PredictArguments& a, const predict::Prediction& p) {
 
 int run_predict(const PredictArguments& a) {
   const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
+  check_program_size(mp.plan);  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
-  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world, "--world");
   const predict::Target target =
       predict::make_target(catalog, cluster, nodes, load_calibration_option(a.calibration, catalog));
   predict::PredictOptions options;
-  options.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  options.memory.workspace = gib_to_bytes(a.workspace_gib);
   options.reduce = !a.full_simulation;
   options.keep_program = !a.timeline_path.empty() || !a.trace_path.empty();
+  // Large worlds take seconds to minutes (program build, deadlock check, simulation): say what runs.
+  Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "predict", 0);
+  progress.update(0, fmt::format("{} ranks on {} nodes of {}: building, checking and simulating the step", mp.world,
+                                 nodes, cluster.name));
   const predict::Prediction p = predict::predict_plan(mp.model, mp.plan, target, options);
+  progress.finish();
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
   if (emit_json(a.output, doc)) predict::print_prediction(std::cout, p);
@@ -97,8 +106,9 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
       ->required();
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  cmd->add_option("--workspace-gib", args->workspace_gib,
-                  "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation")
+  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
+                  "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",
+                  workspace_gib_range())
       ->capture_default_str();
   cmd->add_flag("--full-simulation", args->full_simulation,
                 "simulate every rank, not one per symmetry class (same result, slower)");

@@ -44,6 +44,13 @@ CollectiveSkip parse_collective_skip(const std::string& text, const std::string&
   return skip;
 }
 
+void check_testing_rank(const MpiComm& world, int rank, const std::string& flag, const std::string& value) {
+  if (rank < world.size()) return;
+  fail_on_all_ranks(
+      world, InputError(flag, fmt::format("{} names rank {}, and the job has {} rank(s)", value, rank, world.size()),
+                        fmt::format("a rank below {}, so that the test does something", world.size())));
+}
+
 std::string resolve_jsonl_path(const ReliabilityArguments& args, const std::string& json_path) {
   if (!args.jsonl_path.empty()) return args.jsonl_path;
   // Beside a file only: -J /dev/null or -J - has no "beside" (and /dev/null.jsonl is no place for it).

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/fault_injection.hpp"
+#include "runtime/mpi.hpp"
 
 namespace commscale {
 
@@ -21,6 +22,11 @@ void add_reliability_options(CLI::App& command, ReliabilityArguments* args, cons
 
 // "RANK:INDEX", both whole numbers, RANK >= 0, INDEX >= 0. Throws InputError naming `where`.
 [[nodiscard]] CollectiveSkip parse_collective_skip(const std::string& text, const std::string& where);
+
+// A testing flag that names a rank outside the job would do nothing, and the run would pass as if it
+// had been tested: once MPI has started and the world size is known, every rank refuses it (exit 2,
+// rank 0 prints the message). `value` is the flag's value as given.
+void check_testing_rank(const MpiComm& world, int rank, const std::string& flag, const std::string& value);
 
 // --jsonl as given, else beside -J's file (core/jsonl_file.hpp), else none ("", also when -J names a
 // device, FIFO or stream).

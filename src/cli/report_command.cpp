@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "report/html_report.hpp"
@@ -28,19 +29,12 @@ ReportOptions finish(const ReportArguments& a) {
   if (!a.line_rate.empty()) {
     const std::size_t colon = a.line_rate.find(':');
     const std::string number = a.line_rate.substr(0, colon);
-    double value = 0.0;
-    try {
-      std::size_t used = 0;
-      value = std::stod(number, &used);
-      if (used != number.size()) value = -1.0;
-    } catch (const std::exception&) {
-      value = -1.0;
-    }
-    if (!(value > 0.0)) {
+    const std::optional<double> value = real_within(number, {0.0, 1e9, "", "", true});
+    if (!value) {
       throw InputError("--line-rate", fmt::format("\"{}\"", a.line_rate),
-                       "GBPS or GBPS:WHAT, a positive GB/s per direction");
+                       "GBPS or GBPS:WHAT, a positive GB/s per direction, at most 1e9");
     }
-    o.line_rate_GBps = value;
+    o.line_rate_GBps = *value;
     if (colon != std::string::npos) o.line_rate_label = a.line_rate.substr(colon + 1);
   }
   ensure_writable(a.output, "-o/--output");

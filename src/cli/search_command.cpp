@@ -10,12 +10,14 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
 #include "report/search_report.hpp"
+#include "report/progress.hpp"
 
 namespace commscale {
 namespace {
@@ -60,12 +62,8 @@ void check_options(SearchArguments& a) {
   if (o.max_micro_batch < 1) throw InputError("--max-micro-batch", fmt::format("{}", o.max_micro_batch), "at least 1");
   if (o.max_chunks < 1) throw InputError("--max-chunks", fmt::format("{}", o.max_chunks), "at least 1");
   if (o.top < 1) throw InputError("--top", fmt::format("{}", o.top), "at least 1");
-  if (!(o.costs.years > 0)) throw InputError("--years", fmt::format("{}", o.costs.years), "a positive number of years");
-  if (o.costs.usd_per_kwh < 0) throw InputError("--usd-per-kwh", fmt::format("{}", o.costs.usd_per_kwh), "0 or more");
-  if (a.node_price_usd < 0) throw InputError("--price", fmt::format("{}", a.node_price_usd), "a positive price in USD");
   if (a.node_price_usd > 0) o.costs.node_price_usd = a.node_price_usd;
-  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
-  o.memory.workspace = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
   if (a.rank_by == "throughput") {
@@ -74,6 +72,18 @@ void check_options(SearchArguments& a) {
     o.rank_by = predict::RankBy::kCost;
   } else {
     throw InputError("--rank-by", fmt::format("unknown ranking \"{}\"", a.rank_by), "throughput or cost");
+  }
+}
+
+// Refuses what would run for many minutes (kMaxSearchGpus) before the cluster's link graph is built.
+void check_search_size(const std::vector<int>& counts, const hw::ClusterSpec& cluster, int nodes) {
+  for (const int gpus : counts) {
+    if (gpus <= kMaxSearchGpus) continue;
+    const std::string flag = nodes > 0 && counts.size() == 1 ? "--nodes" : "--gpus";
+    throw InputError(flag, fmt::format("{} GPUs of {} to search", gpus, cluster.name),
+                     fmt::format("at most {} GPUs: the search takes many minutes beyond that; predict one plan "
+                                 "at the full size with commscale predict",
+                                 kMaxSearchGpus));
   }
 }
 
@@ -88,6 +98,7 @@ int run_search(SearchArguments& a) {
   // One target per node count, one evaluator per GPU count.
   std::vector<int> counts = a.gpus.empty() ? std::vector<int>{} : parse_gpu_counts(a.gpus);
   if (counts.empty()) counts.push_back(cluster.gpus_per_node() * (a.nodes > 0 ? a.nodes : 1));
+  check_search_size(counts, cluster, a.nodes);
   std::vector<std::unique_ptr<predict::Target>> targets;
   std::vector<std::unique_ptr<predict::PlanEvaluator>> evaluators;
   std::vector<predict::PlanEvaluator*> pointers;
@@ -102,7 +113,11 @@ int run_search(SearchArguments& a) {
     evaluators.push_back(std::make_unique<predict::PlanEvaluator>(model, *targets.back(), a.options.memory, gpus));
     pointers.push_back(evaluators.back().get());
   }
+  Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "search", 0);
+  progress.update(0,
+                  fmt::format("{} GPUs of {}: ranking every plan with the stage model", counts.back(), cluster.name));
   const predict::SearchResult r = predict::search_plans(pointers, a.options);
+  progress.finish();
   nlohmann::json doc = predict::search_to_json(r, a.options);
   doc["model"] = model.name;
   doc["command_line"] = a.command_line;
@@ -136,11 +151,15 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
   cmd->add_option("--rank-by", args->rank_by, "throughput or cost (USD per million tokens)")->capture_default_str();
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
-  cmd->add_option("--years", o.costs.years, "years the purchase price is amortized over")->capture_default_str();
-  cmd->add_option("--usd-per-kwh", o.costs.usd_per_kwh, "energy price, USD per kWh")->capture_default_str();
-  cmd->add_option("--price", args->node_price_usd, "price of one node in USD (default: the cluster's, if any)");
+  add_real_option(*cmd, "--years", &o.costs.years, "years the purchase price is amortized over", years_range())
+      ->capture_default_str();
+  add_real_option(*cmd, "--usd-per-kwh", &o.costs.usd_per_kwh, "energy price, USD per kWh", usd_per_kwh_range())
+      ->capture_default_str();
+  add_real_option(*cmd, "--price", &args->node_price_usd, "price of one node in USD (default: the cluster's, if any)",
+                  node_price_range());
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  cmd->add_option("--workspace-gib", args->workspace_gib, "memory allowance per rank beyond the model's")
+  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
+                  workspace_gib_range())
       ->capture_default_str();
   add_output_options(*cmd, &args->output);
   cmd->callback([args, action] { *action = [args] { return run_search(*args); }; });

@@ -26,6 +26,7 @@ namespace {
 
 struct TopoArguments {
   std::string devices;
+  const CLI::Option* devices_given = nullptr;  // an empty --devices '' is an error, not "all"
   std::string output;
   std::string name;
   std::string gpu;
@@ -36,7 +37,7 @@ struct TopoArguments {
 };
 
 void finish(TopoArguments& a) {
-  if (!a.devices.empty()) a.device_list = parse_device_list(a.devices, "--devices");
+  if (a.devices_given->count() > 0) a.device_list = parse_device_list(a.devices, "--devices");
   check_outputs({{"-o/--output", a.output}, {"-J/--json", a.json_path}, {"--csv", a.csv_path}});
   if (!a.name.empty() && a.output.empty())
     throw InputError("--name", "names the topology file", "--output FILE with it");
@@ -139,7 +140,8 @@ void add_topo_command(CLI::App& app, CommandAction* action, const std::string& c
   cmd->add_option("--gpu", args->gpu, "the catalog GPU (name or GPU file) the file names, when discovery cannot tell");
   cmd->add_option("-J,--json", args->json_path, "write the discovery as JSON to this file");
   cmd->add_option("--csv", args->csv_path, "write the GPU pairs as CSV to this file");
-  cmd->add_option("--devices", args->devices, "CUDA devices to describe, a comma list (default: all visible)");
+  args->devices_given =
+      cmd->add_option("--devices", args->devices, "CUDA devices to describe, a comma list (default: all visible)");
   cmd->callback([args, action] {
     finish(*args);
     *action = [args] { return run_topo(*args); };

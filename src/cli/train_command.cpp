@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -24,6 +25,8 @@
 
 namespace commscale {
 namespace {
+
+constexpr int kMaxSteps = 10000;
 
 struct TrainArguments {
   ModelPlanArguments model_plan;
@@ -60,11 +63,13 @@ void finish(TrainArguments& a) {
   }
   if (o.steps < 1) throw InputError("--steps", fmt::format("{}", o.steps), "at least 1");
   if (o.warmup_steps < 0) throw InputError("--warmup", fmt::format("{}", o.warmup_steps), "0 or more");
-  if (a.timeout_s < 0) throw InputError("-T/--timeout", fmt::format("{} s", a.timeout_s), "0 (none) or more seconds");
+  // Every timed step's timeline is kept (an event per op and rank), so their number is bounded.
+  for (const auto& [steps, flag] : {std::pair{o.steps, "--steps"}, std::pair{o.warmup_steps, "--warmup"}}) {
+    if (steps > kMaxSteps) throw InputError(flag, fmt::format("{}", steps), fmt::format("at most {}", kMaxSteps));
+  }
   o.timeout = Seconds(a.timeout_s);
   a.runtime.timeout = o.timeout;
-  if (a.workspace_gib < 0) throw InputError("--workspace-gib", fmt::format("{}", a.workspace_gib), "0 or more GiB");
-  o.workspace_allowance = Bytes(static_cast<std::uint64_t>(a.workspace_gib * static_cast<double>(kGiB)));
+  o.workspace_allowance = gib_to_bytes(a.workspace_gib);
   a.jsonl_path = resolve_jsonl_path(a.reliability, a.json_path);
   if (launched_as_rank_zero()) {
     check_outputs({{"-J/--output_file", a.json_path}, {"--csv", a.csv_path}, {"--trace", a.trace_path},
@@ -129,6 +134,7 @@ StepObserver step_lines(JsonLinesFile* lines) {
 }
 
 int run_train(const TrainArguments& a, const MpiComm& world) {
+  if (a.options.skip) check_testing_rank(world, a.options.skip->rank, "--debug-skip-collective", a.reliability.skip);
   const RankSession session = start_rank_session(a.runtime, world);
   const ModelAndPlan& mp = a.resolved;
   TrainOptions options = a.options;
@@ -199,11 +205,13 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
   cmd->add_flag("--gemm-check", o.gemm_check,
                 "after the steps, time each of rank 0's GEMM shapes alone and compare with its time inside the step");
   cmd->add_flag("--tf32", o.tf32, "fp32 GEMMs on TF32 tensor cores (as torch.backends.cuda.matmul.allow_tf32)");
-  cmd->add_option("--workspace-gib", args->workspace_gib,
-                  "the memory model's allowance for the CUDA context, cuBLAS and NCCL (not allocated by commscale)")
+  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
+                  "the memory model's allowance for the CUDA context, cuBLAS and NCCL (not allocated by commscale)",
+                  workspace_gib_range())
       ->capture_default_str();
   cmd->add_option("--gpu", args->gpu, "catalog GPU whose peak the MFU refers to (default: the device's own name)");
-  cmd->add_option("-T,--timeout", args->timeout_s, "seconds a step may take before the job is aborted (0: none)")
+  add_real_option(*cmd, "-T,--timeout", &args->timeout_s, "seconds a step may take before the job is aborted (0: none)",
+                  timeout_s_range())
       ->capture_default_str();
   cmd->add_option("-J,--output_file", args->json_path, "write the results as JSON to this file");
   cmd->add_option("--csv", args->csv_path, "write one line per step and rank as CSV to this file");

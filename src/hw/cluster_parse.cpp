@@ -8,9 +8,14 @@
 #include "hw/cluster_links.hpp"
 #include "hw/cluster_spec.hpp"
 #include "hw/figure_io.hpp"
+#include "hw/json_numbers.hpp"
 
 namespace commscale::hw {
 namespace {
+
+// Bounds of a measurement's figures: faster than any link is a typo, not a measurement.
+constexpr double kMaxMeasuredGBps = 1e6;
+constexpr double kMaxMeasuredUs = 1e9;
 
 std::array<int, kDeviceKindCount> parse_devices(JsonObject& node) {
   JsonObject devices = node.object("devices");
@@ -74,9 +79,10 @@ Measurement parse_measurement(JsonObject& o) {
   m.collective = parse_collective(o.string("collective"), o.where("collective"));
   m.size = o.string("size");
   (void)parse_size(m.size, o.where("size"));
-  m.busbw_GBps = o.number("busbw_GBps");
-  m.algbw_GBps = o.number("algbw_GBps");
-  if (const nlohmann::json* t = o.optional("time_1KiB_us")) m.time_1KiB_us = expect_number(*t, o.where("time_1KiB_us"));
+  m.busbw_GBps = positive_number(o, "busbw_GBps", kMaxMeasuredGBps);
+  m.algbw_GBps = positive_number(o, "algbw_GBps", kMaxMeasuredGBps);
+  if (const nlohmann::json* t = o.optional("time_1KiB_us"))
+    m.time_1KiB_us = expect_positive(*t, o.where("time_1KiB_us"), kMaxMeasuredUs);
   if (const nlohmann::json* env = o.optional("env")) m.env = expect_string(*env, o.where("env"));
   m.source = o.string("source");
   if (m.source.empty())

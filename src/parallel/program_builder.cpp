@@ -1,5 +1,6 @@
 #include "parallel/program_builder.hpp"
 
+#include "parallel/program_size.hpp"
 #include "parallel/rank_layout.hpp"
 #include "parallel/stage_builder.hpp"
 
@@ -23,6 +24,7 @@ std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p
 
 ProgramSet build_program(const TransformerConfig& m, const ParallelPlan& p) {
   validate_plan(m, p, world_size(p));
+  check_program_size(p);
   const RankLayout layout(p.tp, p.dp, p.pp, p.order);
   ProgramSet set;
   set.world_size = layout.world_size();

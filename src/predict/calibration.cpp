@@ -1,10 +1,13 @@
 // Reading, checking and writing calibration profiles (the format is in calibration.hpp).
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "hw/json_numbers.hpp"
 #include "hw/json_reader.hpp"
 #include "predict/calibration.hpp"
 #include "predict/compute_model.hpp"
@@ -25,11 +28,11 @@ hw::PathClass parse_path_class(const std::string& text, const std::string& where
                    "nvlink, pcie, host_staged, socket or network");
 }
 
-double positive(JsonObject& o, std::string_view key) {
-  const double v = o.number(key);
-  if (!(v > 0)) throw InputError(o.where(key), fmt::format("{}", v), "a positive number");
-  return v;
-}
+// Bounds of a profile's figures: a timed call of more than an hour, or more than a petabyte, is
+// not a measurement (and 1e300 s would overflow the rates computed from it).
+constexpr double kMaxSeconds = 3600.0;
+constexpr double kMaxMicroseconds = kMaxSeconds * 1e6;
+constexpr double kMaxBytes = 1e15;
 
 void read_machine(JsonObject& top, const hw::Catalog& catalog, CalibrationProfile& p) {
   JsonObject m = top.object("machine");
@@ -52,7 +55,7 @@ GemmPoint read_gemm(JsonObject& o, const hw::GpuSpec& gpu) {
   if (g.dtype != DataType::kBFloat16 && g.dtype != DataType::kFloat16 && g.dtype != DataType::kFloat32) {
     throw InputError(o.where("dtype"), fmt::format("{}", name(g.dtype)), "bf16, fp16 or fp32");
   }
-  g.time = Seconds(positive(o, "seconds"));
+  g.time = Seconds(hw::positive_number(o, "seconds", kMaxSeconds));
   o.finish();
   const auto rate = dense_rate(gpu, g.dtype, DataType::kFloat32);
   if (!rate)
@@ -68,11 +71,24 @@ GemmPoint read_gemm(JsonObject& o, const hw::GpuSpec& gpu) {
   return g;
 }
 
+// Two times for one shape: which one the predictor used would depend on the order of the rows.
+void reject_duplicate_gemms(const std::vector<GemmPoint>& gemms, const std::string& where) {
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType>> shapes;
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const GemmPoint& g = gemms[i];
+    if (!shapes.emplace(g.m, g.n, g.k, g.batch, g.dtype).second) {
+      throw InputError(fmt::format("{}[{}]", where, i),
+                       fmt::format("{} x {} x {} (batch {}, {}) appears twice", g.m, g.n, g.k, g.batch, name(g.dtype)),
+                       "one time per GEMM shape and type (the median of the repetitions)");
+    }
+  }
+}
+
 MemoryPoint read_memory(JsonObject& o, const hw::GpuSpec& gpu) {
   MemoryPoint m;
-  const double bytes = positive(o, "bytes");
+  const double bytes = hw::positive_number(o, "bytes", kMaxBytes);
   m.bytes = Bytes(static_cast<std::uint64_t>(bytes));
-  m.time = Seconds(positive(o, "seconds"));
+  m.time = Seconds(hw::positive_number(o, "seconds", kMaxSeconds));
   if (o.has("kernel")) m.kernel = o.string("kernel");
   if (o.has("kind")) {
     MemoryRowKey key;
@@ -107,8 +123,9 @@ CollectiveCurve read_curve(JsonObject& o) {
   if (o.has("env")) c.env = o.string("env");
   if (o.has("source")) c.source = o.string("source");
   for (JsonObject& p : o.objects("points")) {
-    const double size = positive(p, "size_bytes");
-    c.points.push_back({Bytes(static_cast<std::uint64_t>(size)), microseconds(positive(p, "time_us"))});
+    const double size = hw::positive_number(p, "size_bytes", kMaxBytes);
+    c.points.push_back(
+        {Bytes(static_cast<std::uint64_t>(size)), microseconds(hw::positive_number(p, "time_us", kMaxMicroseconds))});
     p.finish();
   }
   if (c.points.empty()) throw InputError(o.where("points"), "no points", "at least one {size_bytes, time_us}");
@@ -138,6 +155,7 @@ CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::strin
   read_machine(top, catalog, p);
   if (top.has("gemm")) {
     for (JsonObject& o : top.objects("gemm")) p.gemm.push_back(read_gemm(o, p.gpu));
+    reject_duplicate_gemms(p.gemm, top.where("gemm"));
   }
   if (top.has("memory")) {
     for (JsonObject& o : top.objects("memory")) p.memory.push_back(read_memory(o, p.gpu));

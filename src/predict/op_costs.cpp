@@ -56,6 +56,7 @@ void ProgramCosts::analyze_groups(LinkAnalyzer& analyzer) {
   const auto handles = collective_handles(set_, &all_to_all_handles);
   std::map<GroupKey, int> index;
   std::map<std::string, std::vector<int>> by_name;  // distinct group indices per name
+  std::set<std::string> with_all_to_all;            // names of groups an all-to-all runs on
   std::vector<std::vector<int>> members;
   group_of_.assign(set_.ranks.size(), {});
   for (const RankProgram& rp : set_.ranks) {
@@ -69,6 +70,7 @@ void ProgramCosts::analyze_groups(LinkAnalyzer& analyzer) {
         by_name[g.name].push_back(it->second);
       }
       of[h] = it->second;
+      if (all_to_all_handles.contains(h)) with_all_to_all.insert(g.name);
     }
   }
   links_.resize(members.size());
@@ -77,7 +79,10 @@ void ProgramCosts::analyze_groups(LinkAnalyzer& analyzer) {
     std::vector<std::vector<int>> siblings;
     for (const int id : ids) siblings.push_back(members[static_cast<std::size_t>(id)]);
     const std::vector<GroupLinks> links = analyzer.groups(siblings);
-    const std::vector<FlowLinks> a2a = analyzer.all_to_all(siblings);
+    // Every pair of every group: members^2 paths, 2e9 of them for dp 4096 groups of 524,288 ranks.
+    // Only an all-to-all reads them, so they are found only for the groups that run one.
+    const std::vector<FlowLinks> a2a =
+        with_all_to_all.contains(name) ? analyzer.all_to_all(siblings) : std::vector<FlowLinks>(siblings.size());
     for (std::size_t i = 0; i < ids.size(); ++i) {
       links_[static_cast<std::size_t>(ids[i])] = links[i];
       all_to_all_[static_cast<std::size_t>(ids[i])] = a2a[i];

@@ -16,14 +16,43 @@ void to_json(nlohmann::json& out, const Timeline& t) {
   out = {{"engine", t.engine}, {"world_size", t.world_size}, {"steps", t.steps}, {"events", std::move(events)}};
 }
 
+namespace {
+
+// nlohmann's get<int>() truncates 0.5 to 0 and wraps -1 into an unsigned op id: check first.
+int whole(const nlohmann::json& value, const std::string& where, long long max) {
+  if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > max) {
+    throw InputError(where, fmt::format("{} is not a whole number from 0", value.dump()), fmt::format("0 to {}", max));
+  }
+  return static_cast<int>(value.get<long long>());
+}
+
+// Seconds from the step's start: not negative (JSON has no NaN or infinity).
+Seconds time_of(const nlohmann::json& value, const std::string& where) {
+  if (!value.is_number() || value.get<double>() < 0) {
+    throw InputError(where, fmt::format("{} is not a time", value.dump()), "0 or more seconds from the step's start");
+  }
+  return Seconds(value.get<double>());
+}
+
+}  // namespace
+
+// Checks each event's fields (whole numbers, times of 0 or more) and throws InputError naming the
+// event; nlohmann's exceptions for missing keys.
 void from_json(const nlohmann::json& in, Timeline& t) {
   t.engine = printable(in.at("engine").get<std::string>());
   t.world_size = in.at("world_size").get<int>();
   t.steps = in.at("steps").get<int>();
   t.events.clear();
-  for (const nlohmann::json& e : in.at("events")) {
-    t.events.push_back(TimelineEvent{e.at(0).get<int>(), e.at(1).get<int>(), e.at(2).get<OpId>(),
-                                     Seconds(e.at(3).get<double>()), Seconds(e.at(4).get<double>())});
+  const nlohmann::json& events = in.at("events");
+  if (!events.is_array()) throw InputError("events", "is not an array", "[[rank, step, op, start_s, end_s], ...]");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::json& e = events[i];
+    const std::string at = fmt::format("events[{}]", i);
+    if (!e.is_array() || e.size() != 5) throw InputError(at, "is not [rank, step, op, start_s, end_s]");
+    constexpr long long kIntMax = 2147483647;
+    t.events.push_back(TimelineEvent{whole(e[0], at + ".rank", kIntMax), whole(e[1], at + ".step", kIntMax),
+                                     static_cast<OpId>(whole(e[2], at + ".op", kIntMax)), time_of(e[3], at + ".start"),
+                                     time_of(e[4], at + ".end")});
   }
 }
 

@@ -37,6 +37,15 @@ std::string unrecognized(const nlohmann::json& doc) {
   return "\"kind\" is not a string";
 }
 
+// Every kind report renders is at schema version 1 (a Chrome trace has none). A file of another
+// version would be drawn from keys that may mean something else: say so rather than render it.
+std::string unsupported_version(const nlohmann::json& doc, ResultKind kind) {
+  const auto version = doc.find("schema_version");
+  if (kind == ResultKind::kChromeTrace || version == doc.end() || *version == 1) return {};
+  const std::string shown = version->is_number() ? version->dump() : std::string("not a number");
+  return fmt::format("schema_version {} is not one this build reads (expected 1)", shown);
+}
+
 void add_file(const std::filesystem::path& path, bool named, LoadedResults* out) {
   nlohmann::json doc;
   try {
@@ -49,6 +58,11 @@ void add_file(const std::filesystem::path& path, bool named, LoadedResults* out)
   const std::optional<ResultKind> kind = result_kind(doc);
   if (!kind) {
     out->skipped.push_back(fmt::format("{}: {}", printable(path.string()), unrecognized(doc)));
+    return;
+  }
+  if (const std::string problem = unsupported_version(doc, *kind); !problem.empty()) {
+    if (named) throw InputError(path.string(), problem);
+    out->skipped.push_back(fmt::format("{}: {}", path.string(), problem));
     return;
   }
   out->files.push_back(ResultFile{path, path.stem().string(), *kind, std::move(doc)});

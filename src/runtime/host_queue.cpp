@@ -10,6 +10,10 @@ namespace commscale {
 
 void HostQueue::push(std::string what, std::vector<MPI_Request> requests, std::function<void()> then,
                      std::uint64_t call) {
+  // The queue's memory is bounded, whatever the iteration count: ops complete in order anyway (as a
+  // mark waits for them), so completing the ones queued so far before adding more changes no result.
+  constexpr std::size_t kMaxPending = 1024;  // operations started and not yet completed
+  if (pending_.size() >= kMaxPending) complete_all("a full queue");
   pending_.push_back(Pending{std::move(what), std::move(requests), std::move(then), call});
 }
 
