@@ -77,14 +77,6 @@ std::string join_command_line(int argc, char** argv) {
   return line;
 }
 
-bool launched_as_rank_zero() {
-  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const char* value = std::getenv(variable);
-    if (value != nullptr && *value != '\0') return std::string(value) == "0";
-  }
-  return true;
-}
-
 std::vector<std::string> split_list(const std::string& text, const std::string& where) {
   std::vector<std::string> items;
   std::size_t start = 0;
