@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/written_files.hpp"
 
 namespace commscale {
 namespace {
@@ -44,6 +45,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     ::unlink(temp.c_str());
     throw RuntimeFailure(fmt::format("cannot write {}: {}", path, std::strerror(error)));
   }
+  note_file_written(path);
 }
 
 void ensure_writable(const std::string& path, std::string_view where) {

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/written_files.hpp"
 
 namespace commscale {
 
@@ -37,6 +38,7 @@ void JsonLinesFile::append(const nlohmann::json& record) {
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(fd_) != 0) throw RuntimeFailure(fmt::format("cannot flush {}: {}", path_, std::strerror(errno)));
+  note_line_appended(path_);
 }
 
 std::string jsonl_path_beside(std::string_view json_path) {

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "runtime/interrupt.hpp"
 #include "runtime/proc_stat.hpp"
 #include "runtime/process.hpp"
 
@@ -135,6 +136,7 @@ void ControlPlane::finish() {
     int done = 0;
     MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) break;
+    throw_if_interrupted();
     check_wait(start, what);
     // A rank that passed the barrier may end before this one sees the barrier complete: only a rank
     // still missing after a while is lost.
@@ -321,6 +323,7 @@ std::string ControlPlane::silent_rank(int rank) const {
 }
 
 void poll_control_plane() {
+  throw_if_interrupted();
   if (g_current != nullptr) g_current->poll();
 }
 

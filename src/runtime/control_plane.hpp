@@ -109,7 +109,8 @@ class ControlPlane {
   std::chrono::steady_clock::time_point last_answer_{};
 };
 
-// The functions the backends call; no-ops without a control plane.
+// The functions the backends call; no-ops without a control plane. poll_control_plane() also throws
+// InterruptedError once SIGINT or SIGTERM has arrived (runtime/interrupt.hpp).
 void poll_control_plane();
 // A counter shared by every communicator over `members` (a fresh one without a control plane).
 [[nodiscard]] std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members);

@@ -30,6 +30,7 @@
 #include "core/size.hpp"
 #include "runtime/control_plane.hpp"
 #include "runtime/host_backend.hpp"
+#include "runtime/interrupt.hpp"
 #include "runtime/mpi_communicator.hpp"
 #include "runtime/step_engine.hpp"
 
@@ -221,6 +222,7 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
   const Clock::time_point t0 = Clock::now();
   auto now = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   while (finished < n) {
+    throw_if_interrupted();  // a stage may compute for long between waits
     bool progressed = false;
     for (std::size_t s = 0; s < kStreamCount; ++s) {
       if (running[s]) {
