@@ -280,8 +280,8 @@ std::string CudaStepEngine::timeout_message() {
     text += fmt::format("; waiting for op {} ({}, stream {})", op.id, op.name, name(op.stream));
     if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
       const P2pLink link = link_of(rp, *p);
-      text += fmt::format(": {}, transfer {} from rank {} to rank {}", describe_transfer(rp, op, *p), call_of_.at(op.id),
-                          link.from, link.to);
+      text += fmt::format(": {}, transfer {} from rank {} to rank {}", describe_transfer(rp, op, *p),
+                          call_of_.at(op.id), link.from, link.to);
       const auto calls = transfer_calls_.find(link);
       if (calls == transfer_calls_.end() || call_of_.at(op.id) == 0) continue;
       const std::string diagnosis = diagnose_group(*calls->second, call_of_.at(op.id));
