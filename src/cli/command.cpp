@@ -10,7 +10,9 @@
 
 #include "core/error.hpp"
 #include "core/utf8.hpp"
+#include "core/written_files.hpp"
 #include "runtime/control_plane.hpp"
+#include "runtime/interrupt.hpp"
 #include "runtime/process.hpp"
 
 namespace commscale {
@@ -40,8 +42,40 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
   }
 }
 
+namespace {
+
+// The one line of an interrupted run. Rank 0 writes the result files, so it says what was kept; another
+// rank speaks only when the signal was sent to it alone (the launcher passes one on to every rank, and
+// also ends a job so after another rank's error, which that rank reports). Then the process ends at
+// once: MPI_Finalize could still complete transfers into buffers the unwinding has freed.
+[[noreturn]] void report_interruption(const MpiComm& world, int signal) {
+  const InterruptSource source = interrupt_source();
+  const auto code = kInterruptedBase + signal;
+  const std::string sender =
+      source.pid > 0 ? fmt::format(" from {} (pid {})", source.name.empty() ? "a process" : source.name, source.pid)
+                     : "";
+  if (world.rank() == 0) {
+    const std::string kept = describe_written_files();
+    std::cerr << fmt::format("commscale: interrupted by {}{} on {}: the run stopped; {}; exit code {}\n",
+                             signal_name(signal), sender, process_identity(),
+                             kept.empty() ? "nothing had been written yet" : "kept what was written: " + kept, code);
+  } else if (!source.launcher) {
+    std::cerr << fmt::format("commscale: interrupted by {}{} on {}, sent to this rank alone: ending the job\n",
+                             signal_name(signal), sender, process_identity());
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  interrupt_reported();
+  // The others must not wait for a rank that was signalled alone.
+  if (!source.launcher && world.size() > 1) MpiSession::abort(static_cast<ExitCode>(code));
+  std::_Exit(code);
+}
+
+}  // namespace
+
 int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body) {
   MpiSession mpi(nullptr, nullptr);
+  install_interrupt_handlers();
   const MpiComm world = MpiComm::world();
   ExitCode code = ExitCode::kRuntime;
   std::unique_ptr<ControlPlane> control;
@@ -50,19 +84,27 @@ int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body) {
     const int rc = body(world);
     control->finish();  // every rank is done: from here a rank that ends is not lost
     return rc;
+  } catch (const InterruptedError& e) {
+    if (control) control->stop_watching();
+    report_interruption(world, e.signal());
   } catch (const PeerFailure&) {
     if (control) control->stop_watching();
+    interrupt_reported();  // the launcher may end this rank while it waits below: quietly
     // The rank that failed reports and aborts; give it time to do so before ending the job here.
     std::this_thread::sleep_for(std::chrono::seconds(5));
     code = ExitCode::kRuntime;
   } catch (const Error& e) {
     if (control) control->stop_watching();
+    // A peer that a signal ended first can make a wait here fail: the signal is the story.
+    if (interrupt_signal() != 0) report_interruption(world, interrupt_signal());
     std::cerr << fmt::format("commscale: error on {}: {}\n", process_identity(), e.what()) << std::flush;
     code = e.code();
   } catch (const std::exception& e) {
     if (control) control->stop_watching();
+    if (interrupt_signal() != 0) report_interruption(world, interrupt_signal());
     std::cerr << fmt::format("commscale: unexpected error on {}: {}\n", process_identity(), e.what()) << std::flush;
   }
+  interrupt_reported();  // a signal from here on (the launcher ending the job) ends this rank quietly
   if (world.size() > 1) MpiSession::abort(code);
   return static_cast<int>(code);
 }
@@ -77,14 +119,6 @@ std::string join_command_line(int argc, char** argv) {
     line += plain ? text : fmt::format("'{}'", text);
   }
   return line;
-}
-
-bool launched_as_rank_zero() {
-  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const char* value = std::getenv(variable);
-    if (value != nullptr && *value != '\0') return std::string(value) == "0";
-  }
-  return true;
 }
 
 std::vector<std::string> split_list(const std::string& text, const std::string& where) {

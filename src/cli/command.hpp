@@ -46,8 +46,14 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
 // name may hold any) are written \xNN (core/utf8.hpp).
 [[nodiscard]] std::string join_command_line(int argc, char** argv);
 
-// True unless a launcher says this process is not rank 0 (used before MPI is started).
+// Before MPI starts (cli/launcher_rank.cpp). True unless a launcher says this process is a rank other
+// than 0 of a job of several processes: with no launcher, or a rank variable left over from elsewhere
+// (no job size beside it, a size of 1, a rank outside the job), the process is on its own and rank 0.
 [[nodiscard]] bool launched_as_rank_zero();
+// Whether this process prints a usage error (or --help) found before MPI starts: rank 0, and under
+// Open MPI's MPMD form the first rank of each command line, which rank 0 does not parse. Every rank of
+// one command line finds the same errors, so each is printed once.
+[[nodiscard]] bool reports_usage_errors();
 
 // Splits "a,b,c" into items; an empty item is an error naming `where`.
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, const std::string& where);

@@ -1,7 +1,8 @@
 // commscale: communication benchmarks, training-step measurement and prediction for LLM clusters.
 //
 // The command line is parsed and checked before MPI starts, so a usage error is reported once (by
-// the process a launcher calls rank 0) with exit code 2. Subcommands that run on every rank start
+// the process a launcher calls rank 0, or the first of its own command line in an MPMD job, or a
+// process on its own) with exit code 2. Subcommands that run on every rank start
 // MPI themselves (cli/command.hpp).
 
 #include <iostream>
@@ -17,7 +18,7 @@
 namespace {
 
 int usage_error(const std::string& message) {
-  if (commscale::launched_as_rank_zero()) std::cerr << "commscale: " << message << "\n";
+  if (commscale::reports_usage_errors()) std::cerr << "commscale: " << message << "\n";
   return static_cast<int>(commscale::ExitCode::kUsage);
 }
 
@@ -46,11 +47,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return launched_as_rank_zero() ? app.exit(e) : 0;
+    return reports_usage_errors() ? app.exit(e) : 0;
   } catch (const CLI::CallForAllHelp& e) {
-    return launched_as_rank_zero() ? app.exit(e) : 0;
+    return reports_usage_errors() ? app.exit(e) : 0;
   } catch (const CLI::CallForVersion& e) {
-    return launched_as_rank_zero() ? app.exit(e) : 0;
+    return reports_usage_errors() ? app.exit(e) : 0;
   } catch (const CLI::ParseError& e) {  // it quotes the arguments: escape them, as InputError does
     return usage_error(fmt::format("{} (see commscale --help)", printable(e.what())));
   } catch (const InputError& e) {  // thrown by our callbacks, which read input files (--model-file)

@@ -16,7 +16,7 @@ enum class ExitCode : int {
   kUsage = 2,         // bad flag, bad input file, bad environment override
   kRuntime = 3,       // a library or system failure: CUDA, NCCL, MPI, cuBLAS, out of memory, I/O
   kTimeout = 4,       // an operation did not complete within --timeout
-  kRankLost = 5,      // another rank of the job died
+  kRankLost = 5,      // another rank of the job died. 128 + N: signal N stopped the run (runtime/interrupt.hpp)
 };
 
 class Error : public std::runtime_error {

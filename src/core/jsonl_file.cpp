@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/output_path.hpp"
+#include "core/written_files.hpp"
 
 namespace commscale {
 namespace {
@@ -73,6 +74,7 @@ void JsonLinesFile::append(const nlohmann::json& record) {
   if (durable_ && ::fdatasync(fd_) != 0) {
     throw RuntimeFailure(fmt::format("cannot flush {}: {}", path_, std::strerror(errno)));
   }
+  note_line_appended(path_);
 }
 
 std::string jsonl_path_beside(std::string_view json_path) {

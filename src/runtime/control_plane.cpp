@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "runtime/interrupt.hpp"
 #include "runtime/proc_stat.hpp"
 #include "runtime/process.hpp"
 
@@ -25,10 +27,20 @@ constexpr int kAnswerTag = 2;  // payload: "<started> <what the rank waits for>"
 constexpr auto kAnswerDeadline = 5s;
 constexpr auto kWatchPeriod = 200ms;
 constexpr auto kLastResortGrace = 3s;
+constexpr auto kControlWaitFloor = 30s;
 
 ControlPlane* g_current = nullptr;
 
 std::string key_of(const std::vector<int>& members) { return fmt::format("{}", fmt::join(members, ",")); }
+
+GroupCalls collective_calls(const std::vector<int>& members) {
+  return GroupCalls{members, 0, key_of(members), "calls on this group"};
+}
+
+GroupCalls link_calls(const std::string& group, int from, int to) {
+  return GroupCalls{{from, to}, 0, fmt::format("{}:{}>{}", group, from, to),
+                    fmt::format("transfers from rank {} to rank {} on group {}", from, to, group)};
+}
 
 // "rank 3 (pid 4242 on host n1) ended ..." naming every rank found gone (a rank that noticed the loss
 // first may have ended already too).
@@ -75,7 +87,7 @@ std::vector<WatchedRank> node_peers(const MpiComm& world) {
 
 }  // namespace
 
-ControlPlane::ControlPlane(const MpiComm& world) : rank_(world.rank()) {
+ControlPlane::ControlPlane(const MpiComm& world) : rank_(world.rank()), size_(world.size()) {
   MPI_CHECK(MPI_Comm_dup(world.get(), &control_));
   MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
   watchdog_ = std::make_unique<PeerWatchdog>(node_peers(world), kWatchPeriod, kLastResortGrace, &end_this_rank);
@@ -116,6 +128,7 @@ void ControlPlane::poll() {
 void ControlPlane::finish() {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_CHECK(MPI_Ibarrier(control_, &request));
+  const auto start = Clock::now();
   const std::string what = "the end of the run on every rank";
   const WaitingFor waiting(what);
   std::optional<Clock::time_point> lost_at;
@@ -123,6 +136,8 @@ void ControlPlane::finish() {
     int done = 0;
     MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) break;
+    throw_if_interrupted();
+    check_wait(start, what);
     // A rank that passed the barrier may end before this one sees the barrier complete: only a rank
     // still missing after a while is lost.
     if (!lost_at && watchdog_ && watchdog_->lost()) lost_at = Clock::now();
@@ -138,10 +153,18 @@ void ControlPlane::stop_watching() noexcept {
   if (watchdog_) watchdog_->disarm();
 }
 
-std::shared_ptr<GroupCalls> ControlPlane::group_calls(const std::vector<int>& members) {
-  std::shared_ptr<GroupCalls>& calls = groups_[members];
-  if (!calls) calls = std::make_shared<GroupCalls>(GroupCalls{members, 0});
+std::shared_ptr<GroupCalls> ControlPlane::calls_for(GroupCalls fresh) {
+  std::shared_ptr<GroupCalls>& calls = groups_[fresh.key];
+  if (!calls) calls = std::make_shared<GroupCalls>(std::move(fresh));
   return calls;
+}
+
+std::shared_ptr<GroupCalls> ControlPlane::group_calls(const std::vector<int>& members) {
+  return calls_for(collective_calls(members));
+}
+
+std::shared_ptr<GroupCalls> ControlPlane::transfer_calls(const std::string& group, int from, int to) {
+  return calls_for(link_calls(group, from, to));
 }
 
 void ControlPlane::send(std::string data, int to, int tag) {
@@ -167,10 +190,8 @@ void ControlPlane::answer_questions() {
     MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &length));
     std::string key(static_cast<std::size_t>(length), '\0');
     MPI_CHECK(MPI_Recv(key.data(), length, MPI_CHAR, status.MPI_SOURCE, kAskTag, control_, MPI_STATUS_IGNORE));
-    long long started = -1;
-    for (const auto& [members, calls] : groups_) {
-      if (key_of(members) == key) started = static_cast<long long>(calls->started);
-    }
+    const auto known = groups_.find(key);
+    const long long started = known == groups_.end() ? -1 : static_cast<long long>(known->second->started);
     const std::string doing = activity_ != nullptr ? "waiting for " + *activity_ : "running, not waiting";
     send(fmt::format("{} {}", started, doing), status.MPI_SOURCE, kAnswerTag);
   }
@@ -205,42 +226,115 @@ std::string ControlPlane::diagnose(const GroupCalls& group, std::uint64_t call) 
   std::size_t asked = 0;
   for (int member : group.members) {
     if (member == rank_) continue;
-    send(key_of(group.members), member, kAskTag);
+    send(group.key, member, kAskTag);
     ++asked;
   }
   const std::map<int, Answer> answers = collect_answers(asked);
   std::vector<std::string> behind;
-  std::vector<int> silent;
+  std::vector<std::string> silent;
+  std::vector<int> named;
   for (int member : group.members) {
     if (member == rank_) continue;
     const auto it = answers.find(member);
     if (it == answers.end()) {
-      silent.push_back(member);
+      silent.push_back(silent_rank(member));
+      named.push_back(member);
     } else if (it->second.started < static_cast<long long>(call)) {
-      behind.push_back(fmt::format("rank {} (has started {} calls on this group; {})", member,
-                                   std::max(0LL, it->second.started), it->second.activity));
+      behind.push_back(fmt::format("rank {} (has started {} {}; {})", member, std::max(0LL, it->second.started),
+                                   group.unit, it->second.activity));
     }
   }
   std::string text;
   if (!behind.empty()) text = fmt::format("did not arrive: {}", fmt::join(behind, "; "));
   if (!silent.empty()) {
-    text += fmt::format("{}did not answer within {} s (ended, or blocked outside commscale's waits): rank{} {}",
+    text += fmt::format("{}did not answer within {} s (ended, or blocked outside commscale's waits): {}",
                         text.empty() ? "" : "; ", std::chrono::seconds(kAnswerDeadline).count(),
-                        silent.size() == 1 ? "" : "s", rank_list(silent));
+                        fmt::join(silent, ", "));
   }
   if (text.empty()) {
     text = fmt::format("every rank of the group ({}) had started call {}", rank_list(group.members), call);
   }
+  return text + stopped_peers(named);
+}
+
+void ControlPlane::set_wait_limit(std::chrono::duration<double> timeout) noexcept {
+  wait_limit_ = timeout.count() > 0 ? std::max<std::chrono::duration<double>>(timeout, kControlWaitFloor) : timeout;
+}
+
+void ControlPlane::check_wait(Clock::time_point start, const std::string& what) {
+  if (wait_limit_.count() <= 0 || Clock::now() - start <= wait_limit_) return;
+  throw TimeoutError(fmt::format("{} did not complete within {} s on {}; {}", what, wait_limit_.count(),
+                                 process_identity(), diagnose_job()));
+}
+
+std::string ControlPlane::diagnose_job() {
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) send("", r, kAskTag);
+  }
+  const std::map<int, Answer> answers = collect_answers(static_cast<std::size_t>(size_ - 1));
+  std::map<std::string, std::vector<int>> doing;
+  std::vector<std::string> silent;
+  std::vector<int> named;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const auto it = answers.find(r);
+    if (it != answers.end()) {
+      doing[it->second.activity].push_back(r);
+      continue;
+    }
+    silent.push_back(silent_rank(r));
+    named.push_back(r);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [activity, ranks] : doing) {
+    parts.push_back(fmt::format("rank{} {}: {}", ranks.size() == 1 ? "" : "s", rank_list(ranks), activity));
+  }
+  if (!silent.empty()) {
+    parts.push_back(fmt::format("did not answer within {} s (ended, or blocked outside commscale's waits): {}",
+                                std::chrono::seconds(kAnswerDeadline).count(), fmt::join(silent, ", ")));
+  }
+  return fmt::format("{}{}", fmt::join(parts, "; "), stopped_peers(named));
+}
+
+std::string ControlPlane::stopped_peers(const std::vector<int>& named) const {
+  if (!watchdog_) return "";
+  std::string text;
+  for (const WatchedRank& peer : watchdog_->peers()) {
+    if (std::find(named.begin(), named.end(), peer.rank) != named.end()) continue;
+    const std::optional<ProcessStatus> status = read_process_status(peer.pid);
+    if (!status || status->start_ticks != peer.start_ticks || (status->state != 'T' && status->state != 't')) continue;
+    text += fmt::format("; rank {} (pid {} on host {}) is stopped (SIGSTOP, or a debugger)", peer.rank, peer.pid,
+                        peer.host);
+  }
   return text;
 }
 
+std::string ControlPlane::silent_rank(int rank) const {
+  const std::optional<WatchedRank> peer = watchdog_ ? watchdog_->peer(rank) : std::nullopt;
+  if (!peer) return fmt::format("rank {}", rank);
+  const std::optional<ProcessStatus> status = read_process_status(peer->pid);
+  if (!status || status->start_ticks != peer->start_ticks) {
+    return fmt::format("rank {} (pid {} on host {} has ended)", rank, peer->pid, peer->host);
+  }
+  if (status->state == 'T' || status->state == 't') {
+    return fmt::format("rank {} (pid {} on host {} is stopped: SIGSTOP, or a debugger)", rank, peer->pid, peer->host);
+  }
+  return fmt::format("rank {}", rank);
+}
+
 void poll_control_plane() {
+  throw_if_interrupted();
   if (g_current != nullptr) g_current->poll();
 }
 
 std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members) {
   if (g_current != nullptr) return g_current->group_calls(members);
-  return std::make_shared<GroupCalls>(GroupCalls{members, 0});
+  return std::make_shared<GroupCalls>(collective_calls(members));
+}
+
+std::shared_ptr<GroupCalls> transfer_calls(const std::string& group, int from, int to) {
+  if (g_current != nullptr) return g_current->transfer_calls(group, from, to);
+  return std::make_shared<GroupCalls>(link_calls(group, from, to));
 }
 
 std::string diagnose_group(const GroupCalls& group, std::uint64_t call) {
@@ -257,13 +351,19 @@ WaitingFor::~WaitingFor() {
   if (g_current != nullptr) g_current->set_activity(previous_);
 }
 
+void set_control_plane_wait_limit(std::chrono::duration<double> timeout) noexcept {
+  if (g_current != nullptr) g_current->set_wait_limit(timeout);
+}
+
 void wait_polled(std::vector<MPI_Request>& requests, const std::string& what) {
   const WaitingFor waiting(what);
+  const auto start = Clock::now();
   for (int polls = 0;; ++polls) {
     int done = 0;
     MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
     if (done) return;
     poll_control_plane();
+    if (g_current != nullptr && (polls & 0xFF) == 0) g_current->check_wait(start, what);
     if (polls > 1000) std::this_thread::yield();
   }
 }

@@ -29,10 +29,14 @@
 
 namespace commscale {
 
-// The collectives this process has started on communicators over one set of world ranks.
+// The collectives this process has started on communicators over one set of world ranks, or the
+// transfers it has started in one direction between two ranks of a group (its sends or its receives:
+// the k-th send is the peer's k-th receive).
 struct GroupCalls {
-  std::vector<int> members;  // world ranks, in the communicator's order
+  std::vector<int> members;  // world ranks, in the communicator's order; sender first for a transfer
   std::uint64_t started = 0;
+  std::string key;                          // what the other members are asked about
+  std::string unit = "calls on this group";  // what `started` counts, for a diagnosis
 };
 
 class ControlPlane {
@@ -52,10 +56,18 @@ class ControlPlane {
   void stop_watching() noexcept;
 
   [[nodiscard]] std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members);
+  [[nodiscard]] std::shared_ptr<GroupCalls> transfer_calls(const std::string& group, int from, int to);
   // Asks the other members of `group` how far they got; `call` is the 1-based number of the call
   // this rank waits for. Says which ranks did not arrive (and what they wait for instead) and which
   // did not answer, for a timeout message.
   [[nodiscard]] std::string diagnose(const GroupCalls& group, std::uint64_t call);
+
+  // Bounds the waits of the control plane (wait_polled, finish): --timeout, but never below
+  // kControlWaitFloor, as rank 0 works alone in some (writing results, the GEMM check). 0: none.
+  void set_wait_limit(std::chrono::duration<double> timeout) noexcept;
+  // Throws TimeoutError naming `what` and what every other rank is doing, once a wait that began at
+  // `start` has passed the limit.
+  void check_wait(std::chrono::steady_clock::time_point start, const std::string& what);
 
   void set_activity(const std::string* what) noexcept { activity_ = what; }
   [[nodiscard]] const std::string* activity() const noexcept { return activity_; }
@@ -76,22 +88,37 @@ class ControlPlane {
   void send(std::string data, int to, int tag);
   void reap_sends();
   [[nodiscard]] std::map<int, Answer> collect_answers(std::size_t expected);
+  [[nodiscard]] std::shared_ptr<GroupCalls> calls_for(GroupCalls fresh);
+  // "rank 3", and what /proc says of it when it is on this node and stopped.
+  [[nodiscard]] std::string silent_rank(int rank) const;
+  // "; rank 3 (pid 42 on host n1) is stopped (...)" for this node's stopped ranks not in `named`.
+  [[nodiscard]] std::string stopped_peers(const std::vector<int>& named) const;
+  // What every other rank of the job says it is doing, for a control-plane wait that timed out.
+  [[nodiscard]] std::string diagnose_job();
 
   int rank_ = 0;
+  int size_ = 1;
+  std::chrono::duration<double> wait_limit_{0.0};
   MPI_Comm control_ = MPI_COMM_NULL;
   std::unique_ptr<PeerWatchdog> watchdog_;
   bool watching_ = true;
-  std::map<std::vector<int>, std::shared_ptr<GroupCalls>> groups_;
+  std::map<std::string, std::shared_ptr<GroupCalls>> groups_;  // by key
   std::list<Outgoing> outgoing_;
   const std::string* activity_ = nullptr;
   unsigned polls_ = 0;
   std::chrono::steady_clock::time_point last_answer_{};
 };
 
-// The functions the backends call; no-ops without a control plane.
+// The functions the backends call; no-ops without a control plane. poll_control_plane() also throws
+// InterruptedError once SIGINT or SIGTERM has arrived (runtime/interrupt.hpp).
 void poll_control_plane();
 // A counter shared by every communicator over `members` (a fresh one without a control plane).
 [[nodiscard]] std::shared_ptr<GroupCalls> group_calls(const std::vector<int>& members);
+// The counter of transfers from world rank `from` to `to` on the group named `group` (the sender
+// counts its sends, the receiver its receives), for the diagnosis of a transfer that timed out.
+[[nodiscard]] std::shared_ptr<GroupCalls> transfer_calls(const std::string& group, int from, int to);
+// ControlPlane::set_wait_limit, where there is a control plane.
+void set_control_plane_wait_limit(std::chrono::duration<double> timeout) noexcept;
 // The diagnosis of a timed-out call, or "" without a control plane.
 [[nodiscard]] std::string diagnose_group(const GroupCalls& group, std::uint64_t call);
 
@@ -109,8 +136,8 @@ class WaitingFor {
 };
 
 // Completes `requests` (MPI requests of the control plane), polling the control plane meanwhile, so a
-// rank blocked here still notices a lost rank and answers questions. No timeout: the data path's
-// waits have theirs.
+// rank blocked here still notices a lost rank and answers questions. Bounded by the wait limit
+// (ControlPlane::set_wait_limit): a rank stopped between steps must not leave the others here forever.
 void wait_polled(std::vector<MPI_Request>& requests, const std::string& what);
 void wait_polled(MPI_Request& request, const std::string& what);
 

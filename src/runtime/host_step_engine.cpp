@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include <array>
+#include <map>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -28,6 +30,7 @@
 #include "core/size.hpp"
 #include "runtime/control_plane.hpp"
 #include "runtime/host_backend.hpp"
+#include "runtime/interrupt.hpp"
 #include "runtime/mpi_communicator.hpp"
 #include "runtime/step_engine.hpp"
 
@@ -152,8 +155,24 @@ class HostStepEngine final : public StepEngine {
     MpiCommunicator& comm = *groups_.at(p.group);
     const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
     const int tag = static_cast<int>(p.group);
-    return p.direction == P2pDirection::kSend ? comm.begin_send(data, count, p.dtype, p.peer, tag)
-                                              : comm.begin_recv(data, count, p.dtype, p.peer, tag);
+    MpiCommunicator::Started s = p.direction == P2pDirection::kSend
+                                     ? comm.begin_send(data, count, p.dtype, p.peer, tag)
+                                     : comm.begin_recv(data, count, p.dtype, p.peer, tag);
+    s.call = ++link_calls(p).started;
+    return s;
+  }
+
+  // The transfers this rank has started on the link `p` uses (its sends, or its receives), which the
+  // peer is asked about when one times out.
+  [[nodiscard]] GroupCalls& link_calls(const PointToPoint& p) {
+    const P2pLink link = link_of(program(), p);
+    std::shared_ptr<GroupCalls>& calls = links_[link];
+    if (!calls) calls = transfer_calls(program().groups.at(p.group).name, link.from, link.to);
+    return *calls;
+  }
+
+  [[nodiscard]] const RankProgram& program() const {
+    return config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
   }
 
   // --debug-skip-collective: counts this rank's collective calls and says whether to skip this one.
@@ -164,6 +183,15 @@ class HostStepEngine final : public StepEngine {
 
   [[nodiscard]] std::string timeout_message(const std::array<std::optional<InFlight>, kStreamCount>& running,
                                             std::size_t finished) const;
+  // "the step's op 300 (L0.fwd.attn.all_reduce), op 314 (mb2.fwd.recv)": its communication in flight.
+  [[nodiscard]] std::string running_activity(const std::array<std::optional<InFlight>, kStreamCount>& running) const {
+    std::vector<std::string> ops;
+    for (const std::optional<InFlight>& f : running) {
+      if (f) ops.push_back(fmt::format("op {} ({})", f->op, ops_[f->op].name));
+    }
+    if (ops.empty()) return "the step's dependencies";
+    return fmt::format("the step's {}", fmt::join(ops, ", "));
+  }
 
   StepEngineConfig config_;
   std::uint64_t collectives_ = 0;
@@ -172,6 +200,8 @@ class HostStepEngine final : public StepEngine {
   StepBuffers buffers_;
   std::unique_ptr<float, decltype(&std::free)> pool_{nullptr, &std::free};
   std::vector<std::unique_ptr<MpiCommunicator>> groups_;  // by handle; null where not a member
+  std::map<P2pLink, std::shared_ptr<GroupCalls>> links_;
+  std::string activity_;
   std::array<std::vector<OpId>, kStreamCount> by_stream_;
 };
 
@@ -186,9 +216,13 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
   std::size_t finished = 0;
 
   world_.barrier();
+  // What this rank waits for, for another rank whose wait timed out and asks (control_plane.hpp).
+  bool running_changed = true;
+  const WaitingFor waiting(activity_);
   const Clock::time_point t0 = Clock::now();
   auto now = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   while (finished < n) {
+    throw_if_interrupted();  // a stage may compute for long between waits
     bool progressed = false;
     for (std::size_t s = 0; s < kStreamCount; ++s) {
       if (running[s]) {
@@ -202,6 +236,7 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
         done[id] = 1;
         ++finished;
         running[s].reset();
+        running_changed = true;
         progressed = true;
       }
       if (next[s] >= by_stream_[s].size()) continue;
@@ -217,9 +252,14 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
         ++finished;
       } else {
         running[s] = InFlight{op.id, communicate(op)};
+        running_changed = true;
       }
     }
     if (progressed) continue;
+    if (running_changed) {
+      activity_ = running_activity(running);
+      running_changed = false;
+    }
     poll_control_plane();
     if (config_.timeout.value() > 0 && now() > config_.timeout.value()) {
       throw TimeoutError(timeout_message(running, finished));
@@ -244,6 +284,14 @@ std::string HostStepEngine::timeout_message(const std::array<std::optional<InFli
     if (!f) continue;
     const Op& op = ops_[f->op];
     text += fmt::format("; waiting for op {} ({}, stream {})", op.id, op.name, name(op.stream));
+    if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+      text += ": " + describe_transfer(rp, op, *p);
+      const GroupCalls& link = *links_.at(link_of(rp, *p));
+      text += fmt::format(", transfer {} from rank {} to rank {}", f->started.call, link.members[0], link.members[1]);
+      const std::string diagnosis = diagnose_group(link, f->started.call);
+      if (!diagnosis.empty()) text += "; " + diagnosis;
+      continue;
+    }
     const auto* c = std::get_if<CollectiveOp>(&op.payload);
     if (c == nullptr || f->started.call == 0) continue;
     const std::string diagnosis = diagnose_group(groups_.at(c->group)->calls(), f->started.call);

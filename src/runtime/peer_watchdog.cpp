@@ -21,6 +21,13 @@ std::optional<WatchedRank> PeerWatchdog::lost() const noexcept {
   return peers_[static_cast<std::size_t>(index)];
 }
 
+std::optional<WatchedRank> PeerWatchdog::peer(int rank) const {
+  for (const WatchedRank& p : peers_) {
+    if (p.rank == rank) return p;
+  }
+  return std::nullopt;
+}
+
 std::vector<WatchedRank> PeerWatchdog::gone_now() const {
   std::vector<WatchedRank> gone;
   for (const WatchedRank& peer : peers_) {

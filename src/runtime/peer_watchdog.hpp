@@ -43,11 +43,14 @@ class PeerWatchdog {
   // Every watched rank that is gone now, by rank: when one rank dies, others that noticed it end too,
   // and a report should name them all rather than whichever was seen first.
   [[nodiscard]] std::vector<WatchedRank> gone_now() const;
+  // The watched rank `rank`, if it is one.
+  [[nodiscard]] std::optional<WatchedRank> peer(int rank) const;
   // The main thread reports the loss itself: no last resort.
   void acknowledge() noexcept { acknowledged_.store(true); }
   // Ranks may now end (the job is over, or an error is being reported): stop watching.
   void disarm() noexcept;
   [[nodiscard]] std::size_t watched() const noexcept { return peers_.size(); }
+  [[nodiscard]] const std::vector<WatchedRank>& peers() const noexcept { return peers_; }
 
  private:
   void watch();

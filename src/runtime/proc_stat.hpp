@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace commscale {
 
 struct ProcessStatus {
-  char state = '?';              // R, S, D, Z (zombie), X (dead), ...
+  std::string name;               // the command name (field 2), at most 15 characters
+  char state = '?';               // R, S, D, T (stopped), Z (zombie), X (dead), ...
+  int ppid = 0;                   // field 4
   std::uint64_t start_ticks = 0;  // field 22 of /proc/<pid>/stat
 };
 

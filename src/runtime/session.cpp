@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/version.hpp"
+#include "runtime/control_plane.hpp"
 #include "runtime/gpu.hpp"
 #include "runtime/host_backend.hpp"
 #include "runtime/mpi_transport.hpp"
@@ -86,6 +88,7 @@ std::vector<RankPlacement> gather_placements(const MpiComm& world, const RankPla
 
 RankSession start_rank_session(const RuntimeOptions& options, const MpiComm& world) {
   RankSession s;
+  set_control_plane_wait_limit(std::chrono::duration<double>(options.timeout.value()));
   s.node = discover_node(world);
   set_process_identity(s.node.host, world.rank());
 

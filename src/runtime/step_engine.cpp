@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "core/size.hpp"
+#include "runtime/control_plane.hpp"
+
 namespace commscale {
 
 std::vector<bool> cross_stream_dependencies(const std::vector<Op>& ops) {
@@ -26,6 +31,24 @@ std::vector<P2pLink> p2p_links(const ProgramSet& set) {
     }
   }
   return {links.begin(), links.end()};
+}
+
+P2pLink link_of(const RankProgram& rank, const PointToPoint& p2p) {
+  const int peer = world_peer(rank, p2p);
+  const bool send = p2p.direction == P2pDirection::kSend;
+  return P2pLink{p2p.group, send ? rank.rank : peer, send ? peer : rank.rank};
+}
+
+std::string describe_transfer(const RankProgram& rank, const Op& op, const PointToPoint& p2p) {
+  const Group& group = rank.groups.at(p2p.group);
+  const bool send = p2p.direction == P2pDirection::kSend;
+  // Pipeline groups list their ranks by stage.
+  const bool pipeline = group.name.starts_with("pp");
+  std::string text = fmt::format("{} of {} {} rank {} ({} {}) on group {} (ranks {})", name(p2p.direction),
+                                 format_size(p2p.bytes), send ? "to" : "from", world_peer(rank, p2p),
+                                 pipeline ? "stage" : "member", p2p.peer, group.name, rank_list(group.members));
+  if (op.microbatch >= 0) text += fmt::format(", microbatch {}", op.microbatch);
+  return text;
 }
 
 int collective_group_color(const ProgramSet& set, int rank, std::uint32_t handle) {

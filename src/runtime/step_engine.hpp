@@ -69,6 +69,12 @@ struct P2pLink {
   auto operator<=>(const P2pLink&) const = default;
 };
 [[nodiscard]] std::vector<P2pLink> p2p_links(const ProgramSet& set);
+// The link a transfer of world rank `rank` goes over.
+[[nodiscard]] P2pLink link_of(const RankProgram& rank, const PointToPoint& p2p);
+
+// A transfer of the program for a timeout message: "recv of 64 KiB from rank 0 (stage 0) on group pp-fwd
+// (ranks 0, 2), microbatch 3".
+[[nodiscard]] std::string describe_transfer(const RankProgram& rank, const Op& op, const PointToPoint& p2p);
 
 // The color of this rank's group `handle` for a communicator split: the group's lowest world rank,
 // or -1 when the rank has no such group or runs no collective on it.

@@ -108,7 +108,8 @@ class CudaStepEngine final : public StepEngine {
   std::vector<int> group_ranks_;
   std::map<P2pLink, std::unique_ptr<NcclComm>> link_comms_;
   std::vector<std::shared_ptr<GroupCalls>> group_calls_;  // by handle: the collectives started on it
-  std::vector<std::uint64_t> call_of_;                     // by op id: its number on its group (0: none)
+  std::map<P2pLink, std::shared_ptr<GroupCalls>> transfer_calls_;  // the transfers started on each link
+  std::vector<std::uint64_t> call_of_;  // by op id: its number on its group or link (0: none)
   std::uint64_t collectives_ = 0;
   int nccl_version_ = 0;
 };
@@ -213,10 +214,12 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
   } else {
     const auto& p = std::get<PointToPoint>(op.payload);
     const RankProgram& me = config_.set->ranks.at(static_cast<std::size_t>(config_.rank));
-    const int peer = world_peer(me, p);
     const bool send = p.direction == P2pDirection::kSend;
-    const P2pLink link{p.group, send ? config_.rank : peer, send ? peer : config_.rank};
+    const P2pLink link = link_of(me, p);
     NcclComm& link_comm = *link_comms_.at(link);
+    std::shared_ptr<GroupCalls>& calls = transfer_calls_[link];
+    if (!calls) calls = transfer_calls(me.groups.at(p.group).name, link.from, link.to);
+    call_of_.at(op.id) = ++calls->started;
     ncclComm_t comm = link_comm.get();
     const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
     if (send) {
@@ -275,6 +278,16 @@ std::string CudaStepEngine::timeout_message() {
     }
     reported[stream] = true;
     text += fmt::format("; waiting for op {} ({}, stream {})", op.id, op.name, name(op.stream));
+    if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+      const P2pLink link = link_of(rp, *p);
+      text += fmt::format(": {}, transfer {} from rank {} to rank {}", describe_transfer(rp, op, *p),
+                          call_of_.at(op.id), link.from, link.to);
+      const auto calls = transfer_calls_.find(link);
+      if (calls == transfer_calls_.end() || call_of_.at(op.id) == 0) continue;
+      const std::string diagnosis = diagnose_group(*calls->second, call_of_.at(op.id));
+      if (!diagnosis.empty()) text += "; " + diagnosis;
+      continue;
+    }
     const auto* c = std::get_if<CollectiveOp>(&op.payload);
     if (c == nullptr || call_of_.at(op.id) == 0) continue;
     text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes), rp.groups.at(c->group).name);
