@@ -84,11 +84,13 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   const OutputTarget target = resolve_output(path);
   if (!target.problem.empty()) throw RuntimeFailure(target.problem);
   switch (target.kind) {
-    case OutputKind::kFile: replace_file(target, path, content); break;
-    case OutputKind::kInPlace: write_in_place(target.path, content); break;
-    case OutputKind::kStream: write_stream(target.stream_fd, path, content); break;
+    case OutputKind::kFile:
+      replace_file(target, path, content);
+      note_file_written(path);  // what an interrupted run says it kept (a device or stream keeps nothing)
+      return;
+    case OutputKind::kInPlace: return write_in_place(target.path, content);
+    case OutputKind::kStream: return write_stream(target.stream_fd, path, content);
   }
-  note_file_written(path);
 }
 
 bool replaced_atomically(const std::string& path) { return resolve_output(path).kind == OutputKind::kFile; }
