@@ -31,6 +31,7 @@ class BenchReporterList final : public BenchReporter {
   void add(std::unique_ptr<BenchReporter> reporter) { reporters_.push_back(std::move(reporter)); }
   void begin(const BenchSetup& setup) override;
   void row(const BenchRow& row) override;
+  void collective_end(const CollectiveSummary& summary) override;
   void end(const BenchSummary& summary) override;
 
  private:
