@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,7 +69,10 @@ struct SearchResult {
 [[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);
 
 [[nodiscard]] nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& options);
-void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options);
+// `predict_flags`: the flags besides the plan's ("--cluster C --model M ...") for the suggested
+// `commscale predict` of the best plan, which must paste as it is.
+void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options,
+                  std::string_view predict_flags);
 [[nodiscard]] nlohmann::json plan_estimate_json(const PlanEstimate& e);
 // "dp 8 tp 8 pp 16 1f1b mb 1 zero 1 recompute selective sp": a plan in one line.
 [[nodiscard]] std::string describe_plan(const ParallelPlan& p);
