@@ -4,9 +4,10 @@
 #      visible), and, where GPUs exist, `commscale topo` and the `commscale p2p` matrix;
 #   2. a training step (`commscale train`): a 1.3B GPT under data parallelism on the GPUs, or the
 #      tiny model on 2 CPU ranks (about a minute on a laptop);
-#   3. where the binary has them: `commscale predict` of the same step for the cluster named by
-#      COMMSCALE_CLUSTER (measured and predicted side by side), and `commscale compare` of an A100
-#      node against consumer-card clusters (RTX 3090, 4090, 5090) with a scaling sweep;
+#   3. where the binary has them: `commscale predict` of the same step for the catalog cluster that
+#      `commscale hw match` finds for the machine topo described (or the one COMMSCALE_CLUSTER names;
+#      measured and predicted side by side), and `commscale compare` of an A100 node against
+#      consumer-card clusters (RTX 3090, 4090, 5090) with a scaling sweep;
 #   4. `commscale report` over all of it,
 # writing results/<host>-<date>/ (results/README.md describes the files) and printing where.
 #
@@ -16,6 +17,7 @@
 #   COMMSCALE_BIN        use this commscale executable: no package installation, no build
 #   COMMSCALE_SIZE       full (default) or tiny: the smallest sweeps and steps, for tests
 #   COMMSCALE_CLUSTER    a cluster of topologies/clusters/ describing this machine, for `predict`
+#                        (default: the one topo's GPUs match; none on the CPU backend)
 #   COMMSCALE_GPUS       GPUs to use (default: every GPU nvidia-smi lists; 0: the CPU backend)
 set -euo pipefail
 
@@ -33,7 +35,7 @@ if [ -n "${COMMSCALE_BIN:-}" ]; then
 else
   "$root/launch/install-deps.sh" build
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
-  cmake --build "$build_dir"
+  cmake --build "$build_dir" --target commscale
   commscale="$build_dir/src/commscale"
 fi
 
@@ -86,21 +88,38 @@ mpirun "${mpirun_args[@]}" "$commscale" train "${train[@]}" "${backend[@]}" "${p
 # `commscale X --help` prints the main help (and succeeds) when X is not a command: look for X's usage.
 has_command() { "$commscale" "$1" --help 2>/dev/null | grep "commscale $1" >/dev/null; }
 
-if [ -n "${COMMSCALE_CLUSTER:-}" ]; then
-  if has_command predict; then
-    log "$commscale predict ${train[*]} --cluster $COMMSCALE_CLUSTER"
-    # The plan flags train took, without the step counts that only a run has.
-    predict_args=()
-    skip=0
-    for arg in "${train[@]}"; do
-      if [ "$skip" = 1 ]; then skip=0; continue; fi
-      case "$arg" in --steps | --warmup) skip=1; continue ;; esac
-      predict_args+=("$arg")
-    done
-    "$commscale" predict "${predict_args[@]}" --cluster "$COMMSCALE_CLUSTER" -J "$out/predict.json" | tee "$out/predict.txt"
-  else
-    log "this commscale has no predict command: skipping the prediction"
-  fi
+# The cluster to predict the trained step for: COMMSCALE_CLUSTER, else the catalog cluster that
+# `commscale hw match` finds for the machine topo described (its GPUs' catalog match, their count).
+cluster="${COMMSCALE_CLUSTER:-}"
+why_no_cluster=""
+if [ -n "$cluster" ]; then
+  log "predicting for COMMSCALE_CLUSTER=$cluster"
+elif [ "$gpus" -eq 0 ]; then
+  why_no_cluster="no GPU here: the CPU backend is no catalog cluster (COMMSCALE_CLUSTER=NAME predicts the step for one)"
+elif cluster=$("$commscale" hw match "$out/topo.json" 2>/dev/null); then
+  log "topo's GPUs are the catalog cluster $cluster: predicting the trained step for it"
+else
+  # hw match says why on stderr (exit 1; 2 for a topo.json it cannot read).
+  cluster=""
+  why=$("$commscale" hw match "$out/topo.json" 2>&1 >/dev/null || true)
+  why_no_cluster="${why#commscale: } (COMMSCALE_CLUSTER=NAME chooses one)"
+fi
+
+if [ -z "$cluster" ]; then
+  log "no prediction of the trained step: $why_no_cluster"
+elif has_command predict; then
+  # The plan flags train took, without the step counts that only a run has.
+  predict_args=()
+  skip=0
+  for arg in "${train[@]}"; do
+    if [ "$skip" = 1 ]; then skip=0; continue; fi
+    case "$arg" in --steps | --warmup) skip=1; continue ;; esac
+    predict_args+=("$arg")
+  done
+  log "$commscale predict ${predict_args[*]} --cluster $cluster"
+  "$commscale" predict "${predict_args[@]}" --cluster "$cluster" -J "$out/predict.json" | tee "$out/predict.txt"
+else
+  log "this commscale has no predict command: skipping the prediction"
 fi
 
 if has_command compare; then

@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="${COMMSCALE_BUILD_DIR:-$root/build-tests}"
 
 "$root/launch/install-deps.sh" test
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMSCALE_WERROR=ON
 cmake --build "$build_dir"
 # As root (CI) the Slurm test has what it needs (install-deps installed it): it must run, not skip.
 if [ "$(id -u)" = 0 ]; then export COMMSCALE_REQUIRE_SLURM="${COMMSCALE_REQUIRE_SLURM:-1}"; fi

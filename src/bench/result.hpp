@@ -48,10 +48,21 @@ struct BenchSetup {
   std::string timing;  // one sentence: how samples were taken
 };
 
-struct BenchSummary {
-  double avg_busbw_GBps = 0.0;  // mean busbw over every row and placement, as nccl-tests' footer
+// One collective's rows, as the footer of one nccl-tests binary: nccl-tests runs one collective per
+// program, so `bench all` gives each collective its own average (an average over collectives of
+// different busbw factors means nothing).
+struct CollectiveSummary {
+  Collective collective = Collective::kAllReduce;
+  double avg_busbw_GBps = 0.0;  // mean busbw over the collective's rows and placements
   std::uint64_t wrong = 0;
   bool busbw_ok = true;  // false when below --min-busbw
+};
+
+struct BenchSummary {
+  double avg_busbw_GBps = 0.0;  // mean busbw over every row and placement (one collective: its footer's)
+  std::uint64_t wrong = 0;
+  bool busbw_ok = true;                        // false when any collective's average is below --min-busbw
+  std::vector<CollectiveSummary> collectives;  // in the order they ran
   [[nodiscard]] bool passed() const noexcept { return wrong == 0 && busbw_ok; }
 };
 
@@ -60,6 +71,8 @@ class BenchReporter {
   virtual ~BenchReporter() = default;
   virtual void begin(const BenchSetup& setup) = 0;
   virtual void row(const BenchRow& row) = 0;
+  // After the last row of each collective, before the next collective's first row.
+  virtual void collective_end(const CollectiveSummary& /*summary*/) {}
   virtual void end(const BenchSummary& summary) = 0;
 };
 
@@ -72,6 +85,9 @@ class BenchReporterList final : public BenchReporter {
   }
   void row(const BenchRow& row) override {
     for (auto& r : reporters_) r->row(row);
+  }
+  void collective_end(const CollectiveSummary& summary) override {
+    for (auto& r : reporters_) r->collective_end(summary);
   }
   void end(const BenchSummary& summary) override {
     for (auto& r : reporters_) r->end(summary);

@@ -315,20 +315,50 @@ std::vector<CollectiveSweep::Case> CollectiveSweep::cases() const {
 
 std::size_t CollectiveSweep::row_count() const { return cases().size(); }
 
+// Rank 0 holds the combined samples: it decides, and every rank gets its decision.
+CollectiveSummary CollectiveSweep::collective_summary(Collective c, double busbw_total, int placements,
+                                                      std::uint64_t wrong) {
+  CollectiveSummary s;
+  s.collective = c;
+  s.avg_busbw_GBps = world_.broadcast(placements > 0 ? busbw_total / placements : 0.0, 0);
+  s.wrong = wrong;
+  s.busbw_ok = !options_.min_busbw_GBps || s.avg_busbw_GBps >= *options_.min_busbw_GBps;
+  return s;
+}
+
 BenchSummary CollectiveSweep::run(BenchReporter* reporter) {
   BenchSummary summary;
   double busbw_total = 0.0;
   int placements = 0;
-  for (const Case& c : cases()) {
-    const BenchRow row = measure_row(c);
-    summary.wrong += row.out_of_place.wrong + row.in_place.wrong;
-    busbw_total += row.out_of_place.busbw.value() + row.in_place.busbw.value();
+  double collective_busbw = 0.0;
+  int collective_placements = 0;
+  std::uint64_t collective_wrong = 0;
+  const std::vector<Case> all = cases();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const BenchRow row = measure_row(all[i]);
+    const std::uint64_t wrong = row.out_of_place.wrong + row.in_place.wrong;
+    const double busbw = row.out_of_place.busbw.value() + row.in_place.busbw.value();
+    summary.wrong += wrong;
+    busbw_total += busbw;
     placements += 2;
+    collective_wrong += wrong;
+    collective_busbw += busbw;
+    collective_placements += 2;
     if (reporter != nullptr) reporter->row(row);
+    if (i + 1 == all.size() || all[i + 1].collective != all[i].collective) {
+      summary.collectives.push_back(
+          collective_summary(all[i].collective, collective_busbw, collective_placements, collective_wrong));
+      summary.busbw_ok = summary.busbw_ok && summary.collectives.back().busbw_ok;
+      if (reporter != nullptr) reporter->collective_end(summary.collectives.back());
+      collective_busbw = 0.0;
+      collective_placements = 0;
+      collective_wrong = 0;
+    }
   }
-  // Only rank 0 holds the combined samples; it decides for everyone.
   summary.avg_busbw_GBps = world_.broadcast(placements > 0 ? busbw_total / placements : 0.0, 0);
-  summary.busbw_ok = !options_.min_busbw_GBps || summary.avg_busbw_GBps >= *options_.min_busbw_GBps;
+  if (summary.collectives.empty()) {
+    summary.busbw_ok = !options_.min_busbw_GBps || summary.avg_busbw_GBps >= *options_.min_busbw_GBps;
+  }
   return summary;
 }
 

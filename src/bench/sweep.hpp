@@ -38,6 +38,8 @@ class CollectiveSweep {
   struct Buffers;
   [[nodiscard]] std::vector<Case> cases() const;
   [[nodiscard]] BenchRow measure_row(const Case& c);
+  [[nodiscard]] CollectiveSummary collective_summary(Collective c, double busbw_total, int placements,
+                                                     std::uint64_t wrong);
   [[nodiscard]] PlacementResult measure(const Case& c, bool in_place);
   [[nodiscard]] std::vector<double> time_iterations(const Case& c, bool in_place);
   [[nodiscard]] std::vector<double> time_back_to_back(const Case& c, bool in_place, const std::string& what);

@@ -6,10 +6,13 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "hw/catalog.hpp"
+#include "hw/cluster_match.hpp"
+#include "hw/json_reader.hpp"
 #include "report/hw_describe.hpp"
 #include "hw/link_graph.hpp"
 #include "hw/topology_dir.hpp"
@@ -59,6 +62,40 @@ int run_hw_show(const HwArguments& a) {
   return 0;
 }
 
+// The GPUs of a `commscale topo -J` file: each device's name and the catalog GPU topo matched.
+std::vector<hw::DiscoveredName> topo_gpus(const std::string& file) {
+  const nlohmann::json doc = hw::read_json_file(file);
+  hw::JsonObject root(doc, file, "");
+  if (const std::string kind = root.string("kind"); kind != "commscale-topo") {
+    throw InputError(root.where("kind"), fmt::format("\"{}\"", kind),
+                     "\"commscale-topo\" (a file of commscale topo -J)");
+  }
+  std::vector<hw::DiscoveredName> out;
+  for (hw::JsonObject& g : root.objects("gpus")) {
+    hw::DiscoveredName d{g.string("name"), std::nullopt};
+    const nlohmann::json* catalog_gpu = g.optional("catalog_gpu");
+    if (catalog_gpu != nullptr && !catalog_gpu->is_null())
+      d.catalog_gpu = hw::expect_string(*catalog_gpu, g.where("catalog_gpu"));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// Prints the matching cluster's name alone (for scripts: launch/main.sh); exit 1 and why when none.
+int run_hw_match(const HwArguments& a) {
+  const std::vector<hw::DiscoveredName> gpus = topo_gpus(a.target);
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  const hw::ClusterMatch m = hw::match_cluster(catalog, gpus);
+  if (!m.cluster) {
+    std::cerr << fmt::format("commscale: no catalog cluster matches {}: {}\n", a.target, m.reason);
+    return static_cast<int>(ExitCode::kCheckFailed);
+  }
+  std::cout << *m.cluster << "\n";
+  if (!m.others.empty())
+    std::cerr << fmt::format("commscale: {} also matches {}\n", fmt::join(m.others, ", "), a.target);
+  return 0;
+}
+
 }  // namespace
 
 void add_hw_command(CLI::App& app, CommandAction* action, const std::string& /*command_line*/) {
@@ -79,6 +116,11 @@ void add_hw_command(CLI::App& app, CommandAction* action, const std::string& /*c
                    "nodes of a multi-node cluster (its file describes one node and the network)")
       ->capture_default_str();
   show->callback([args, action] { *action = [args] { return run_hw_show(*args); }; });
+
+  CLI::App* match = hw->add_subcommand(
+      "match", "The catalog cluster of the machine a `commscale topo -J` file describes: its name, or why none");
+  match->add_option("topo", args->target, "a JSON file written by commscale topo -J")->required();
+  match->callback([args, action] { *action = [args] { return run_hw_match(*args); }; });
 }
 
 }  // namespace commscale

@@ -77,4 +77,9 @@ void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 void add_model_options(CLI::App& command, ModelPlanArguments* args);
 [[nodiscard]] TransformerConfig finish_model_options(const ModelPlanArguments& args);
 
+// The model flags as given ("--model llama2-7b --layers 8"), shell-quoted where needed, to paste
+// into another command; and one word quoted the same way.
+[[nodiscard]] std::string model_flags_text(const ModelPlanArguments& args);
+[[nodiscard]] std::string shell_quoted(const std::string& word);
+
 }  // namespace commscale

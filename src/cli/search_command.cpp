@@ -87,6 +87,15 @@ void check_search_size(const std::vector<int>& counts, const hw::ClusterSpec& cl
   }
 }
 
+// The flags besides the plan's that make `predict` simulate what the search simulated.
+std::string predict_flags(const SearchArguments& a) {
+  std::string out = fmt::format("--cluster {} {}", shell_quoted(a.cluster), model_flags_text(a.model));
+  if (a.nodes > 0) out += fmt::format(" --nodes {}", a.nodes);
+  if (!a.calibration.empty()) out += fmt::format(" --calibration {}", shell_quoted(a.calibration));
+  if (a.workspace_gib != 2.0) out += fmt::format(" --workspace-gib {:g}", a.workspace_gib);
+  return out;
+}
+
 int run_search(SearchArguments& a) {
   const TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output);
@@ -121,7 +130,7 @@ int run_search(SearchArguments& a) {
   nlohmann::json doc = predict::search_to_json(r, a.options);
   doc["model"] = model.name;
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) predict::print_search(std::cout, r, a.options);
+  if (emit_json(a.output, doc)) predict::print_search(std::cout, r, a.options, predict_flags(a));
   return static_cast<int>(r.ranked.empty() ? ExitCode::kCheckFailed : ExitCode::kOk);
 }
 

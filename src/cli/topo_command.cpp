@@ -15,6 +15,7 @@
 #include "core/json_text.hpp"
 #include "core/error.hpp"
 #include "hw/catalog.hpp"
+#include "hw/cluster_match.hpp"
 #include "hw/topology_dir.hpp"
 #include "report/topo_cluster.hpp"
 #include "report/topo_reporters.hpp"
@@ -92,13 +93,24 @@ std::optional<hw::Catalog> open_catalog(std::string* why) {
   }
 }
 
+// The cluster of topologies/clusters/ that `hw match` finds for this machine (or why there is none).
+std::string catalog_cluster(const MachineDiscovery& m, const hw::Catalog& catalog) {
+  std::vector<hw::DiscoveredName> gpus;
+  for (const DiscoveredGpu& g : m.gpus) {
+    gpus.push_back({g.name, g.catalog_gpu.empty() ? std::nullopt : std::optional<std::string>(g.catalog_gpu)});
+  }
+  return hw::describe(hw::match_cluster(catalog, gpus));
+}
+
 int run_topo(const TopoArguments& a) {
   MachineDiscovery m = discover_machine(a.device_list);
   std::string no_catalog;
   const std::optional<hw::Catalog> catalog = m.gpus.empty() ? std::nullopt : open_catalog(&no_catalog);
   if (catalog) match_catalog_gpus(m, *catalog);
   const RunContext context = single_process_context(a.command_line, m);
-  std::cout << format_topo_text(m, context) << std::flush;
+  std::cout << format_topo_text(m, context);
+  if (catalog) std::cout << fmt::format("# catalog cluster of this machine: {}\n", catalog_cluster(m, *catalog));
+  std::cout << std::flush;
   if (!no_catalog.empty()) std::cout << fmt::format("# the GPU catalog could not be read: {}\n", no_catalog);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(topo_json(m, context), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, topo_csv(m));

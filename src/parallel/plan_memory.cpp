@@ -26,6 +26,15 @@ std::uint64_t largest_gather_unit(const TransformerConfig& m, const ParallelPlan
 
 std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b.gib()); }
 
+// How much a plan is over: in the largest unit that shows it as at least 0.1 (never "0.0 GiB").
+std::string shortfall(Bytes b) {
+  const double bytes = static_cast<double>(b.count());
+  if (bytes >= 0.05 * kGiB) return gib(b);
+  if (bytes >= 0.05 * kMiB) return fmt::format("{:.1f} MiB", bytes / kMiB);
+  if (bytes >= 0.05 * kKiB) return fmt::format("{:.1f} KiB", bytes / kKiB);
+  return fmt::format("{} bytes", b.count());
+}
+
 // What to try, from the largest parts of the breakdown.
 std::string advice(const MemoryBreakdown& b) {
   const Bytes states = b.weights + b.gradients + b.optimizer;
@@ -104,11 +113,15 @@ FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
   int over_stages = 0;
   for (const StageMemory& s : stages) over_stages += s.bytes.total() > capacity ? 1 : 0;
   const auto g = [](Bytes b) { return fmt::format("{:.1f}", b.gib()); };
+  // Within 0.05 GiB of the capacity, one decimal of GiB would read "24.0 GiB, 0.0 GiB more than 24.0 GiB".
+  const bool close = v.over.gib() < 0.05;
+  const auto need = [close](Bytes b) { return close ? fmt::format("{:.3f} GiB", b.gib()) : gib(b); };
   v.message = fmt::format(
       "does not fit: stage {} needs {} per rank, {} more than the {} of the GPU (weights {}, gradients {}, "
       "optimizer {}, activations {}, logits {}, communication {}, workspace {} GiB); {} of {} stages do not fit; {}",
-      v.worst_stage, gib(v.worst_total), gib(v.over), gib(capacity), g(b.weights), g(b.gradients), g(b.optimizer),
-      g(b.activations), g(b.logits), g(b.communication), g(b.workspace), over_stages, stages.size(), advice(b));
+      v.worst_stage, need(v.worst_total), shortfall(v.over), need(capacity), g(b.weights), g(b.gradients),
+      g(b.optimizer), g(b.activations), g(b.logits), g(b.communication), g(b.workspace), over_stages, stages.size(),
+      advice(b));
   return v;
 }
 

@@ -49,8 +49,18 @@ class JsonBenchReporter final : public BenchReporter {
 
   void end(const BenchSummary& s) override {
     doc_["complete"] = true;
-    doc_["summary"] = {
-        {"avg_busbw_GBps", s.avg_busbw_GBps}, {"wrong", s.wrong}, {"busbw_ok", s.busbw_ok}, {"passed", s.passed()}};
+    nlohmann::json by_collective = nlohmann::json::array();
+    for (const CollectiveSummary& c : s.collectives) {
+      by_collective.push_back({{"collective", name(c.collective)},
+                               {"avg_busbw_GBps", c.avg_busbw_GBps},
+                               {"wrong", c.wrong},
+                               {"busbw_ok", c.busbw_ok}});
+    }
+    doc_["summary"] = {{"avg_busbw_GBps", s.avg_busbw_GBps},
+                       {"collectives", by_collective},
+                       {"wrong", s.wrong},
+                       {"busbw_ok", s.busbw_ok},
+                       {"passed", s.passed()}};
     flush();
   }
 

@@ -76,6 +76,14 @@ class TextBenchReporter final : public BenchReporter {
       }
     }
     fmt::print(out_, "#\n");
+    one_rank_ = setup.group_size == 1;
+    if (one_rank_) {
+      fmt::print(out_,
+                 "# One rank per group: every collective here is a local copy {} (no communication, no link);\n"
+                 "# algbw and busbw measure that copy, and busbw is 0 where its factor holds n-1 (all_reduce,\n"
+                 "# all_gather, reduce_scatter, alltoall).\n#\n",
+                 c.ranks.empty() || c.ranks.front().device < 0 ? "in host memory" : "on one GPU");
+    }
     out_.flush();
   }
 
@@ -98,14 +106,25 @@ class TextBenchReporter final : public BenchReporter {
     out_.flush();
   }
 
+  // nccl-tests' footer after each collective's table, as one nccl-tests binary per collective prints it.
+  void collective_end(const CollectiveSummary& s) override {
+    footer(s.wrong, s.avg_busbw_GBps, s.busbw_ok);
+    footers_ += 1;
+  }
+
   void end(const BenchSummary& s) override {
-    fmt::print(out_, "# {:<20} : {} {}\n", "Out of bounds values", s.wrong, s.wrong == 0 ? "OK" : "FAILED");
-    fmt::print(out_, "# {:<20} : {:g} {}\n", "Avg bus bandwidth", s.avg_busbw_GBps, s.busbw_ok ? "OK" : "FAILED");
+    if (footers_ == 0) footer(s.wrong, s.avg_busbw_GBps, s.busbw_ok);
+  }
+
+ private:
+  void footer(std::uint64_t wrong, double avg_busbw_GBps, bool busbw_ok) {
+    fmt::print(out_, "# {:<20} : {} {}\n", "Out of bounds values", wrong, wrong == 0 ? "OK" : "FAILED");
+    fmt::print(out_, "# {:<20} : {:g} {}{}\n", "Avg bus bandwidth", avg_busbw_GBps, busbw_ok ? "OK" : "FAILED",
+               one_rank_ ? " (one rank: local copies only)" : "");
     fmt::print(out_, "#\n");
     out_.flush();
   }
 
- private:
   static int group_of(const BenchSetup& setup, int rank) {
     for (std::size_t g = 0; g < setup.group_ranks.size(); ++g) {
       const auto& ranks = setup.group_ranks[g];
@@ -129,6 +148,8 @@ class TextBenchReporter final : public BenchReporter {
 
   std::ostream& out_;
   std::optional<Collective> current_;
+  bool one_rank_ = false;
+  int footers_ = 0;
 };
 
 }  // namespace

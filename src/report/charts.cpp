@@ -78,21 +78,29 @@ class CategoryColours {
 }  // namespace
 
 std::string line_chart_svg(const LineChart& chart) {
+  const bool log_y = chart.y_scale == AxisScale::kLog2;
+  // A point a log axis cannot place is left out.
+  const auto drawn = [&](double x, double y) {
+    return (chart.x_scale != AxisScale::kLog2 || x > 0.0) && (!log_y || y > 0.0);
+  };
   double x_lo = std::numeric_limits<double>::infinity();
   double x_hi = -x_lo;
+  double y_lo = std::numeric_limits<double>::infinity();
   double y_hi = 0.0;
   for (const ChartSeries& s : chart.series) {
     for (const auto& [x, y] : s.points) {
-      if (chart.x_scale == AxisScale::kLog2 && !(x > 0.0)) continue;
+      if (!drawn(x, y)) continue;
       x_lo = std::min(x_lo, x);
       x_hi = std::max(x_hi, x);
+      y_lo = std::min(y_lo, y);
       y_hi = std::max(y_hi, y);
     }
   }
   for (const Ceiling& c : chart.ceilings) y_hi = std::max(y_hi, c.y);
   if (!std::isfinite(x_lo)) x_lo = x_hi = 1.0;
+  if (!std::isfinite(y_lo)) y_lo = y_hi = 1.0;
   const Axis xa = chart.x_scale == AxisScale::kLog2 ? log2_axis(x_lo, x_hi) : linear_axis(x_lo, x_hi);
-  const Axis ya = linear_axis(0.0, y_hi);
+  const Axis ya = log_y ? log2_axis(y_lo, y_hi) : linear_axis(0.0, y_hi);
 
   std::vector<std::string> names;
   for (const ChartSeries& s : chart.series) names.push_back(s.name);
@@ -127,12 +135,11 @@ std::string line_chart_svg(const LineChart& chart) {
     const std::string colour(palette_colour(i));
     std::vector<std::pair<double, double>> points;
     for (const auto& [x, y] : s.points) {
-      if (chart.x_scale == AxisScale::kLog2 && !(x > 0.0)) continue;
-      points.emplace_back(px(x), py(y));
+      if (drawn(x, y)) points.emplace_back(px(x), py(y));
     }
     svg.polyline(points, colour);
     for (const auto& [x, y] : s.points) {
-      if (chart.x_scale == AxisScale::kLog2 && !(x > 0.0)) continue;
+      if (!drawn(x, y)) continue;
       svg.circle(px(x), py(y), 2.5, colour,
                  fmt::format("{}: {} → {}", s.name, chart.x_bytes ? short_bytes(x) : short_number(x), short_number(y)));
     }
@@ -151,7 +158,10 @@ std::string heatmap_svg(const Heatmap& chart) {
   for (const auto& row : chart.values) {
     for (const auto& v : row) hi = std::max(hi, v.value_or(0.0));
   }
-  const double width = std::max(320.0, left + cell_w * static_cast<double>(chart.columns.size()) + 20.0);
+  const std::string caption = fmt::format("{} (darker: higher; from rows to columns)", chart.unit);
+  // Wide enough for the cells, the title and the caption under the cells.
+  const double width = std::max({320.0, left + cell_w * static_cast<double>(chart.columns.size()) + 20.0,
+                                 text_width(chart.title, 14.0) + 40.0, left + text_width(caption, 11.0) + 20.0});
   const double height = top + cell_h * static_cast<double>(chart.rows.size()) + 30.0;
   SvgWriter svg(width, height, chart.title);
   svg.text(width / 2, 18.0, chart.title, "middle", 14.0);
@@ -181,18 +191,21 @@ std::string heatmap_svg(const Heatmap& chart) {
       svg.text(x + cell_w / 2, y + cell_h / 2 + 4.0, short_number(*v), "middle", 12.0, 0.0, f > 0.55 ? "#fff" : "#222");
     }
   }
-  svg.text(left, height - 10.0, fmt::format("{} (darker: higher; from rows to columns)", chart.unit), "start", 11.0,
-           0.0, "#555");
+  svg.text(left, height - 10.0, caption, "start", 11.0, 0.0, "#555");
   return svg.str();
 }
 
+// Each bar's label on a line of its own above the bar, so that a label as long as a full plan is
+// never cut: the chart widens to the longest label.
 std::string stacked_bars_svg(const StackedBars& chart) {
-  const double left = 230.0;
-  const double right = kWidth - 30.0;
+  const double left = 20.0;
   const double top = 34.0;
-  const double bar_h = 22.0;
-  const double gap = 10.0;
+  const double label_h = 16.0;
+  const double bar_h = 20.0;
+  const double gap = 8.0;
+  const double row_h = label_h + bar_h + gap;
   double hi = 0.0;
+  double width = std::max(kWidth, text_width(chart.title, 14.0) + 40.0);
   CategoryColours colours;
   for (const StackedBar& b : chart.bars) {
     double total = 0.0;
@@ -201,14 +214,16 @@ std::string stacked_bars_svg(const StackedBars& chart) {
       (void)colours(s.name);
     }
     hi = std::max(hi, total);
+    width = std::max(width, left + text_width(b.label, 12.0) + 20.0);
   }
+  const double right = width - 30.0;
   const Axis xa = linear_axis(0.0, hi);
-  const double bottom = top + (bar_h + gap) * static_cast<double>(chart.bars.size());
+  const double bottom = top + row_h * static_cast<double>(chart.bars.size());
   std::vector<std::string> names;
   for (const auto& [n, c] : colours.legend()) names.push_back(n);
   const double height = bottom + 46.0 + legend_height(names) + 6.0;
-  SvgWriter svg(kWidth, height, chart.title);
-  svg.text(kWidth / 2, 18.0, chart.title, "middle", 14.0);
+  SvgWriter svg(width, height, chart.title);
+  svg.text(width / 2, 18.0, chart.title, "middle", 14.0);
   const auto px = [&](double v) { return left + xa.fraction(v) * (right - left); };
   for (const double t : xa.ticks) {
     svg.line(px(t), top, px(t), bottom, kGrid);
@@ -217,12 +232,12 @@ std::string stacked_bars_svg(const StackedBars& chart) {
   svg.text((left + right) / 2, bottom + 32.0, chart.value_label, "middle", 12.0);
   for (std::size_t i = 0; i < chart.bars.size(); ++i) {
     const StackedBar& b = chart.bars[i];
-    const double y = top + (bar_h + gap) * static_cast<double>(i);
-    svg.text(left - 8.0, y + bar_h / 2 + 4.0, b.label, "end", 12.0);
+    const double y = top + row_h * static_cast<double>(i);
+    svg.text(left, y + 12.0, b.label, "start", 12.0);
     double at = 0.0;
     for (const BarSegment& s : b.segments) {
       const double v = std::max(s.value, 0.0);
-      svg.rect(px(at), y, px(at + v) - px(at), bar_h, colours(s.name),
+      svg.rect(px(at), y + label_h, px(at + v) - px(at), bar_h, colours(s.name),
                fmt::format("{}: {} {}", s.name, short_number(s.value), chart.value_label));
       at += v;
     }

@@ -31,6 +31,7 @@ struct LineChart {
   bool x_bytes = false;  // label x ticks as sizes (KiB, MiB, ...)
   std::vector<ChartSeries> series;
   std::vector<Ceiling> ceilings;  // dashed lines across the plot; the y axis reaches them
+  AxisScale y_scale = AxisScale::kLinear;  // kLog2: log-log with a log x (points at y <= 0 are left out)
 };
 
 struct Heatmap {

@@ -1,5 +1,6 @@
 // The comparison as JSON and as text (compare.hpp).
 
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -81,8 +82,12 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
       }
       points.push_back(point);
     }
-    doc["scaling"] = {
-        {"cluster", r.scaling_cluster}, {"method", "stage model, best plan per size"}, {"points", points}};
+    // Efficiency is per-GPU throughput against the smallest size where a plan fits.
+    const auto base = std::find_if(r.scaling.begin(), r.scaling.end(), [](const ScalingPoint& p) { return p.best; });
+    doc["scaling"] = {{"cluster", r.scaling_cluster},
+                      {"method", "stage model, best plan per size"},
+                      {"baseline_gpus", base == r.scaling.end() ? nlohmann::json(nullptr) : nlohmann::json(base->gpus)},
+                      {"points", points}};
   }
   return doc;
 }
@@ -119,6 +124,12 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   if (r.scaling_cluster.empty()) return;
   out << fmt::format("\nscaling  {} from {} to {} GPUs, global batch {} fixed (stage model; best plan per size)\n",
                      r.scaling_cluster, r.scaling.front().gpus, r.scaling.back().gpus, in.search.global_batch);
+  const auto base = std::find_if(r.scaling.begin(), r.scaling.end(), [](const ScalingPoint& p) { return p.best; });
+  if (base != r.scaling.end()) {
+    out << fmt::format(
+        "         efficiency: tokens/s per GPU against the same at {} GPUs (the smallest size that fits)\n",
+        base->gpus);
+  }
   out << fmt::format("{:>6} {:>12} {:>6} {:>11} {:>10}  {}\n", "GPUs", "tokens/s", "MFU", "efficiency", "USD/Mtok",
                      "plan");
   for (const ScalingPoint& p : r.scaling) {

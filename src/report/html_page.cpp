@@ -29,7 +29,7 @@ constexpr std::string_view kCheckScript = R"(
   window.addEventListener('error', function () { errors += 1; document.body.dataset.pageErrors = String(errors); });
   window.addEventListener('load', function () {
     var charts = document.querySelectorAll('svg.chart');
-    var drawn = 0, failed = 0;
+    var drawn = 0, failed = 0, clipped = 0;
     charts.forEach(function (svg) {
       var box = svg.getBoundingClientRect();
       if (box.width > 0 && box.height > 0 && svg.querySelectorAll('rect,line,polyline,circle,text').length > 0) {
@@ -38,9 +38,18 @@ constexpr std::string_view kCheckScript = R"(
         failed += 1;
         console.error('chart not drawn: ' + svg.getAttribute('aria-label'));
       }
+      // Every label inside its chart (transforms included): a label the chart cuts is a lost label.
+      svg.querySelectorAll('text').forEach(function (text) {
+        var t = text.getBoundingClientRect();
+        if (t.left < box.left - 1 || t.right > box.right + 1 || t.top < box.top - 1 || t.bottom > box.bottom + 1) {
+          clipped += 1;
+          console.error('label cut by its chart: "' + text.textContent + '" in ' + svg.getAttribute('aria-label'));
+        }
+      });
     });
     document.body.dataset.chartsRendered = String(drawn);
     document.body.dataset.chartsFailed = String(failed);
+    document.body.dataset.labelsClipped = String(clipped);
     document.body.dataset.pageErrors = String(errors);
     document.title = document.title + ' [charts ' + drawn + '/' + charts.length + ']';
   });
@@ -68,7 +77,8 @@ std::string render_html(const HtmlPage& page) {
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
-      "<style>{}</style>\n</head>\n<body data-charts-rendered=\"0\" data-charts-failed=\"0\">\n<h1>{}</h1>\n",
+      "<style>{}</style>\n</head>\n<body data-charts-rendered=\"0\" data-charts-failed=\"0\" "
+      "data-labels-clipped=\"-1\">\n<h1>{}</h1>\n",
       xml_escape(page.title), kStyle, xml_escape(page.title));
   out += "<nav>";
   for (const HtmlSection& s : page.sections)

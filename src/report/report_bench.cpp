@@ -70,6 +70,22 @@ struct SeriesKey {
   bool operator<(const SeriesKey& o) const { return std::tie(collective, name) < std::tie(o.collective, o.name); }
 };
 
+// A sweep whose groups are one rank each moved no data between ranks: every "collective" was a
+// copy inside one device (or host), so its busbw is no bus bandwidth.
+bool one_rank_groups(const JsonAt& root) {
+  if (!root.has("config")) return false;
+  return root.at("config").optional_number("group_size").value_or(0.0) == 1.0;
+}
+
+std::string one_rank_note(const std::string& file) {
+  return fmt::format(
+      "{}: one rank per group, so this run measured local copies only (no communication between ranks, no "
+      "link): its algbw and busbw are copy rates within one GPU (or host memory), not bus bandwidth, and no "
+      "bus-bandwidth "
+      "chart is drawn for it. Run it on two or more ranks to measure a link; its rows are in the table.",
+      file);
+}
+
 std::string cell(double v, const char* format = "{:.2f}") { return fmt::format(fmt::runtime(format), v); }
 
 }  // namespace
@@ -118,6 +134,7 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
   std::map<std::string, std::vector<std::string>> series_order;
   std::map<std::string, HtmlTable> tables;
   std::map<std::string, std::map<std::string, std::optional<double>>> ceilings;  // collective -> label -> value
+  std::map<std::string, std::set<std::string>> local_files;  // collective -> files of one-rank groups
   for (const ResultFile* f : bench) {
     const JsonAt root = root_of(*f);
     const std::vector<JsonAt> rows = root.array("results");
@@ -126,6 +143,7 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
       combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" +
                     fmt::format("{}", r.optional_number("root").value_or(0)));
     const CeilingChoice ceiling = bench_ceiling(*f, p2p, options);
+    const bool local = one_rank_groups(root);
     for (const JsonAt& r : rows) {
       const std::string collective = r.string("collective");
       if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
@@ -136,14 +154,19 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
         if (r.has("redop")) name += " " + r.string("redop");
         if (r.has("root")) name += fmt::format(" root {}", r.number("root"));
       }
-      const SeriesKey key{collective, name};
-      if (!series.count(key)) series_order[collective].push_back(name);
-      ChartSeries& s = series[key];
-      s.name = name;
       const JsonAt oop = r.at("out_of_place");
       const double size = r.number("size_bytes");
-      s.points.emplace_back(size, oop.number("busbw_GBps"));
-      ceilings[collective][ceiling.label] = ceiling.GBps;
+      if (local) {
+        local_files[collective].insert(f->label);
+        name += " (one rank: local copies)";
+      } else {
+        const SeriesKey key{collective, name};
+        if (!series.count(key)) series_order[collective].push_back(name);
+        ChartSeries& s = series[key];
+        s.name = name;
+        s.points.emplace_back(size, oop.number("busbw_GBps"));
+        ceilings[collective][ceiling.label] = ceiling.GBps;
+      }
       HtmlTable& t = tables[collective];
       const JsonAt ip = r.at("in_place");
       t.rows.push_back(
@@ -164,18 +187,21 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
     HtmlSection s;
     s.id = "bench-" + c;
     s.title = fmt::format("bench: {}", c);
-    s.paragraphs.push_back(
-        "Bus bandwidth from the time of all timed iterations together, as nccl-tests derives it "
-        "(src/bench/BUSBW.md); one line per bench file.");
-    for (const auto& [label, value] : ceilings[c]) {
-      if (value) {
-        chart.ceilings.push_back({*value, label});
-        s.paragraphs.push_back("Ceiling (dashed): " + label + ".");
-      } else {
-        s.paragraphs.push_back(label + ".");
+    for (const std::string& file : local_files[c]) s.paragraphs.push_back(one_rank_note(file));
+    if (!chart.series.empty()) {
+      s.paragraphs.push_back(
+          "Bus bandwidth from the time of all timed iterations together, as nccl-tests derives it "
+          "(src/bench/BUSBW.md); one line per bench file.");
+      for (const auto& [label, value] : ceilings[c]) {
+        if (value) {
+          chart.ceilings.push_back({*value, label});
+          s.paragraphs.push_back("Ceiling (dashed): " + label + ".");
+        } else {
+          s.paragraphs.push_back(label + ".");
+        }
       }
+      s.charts.push_back(line_chart_svg(chart));
     }
-    s.charts.push_back(line_chart_svg(chart));
     HtmlTable& t = tables[c];
     t.caption = fmt::format("{}: every row", c);
     t.header = {"series", "size", "time µs", "algbw GB/s", "busbw GB/s", "in-place time µs", "in-place busbw GB/s",

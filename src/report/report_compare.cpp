@@ -17,26 +17,49 @@ std::string percent(const std::optional<double>& fraction) {
   return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("n/a");
 }
 
+// Throughput on log-log axes (linear scaling is a straight line of slope 1); efficiency against the
+// baseline each series names: tokens/s per GPU over the same at the smallest size where a plan fits.
 HtmlSection scaling_section(const std::vector<ChartSeries>& tokens, const std::vector<ChartSeries>& efficiency,
-                            HtmlTable table) {
+                            const std::string& baselines, HtmlTable table) {
   HtmlSection s;
   s.id = "scaling";
   s.title = "compare: scaling";
-  s.paragraphs.push_back(
-      "Predicted throughput and scaling efficiency (throughput per GPU against the smallest size) "
-      "as the cluster grows, at a fixed global batch, with the best plan at each size.");
-  LineChart t{"throughput against cluster size", "GPUs", "tokens/s", AxisScale::kLog2, false, tokens, {}};
-  LineChart e{"scaling efficiency against cluster size",
+  s.paragraphs.push_back(fmt::format(
+      "Predicted throughput and scaling efficiency as the cluster grows, at a fixed global batch, with the best "
+      "plan at each size. Throughput is drawn on log-log axes (base 2), where linear scaling is a straight line "
+      "of slope 1. Efficiency is tokens/s per GPU divided by the same at the baseline, the smallest size where "
+      "a plan fits ({}); above 1 where a larger cluster allows a better plan than the baseline's.",
+      baselines));
+  LineChart t{"throughput against cluster size (log-log)",
               "GPUs",
-              "efficiency (1 = linear)",
+              "tokens/s (log scale)",
+              AxisScale::kLog2,
+              false,
+              tokens,
+              {},
+              AxisScale::kLog2};
+  LineChart e{fmt::format("scaling efficiency against cluster size (baseline: {})", baselines),
+              "GPUs",
+              "efficiency (1 = linear from the baseline)",
               AxisScale::kLog2,
               false,
               efficiency,
-              {}};
+              {},
+              AxisScale::kLinear};
   s.charts.push_back(line_chart_svg(t));
   s.charts.push_back(line_chart_svg(e));
   s.tables.push_back(std::move(table));
   return s;
+}
+
+// The size efficiency is measured against: compare's `baseline_gpus`, else the smallest size with a plan.
+double baseline_gpus(const JsonAt& scaling) {
+  if (const auto b = scaling.optional_number("baseline_gpus")) return *b;
+  double lo = 0.0;
+  for (const JsonAt& p : scaling.array("points")) {
+    if (p.has("plan") && (lo == 0.0 || p.number("gpus") < lo)) lo = p.number("gpus");
+  }
+  return lo;
 }
 
 }  // namespace
@@ -45,7 +68,10 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
   std::vector<HtmlSection> out;
   std::vector<ChartSeries> tokens;
   std::vector<ChartSeries> efficiency;
-  HtmlTable scaling{"scaling points", {"file", "cluster", "GPUs", "tokens/s", "MFU", "efficiency", "plan"}, {}};
+  HtmlTable scaling{"scaling points",
+                    {"file", "cluster", "GPUs", "tokens/s", "MFU", "efficiency vs baseline", "baseline GPUs", "plan"},
+                    {}};
+  std::string baselines;
   for (const ResultFile* f : compare) {
     const JsonAt root = root_of(*f);
     StackedBars bars{
@@ -80,7 +106,10 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
     if (!root.has("scaling")) continue;
     const JsonAt sc = root.at("scaling");
     ChartSeries tk{sc.string_or("cluster", f->label), {}};
-    ChartSeries ef{tk.name, {}};
+    const double baseline = baseline_gpus(sc);
+    ChartSeries ef{fmt::format("{} (against {:g} GPUs)", tk.name, baseline), {}};
+    baselines +=
+        fmt::format("{}{:g} GPU{} of {}", baselines.empty() ? "" : "; ", baseline, baseline == 1 ? "" : "s", tk.name);
     for (const JsonAt& p : sc.array("points")) {
       if (!p.has("plan")) continue;
       const double gpus = p.number("gpus");
@@ -89,12 +118,12 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
       scaling.rows.push_back({f->label, tk.name, fmt::format("{}", gpus),
                               fmt::format("{:.0f}", p.number("tokens_per_s")), percent(p.optional_number("mfu")),
                               fmt::format("{:.1f}%", 100 * p.number("scaling_efficiency")),
-                              describe_plan_json(p.at("plan"))});
+                              fmt::format("{:g}", baseline), describe_plan_json(p.at("plan"))});
     }
     tokens.push_back(std::move(tk));
     efficiency.push_back(std::move(ef));
   }
-  if (!tokens.empty()) out.push_back(scaling_section(tokens, efficiency, std::move(scaling)));
+  if (!tokens.empty()) out.push_back(scaling_section(tokens, efficiency, baselines, std::move(scaling)));
   return out;
 }
 

@@ -97,38 +97,73 @@ std::string model_name(const JsonAt& root) {
 
 }  // namespace
 
+// Every field in which two plans can differ, in plan_to_json's names; defaults are left out.
 std::string describe_plan_json(const JsonAt& plan) {
   if (!plan.value().is_object()) return "";
+  const nlohmann::json& p = plan.value();
   std::string out = fmt::format("dp {} × tp {} × pp {}", plan.number("dp"), plan.number("tp"), plan.number("pp"));
   if (plan.has("schedule") && plan.number("pp") > 1) out += ", " + plan.string("schedule");
+  if (plan.optional_number("chunks").value_or(1) > 1) out += fmt::format(" × {} chunks", plan.number("chunks"));
   if (plan.has("micro_batch")) out += fmt::format(", micro-batch {}", plan.number("micro_batch"));
   if (plan.has("global_batch")) out += fmt::format(", global {}", plan.number("global_batch"));
-  if (plan.has("zero_stage") && plan.number("zero_stage") > 0)
-    out += fmt::format(", ZeRO {}", plan.number("zero_stage"));
+  if (plan.optional_number("zero_stage").value_or(0) > 0) out += fmt::format(", ZeRO {}", plan.number("zero_stage"));
+  const std::string recompute = plan.string_or("recompute", "none");
+  if (recompute != "none") out += fmt::format(", recompute {}", recompute);
+  if (p.value("sequence_parallel", false)) out += ", sequence parallel";
+  if (p.value("flash_attention", false)) out += ", flash attention";
+  const std::string kernels = plan.string_or("kernels", "fused");
+  if (kernels != "fused") out += fmt::format(", {} kernels", kernels);
+  const std::string order = plan.string_or("order", "tp-dp-pp");
+  if (order != "tp-dp-pp") out += fmt::format(", order {}", order);
+  const double bucket = plan.optional_number("bucket_bytes").value_or(25.0 * 1024 * 1024);
+  if (bucket != 25.0 * 1024 * 1024) out += fmt::format(", bucket {:g} MiB", bucket / (1024.0 * 1024.0));
   return out;
 }
 
+// Measured and predicted steps are drawn side by side only when model and plan are the same (their
+// JSON equal); the others are drawn apart, each bar naming its own model and plan.
 std::vector<HtmlSection> step_sections(const ResultRefs& train, const ResultRefs& predicted) {
   if (train.empty() && predicted.empty()) return {};
   std::vector<JsonAt> roots;  // kept alive for the entries' pointers
   roots.reserve(2 * (train.size() + predicted.size()));
   std::vector<StepEntry> entries;
+  std::map<std::string, std::set<std::string>> sources;  // key -> measured, predicted
   for (const auto& [files, source] : {std::pair{&train, "measured"}, std::pair{&predicted, "predicted"}}) {
     for (const ResultFile* f : *files) {
       const JsonAt root = root_of(*f);
       const std::string plan = describe_plan_json(root.at("plan"));
       std::string where = f->label;
       if (root.has("cluster") && root.at("cluster").has("name")) where = root.at("cluster").string("name");
+      const std::string model_key = root.has("model") ? root.at("model").value().dump() : std::string();
+      const std::string key = model_key + " | " + (root.has("plan") ? root.at("plan").value().dump() : std::string());
       roots.push_back(root.at("summary"));
-      entries.push_back({model_name(root) + " " + plan, fmt::format("{}: {}", source, where), source, plan, nullptr});
+      sources[key].insert(source);
+      entries.push_back(
+          {key, fmt::format("{} on {}: {}, {}", source, where, model_name(root), plan), source, plan, nullptr});
     }
   }
   for (std::size_t i = 0; i < entries.size(); ++i) entries[i].figures = &roots[i];
-  return {breakdown_section("steps", "training step: compute, exposed communication, bubble",
-                            "Per plan, the step's median time split into compute, communication not hidden behind "
-                            "compute (by group where the groups add up) and pipeline bubble; measured runs (train) "
-                            "beside predicted ones (predict) of the same model and plan.",
-                            std::move(entries))};
+  std::vector<StepEntry> paired;
+  std::vector<StepEntry> apart;
+  for (const StepEntry& e : entries) (sources[e.key].size() == 2 ? paired : apart).push_back(e);
+  std::vector<HtmlSection> out;
+  const bool have_pairs = !paired.empty();
+  if (have_pairs) {
+    out.push_back(breakdown_section("steps", "training step: measured against predicted",
+                                    "Per plan, the step's median time split into compute, communication not hidden "
+                                    "behind compute (by group where the groups add up) and pipeline bubble; measured "
+                                    "runs (train) beside predicted ones (predict) of the same model and plan.",
+                                    std::move(paired)));
+  }
+  if (!apart.empty()) {
+    out.push_back(breakdown_section(
+        have_pairs ? "steps-apart" : "steps", "training steps: no measured and predicted pair",
+        "Steps with no counterpart of the same model and plan (a measured run without a prediction of it, or "
+        "the other way round): drawn apart, not compared; each bar names its model and plan. The step's median "
+        "time is split into compute, exposed communication (by group where the groups add up) and bubble.",
+        std::move(apart)));
+  }
+  return out;
 }
 
 std::vector<HtmlSection> search_sections(const ResultRefs& search) {

@@ -89,7 +89,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"costs", costs}};
 }
 
-void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o) {
+void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o, std::string_view predict_flags) {
   std::string gpus;
   for (const int g : r.gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
   out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster,
@@ -101,7 +101,10 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
       return;
     }
     out << "no plan fits";
-    if (!r.not_fitting.empty()) out << ": the least memory is " << r.not_fitting.front().fit_message;
+    if (!r.not_fitting.empty()) {
+      out << fmt::format("; the plan that needs the least memory ({}) {}", describe_plan(r.not_fitting.front().plan),
+                         r.not_fitting.front().fit_message);
+    }
     out << "\n";
     return;
   }
@@ -131,10 +134,9 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   const auto& best_cost = r.cost_by_gpus.at(world_size(r.ranked.front().estimate.plan));
   out << fmt::format("\ncost     {}; {:.0f} W of GPUs; {} years, {:.3f} USD/kWh\n", best_cost.price_source,
                      best_cost.power_w, o.costs.years, o.costs.usd_per_kwh);
-  out << fmt::format(
-      "method   stage model (one op per unit, within 2% of the full simulation in tests); for the full "
-      "simulation of the best: commscale predict --cluster {} ... {}\n",
-      r.cluster, plan_flags(r.ranked.front().estimate.plan));
+  out << "method   stage model (one op per unit, within 2% of the full simulation in tests)\n";
+  out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
+                     plan_flags(r.ranked.front().estimate.plan));
 }
 
 }  // namespace commscale::predict

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <ostream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,9 @@
 namespace commscale::predict {
 
 [[nodiscard]] nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& options);
-void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options);
+// `predict_flags`: the flags besides the plan's ("--cluster C --model M ...") for the suggested
+// `commscale predict` of the best plan, which must paste as it is.
+void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& options,
+                  std::string_view predict_flags);
 
 }  // namespace commscale::predict

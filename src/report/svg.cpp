@@ -54,6 +54,12 @@ std::string short_bytes(double bytes) {
   return fmt::format("{} {}", short_number(bytes), kUnits[unit]);
 }
 
+double text_width(std::string_view text, double size) {
+  // Characters, not bytes: UTF-8 continuation bytes (10xxxxxx) do not start a character.
+  const auto characters = std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; });
+  return 0.62 * size * static_cast<double>(characters);
+}
+
 double Axis::fraction(double value) const {
   if (scale == AxisScale::kLog2) {
     const double v = std::max(value, lo);

@@ -18,6 +18,10 @@ namespace commscale {
 // A byte count as "8 B", "1 KiB", "64 MiB", "4 GiB" (powers of 1024; fractional where needed).
 [[nodiscard]] std::string short_bytes(double bytes);
 
+// A generous estimate of the width of `text` at font `size` in user units (0.62 em per character, more
+// than system-ui's average), for laying out labels so that none is cut.
+[[nodiscard]] double text_width(std::string_view text, double size);
+
 enum class AxisScale { kLinear, kLog2 };
 
 struct Axis {

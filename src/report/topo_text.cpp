@@ -87,7 +87,8 @@ std::string format_topo_text(const MachineDiscovery& m, const RunContext& contex
   if (!m.nvml_status.empty()) {
     out += fmt::format("# NVML not used ({}): no NVLink information; PCIe links and paths from sysfs\n", m.nvml_status);
   }
-  out += "\n" + link_matrix(m) + "\n" + p2p_matrix(m) + "\n" + gpu_lines(m) + "\n" + legend();
+  // One format call: GCC 12 at -O3 reports a false -Wrestrict on `"literal" + std::string&&`.
+  out += fmt::format("\n{}\n{}\n{}\n{}", link_matrix(m), p2p_matrix(m), gpu_lines(m), legend());
   return out;
 }
 

@@ -9,7 +9,7 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   exit 77
 fi
 cd "$root"
-scripts=(launch/*.sh tests/*.sh tests/*/*.sh)
+scripts=(launch/*.sh tests/*.sh tests/*/*.sh .ci/run)
 shellcheck --version | sed -n 2p
 shellcheck -x "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean: ${scripts[*]}"

@@ -12,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_dir="${COMMSCALE_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCOMMSCALE_CUDA=OFF -DCOMMSCALE_SANITIZE=ON -DCOMMSCALE_FUZZ=ON \
+  -DCOMMSCALE_CUDA=OFF -DCOMMSCALE_SANITIZE=ON -DCOMMSCALE_FUZZ=ON -DCOMMSCALE_WERROR=ON \
   -DCOMMSCALE_FUZZ_SECONDS="${COMMSCALE_FUZZ_SECONDS:-25}"
 cmake --build "$build_dir" --target commscale commscale_unit_tests commscale_mpi_tests \
   fuzz_size fuzz_model fuzz_hw fuzz_plan

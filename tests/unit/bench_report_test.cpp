@@ -69,7 +69,7 @@ TEST(TextReporter, NcclTestsColumnsHeaderRowsAndFooter) {
   auto text = make_text_bench_reporter(out);
   text->begin(two_rank_setup());
   text->row(all_reduce_row());
-  text->end(BenchSummary{172.5, 0, true});
+  text->end(BenchSummary{172.5, 0, true, {}});
   const std::string s = out.str();
   EXPECT_NE(s.find("# commscale 0.1.0 (abc123) bench: 2 ranks on 1 host, backend gpu (NCCL 2.28.3)"), std::string::npos);
   EXPECT_NE(s.find("#  Rank  1 Group  0 Pid    101 on     node01 device  1 [0000:3B:00.0] NVIDIA H200"),
@@ -90,9 +90,55 @@ TEST(TextReporter, FooterSaysFailed) {
   std::ostringstream out;
   auto text = make_text_bench_reporter(out);
   text->begin(two_rank_setup());
-  text->end(BenchSummary{1.5, 7, false});
+  text->end(BenchSummary{1.5, 7, false, {}});
   EXPECT_NE(out.str().find("# Out of bounds values : 7 FAILED"), std::string::npos);
   EXPECT_NE(out.str().find("# Avg bus bandwidth    : 1.5 FAILED"), std::string::npos);
+}
+
+// `bench all`: each collective's table ends with its own footer, as one nccl-tests binary per
+// collective prints it, and no average over all collectives is printed.
+TEST(TextReporter, OneFooterPerCollective) {
+  std::ostringstream out;
+  auto text = make_text_bench_reporter(out);
+  text->begin(two_rank_setup());
+  text->row(all_reduce_row());
+  text->collective_end({Collective::kAllReduce, 345.0, 0, true});
+  BenchRow gather = all_reduce_row();
+  gather.collective = Collective::kAllGather;
+  gather.op.reset();
+  text->row(gather);
+  text->collective_end({Collective::kAllGather, 20.5, 0, true});
+  text->end(BenchSummary{182.75, 0, true, {}});
+  const std::string s = out.str();
+  const std::size_t gather_table = s.find("# Collective: all_gather\n");
+  const std::size_t first = s.find("# Avg bus bandwidth    : 345 OK\n");
+  const std::size_t second = s.find("# Avg bus bandwidth    : 20.5 OK\n");
+  ASSERT_NE(gather_table, std::string::npos) << s;
+  ASSERT_NE(first, std::string::npos) << s;
+  ASSERT_NE(second, std::string::npos) << s;
+  EXPECT_LT(first, gather_table);
+  EXPECT_GT(second, gather_table);
+  EXPECT_EQ(s.find("182.75"), std::string::npos) << s;
+  EXPECT_EQ(s.find("local copies"), std::string::npos) << s;
+}
+
+// One rank: the header and the footer say that the numbers are local copies.
+TEST(TextReporter, OneRankSaysLocalCopies) {
+  std::ostringstream out;
+  auto text = make_text_bench_reporter(out);
+  BenchSetup setup = two_rank_setup();
+  setup.context.ranks.resize(1);
+  setup.group_size = 1;
+  setup.group_ranks = {{0}};
+  text->begin(setup);
+  text->row(all_reduce_row());
+  text->collective_end({Collective::kAllReduce, 0.0, 0, true});
+  text->end(BenchSummary{0.0, 0, true, {}});
+  const std::string s = out.str();
+  EXPECT_NE(s.find("# One rank per group: every collective here is a local copy on one GPU (no communication"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("# Avg bus bandwidth    : 0 OK (one rank: local copies only)\n"), std::string::npos) << s;
 }
 
 TEST(JsonReporter, SchemaContextRowsAndCompletion) {
@@ -104,7 +150,7 @@ TEST(JsonReporter, SchemaContextRowsAndCompletion) {
   nlohmann::json partial = nlohmann::json::parse(std::ifstream(path));
   EXPECT_EQ(partial["complete"], false);
   EXPECT_EQ(partial["results"].size(), 1u);
-  json->end(BenchSummary{172.5, 0, true});
+  json->end(BenchSummary{172.5, 0, true, {}});
   const nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
   EXPECT_EQ(doc["schema_version"], kBenchSchemaVersion);
   EXPECT_EQ(doc["kind"], "commscale-bench");
@@ -124,6 +170,7 @@ TEST(JsonReporter, SchemaContextRowsAndCompletion) {
   EXPECT_EQ(row["out_of_place"]["wrong"], 0);
   EXPECT_TRUE(row["in_place"]["wrong"].is_null());  // not checked
   EXPECT_EQ(doc["summary"]["passed"], true);
+  EXPECT_TRUE(doc["summary"]["collectives"].is_array());
   std::filesystem::remove(path);
 }
 

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "input_error_matcher.hpp"
+
 #include "report/charts.hpp"
 #include "report/html_report.hpp"
 #include "report/progress.hpp"
@@ -152,17 +154,83 @@ TEST(ReportSvg, LineChartDrawsEverySeriesAndTheCeiling) {
 }
 
 TEST(ReportSvg, StackedBarsAreProportional) {
-  // Totals 4 and 2: the axis is 0..4 (4 / 5 = 0.8 -> 1), the plot 500 units wide (230 to 730), so a
-  // 2 s segment is 250 units and a 1 s one 125.
+  // Totals 4 and 2: the axis is 0..4 (4 / 5 = 0.8 -> 1), the plot 710 units wide (20 to 730), so a
+  // 2 s segment is 355 units and a 1 s one 177.5.
   StackedBars bars{"step",
                    "seconds",
                    {{"measured", {{"compute", 2}, {"exposed dp", 1}, {"bubble", 1}}},
                     {"predicted", {{"compute", 1}, {"exposed dp", 1}}}}};
   const std::string svg = stacked_bars_svg(bars);
   EXPECT_TRUE(well_formed(svg));
-  EXPECT_NE(svg.find(R"(width="250.00")"), std::string::npos);
-  EXPECT_EQ(count(svg, R"(width="125.00")"), 4u);  // exposed dp, bubble, and both segments of the second bar
+  EXPECT_NE(svg.find(R"(width="355.00")"), std::string::npos);
+  EXPECT_EQ(count(svg, R"(width="177.50")"), 4u);  // exposed dp, bubble, and both segments of the second bar
   EXPECT_EQ(count(svg, "#BBBBBB"), 2u);            // the bubble and its legend entry
+}
+
+// A bar's label is a line of its own above the bar, starting at the plot's left edge (x 20), and the
+// chart widens to the longest: 150 characters at 12 units, 0.62 em each, is 1116 units, + 20 + 20.
+TEST(ReportSvg, StackedBarLabelsAreNeverCut) {
+  const std::string label(150, 'x');
+  const std::string svg = stacked_bars_svg({"step", "seconds", {{label, {{"compute", 1}}}}});
+  EXPECT_NE(svg.find(R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="1156")"), std::string::npos)
+      << svg.substr(0, 200);
+  EXPECT_NE(svg.find(R"(<text x="20.00" y="46.00" font-size="12" text-anchor="start" fill="#222">)" + label),
+            std::string::npos);
+}
+
+// One GPU: a single column of 78 units would leave the caption under it cut off at 320 units; the
+// chart is as wide as the caption at 11 units (0.62 em a character) from x 90, + 20.
+TEST(ReportSvg, HeatmapIsWideEnoughForItsCaption) {
+  const std::string svg = heatmap_svg({"p2p: copy-engine bandwidth", "GB/s", {"GPU 0"}, {"GPU 0"}, {{std::nullopt}}});
+  const std::string caption = "GB/s (darker: higher; from rows to columns)";  // 43 characters: 293.26 units
+  EXPECT_NE(svg.find(R"(width="403")"), std::string::npos) << svg.substr(0, 200);
+  EXPECT_NE(svg.find(caption), std::string::npos);
+}
+
+// Log-log: tokens/s from 1000 to 64000 on a base-2 axis runs from 2^9 = 512 to 2^16 = 65536; a
+// line of slope 1 (throughput doubling with GPUs) is then straight.
+TEST(ReportSvg, LineChartOnLogLogAxes) {
+  LineChart chart{
+      "throughput", "GPUs",          "tokens/s", AxisScale::kLog2, false, {{"a", {{1, 1000}, {64, 64000}, {8, 0}}}},
+      {},           AxisScale::kLog2};
+  const std::string svg = line_chart_svg(chart);
+  EXPECT_TRUE(well_formed(svg));
+  EXPECT_NE(svg.find(">512</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">65536</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<circle"), 2u);  // the point at 0 tokens/s has no place on a log axis
+}
+
+// Every field in which two plans differ is in the label (`search` ranks plans that differ only in one).
+TEST(ReportPlan, LabelNamesEveryFieldThatTellsPlansApart) {
+  const nlohmann::json base = {{"dp", 2},
+                               {"tp", 2},
+                               {"pp", 2},
+                               {"sequence_parallel", false},
+                               {"zero_stage", 0},
+                               {"recompute", "none"},
+                               {"flash_attention", false},
+                               {"kernels", "fused"},
+                               {"micro_batch", 1},
+                               {"global_batch", 16},
+                               {"schedule", "interleaved"},
+                               {"chunks", 1},
+                               {"order", "tp-dp-pp"},
+                               {"bucket_bytes", 25 * 1024 * 1024}};
+  const auto label = [](const nlohmann::json& p) { return describe_plan_json(JsonAt(p, "plan")); };
+  EXPECT_EQ(label(base), "dp 2 × tp 2 × pp 2, interleaved, micro-batch 1, global 16");
+  const std::vector<std::pair<std::string, nlohmann::json>> changes = {
+      {"recompute", "selective"}, {"sequence_parallel", true}, {"flash_attention", true}, {"chunks", 2},
+      {"kernels", "eager"},       {"zero_stage", 1},           {"order", "dp-tp-pp"},     {"bucket_bytes", 1 << 20}};
+  std::vector<std::string> labels{label(base)};
+  for (const auto& [key, value] : changes) {
+    nlohmann::json p = base;
+    p[key] = value;
+    labels.push_back(label(p));
+  }
+  EXPECT_EQ(labels[1], "dp 2 × tp 2 × pp 2, interleaved, micro-batch 1, global 16, recompute selective");
+  EXPECT_EQ(labels[4], "dp 2 × tp 2 × pp 2, interleaved × 2 chunks, micro-batch 1, global 16");
+  std::sort(labels.begin(), labels.end());
+  EXPECT_EQ(std::unique(labels.begin(), labels.end()), labels.end()) << "two different plans read the same";
 }
 
 TEST(ReportSvg, HeatmapHasACellPerPairAndGreyForMissing) {
@@ -327,13 +395,42 @@ TEST(ReportSteps, MeasuredAndPredictedBreakdownsSideBySide) {
   ASSERT_EQ(s.size(), 1u);
   const std::string& svg = s[0].charts.at(0);
   EXPECT_TRUE(well_formed(svg));
-  EXPECT_NE(svg.find("measured: train"), std::string::npos);
-  EXPECT_NE(svg.find("predicted: a100"), std::string::npos);
+  EXPECT_EQ(s[0].title, "training step: measured against predicted");
+  EXPECT_NE(svg.find(">measured on train: tiny, dp "), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">predicted on a100: tiny, dp "), std::string::npos) << svg;
   // Measured: dp's exposed 0.1 s is all of it, so the group is drawn; predicted: 0.1 of 0.2, so the total is.
   EXPECT_NE(svg.find("exposed dp"), std::string::npos);
   EXPECT_NE(svg.find("exposed communication"), std::string::npos);
   ASSERT_EQ(s[0].tables.at(0).rows.size(), 2u);
   EXPECT_EQ(s[0].tables[0].rows[1][8], "50.0%");
+}
+
+// A prediction of another plan (here: with flash attention) is no counterpart: drawn apart, under a
+// title that does not call them the same plan; a third file of the first plan still pairs with it.
+TEST(ReportSteps, StepsOfDifferentPlansAreDrawnApart) {
+  const nlohmann::json plan = {{"dp", 2}, {"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"global_batch", 4}};
+  nlohmann::json flash = plan;
+  flash["flash_attention"] = true;
+  const nlohmann::json summary = {
+      {"step_time_s", 1.0}, {"compute_s", 0.8}, {"exposed_comm_s", 0.1}, {"bubble_s", 0.1}, {"tokens_per_s", 1.0}};
+  const auto step = [&](const char* name, const char* kind, const nlohmann::json& p) {
+    return file_of(name, {{"kind", kind}, {"model", {{"name", "tiny"}}}, {"plan", p}, {"summary", summary}});
+  };
+  const ResultFile train = step("train.json", "commscale-train", plan);
+  const ResultFile other = step("predict.json", "commscale-prediction", flash);
+  const std::vector<HtmlSection> apart = step_sections({&train}, {&other});
+  ASSERT_EQ(apart.size(), 1u);
+  EXPECT_EQ(apart[0].title, "training steps: no measured and predicted pair");
+  EXPECT_NE(apart[0].charts.at(0).find(">predicted on predict: tiny, dp 2 × tp 1 × pp 1, micro-batch 1, global 4, "
+                                       "flash attention<"),
+            std::string::npos)
+      << apart[0].charts[0];
+  const ResultFile same = step("same.json", "commscale-prediction", plan);
+  const std::vector<HtmlSection> both = step_sections({&train}, {&other, &same});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].title, "training step: measured against predicted");
+  EXPECT_EQ(both[0].tables.at(0).rows.size(), 2u);
+  EXPECT_EQ(both[1].tables.at(0).rows.size(), 1u);
 }
 
 TEST(ReportP2p, HeatmapAndTablesFromAP2pFile) {

@@ -122,5 +122,25 @@ TEST(Fit, SaysWhatDoesNotFitAndByHowMuch) {
   EXPECT_NE(tight.message.find("activations dominate"), std::string::npos) << tight.message;
 }
 
+// Over by less than 0.05 GiB: the message shows the shortfall in MiB and the two sizes to 3 decimals,
+// never "24.0 GiB, 0.0 GiB more than the 24.0 GiB". Derivation: 24 GiB + 12 MiB needed of 24 GiB.
+TEST(Fit, AShortfallUnderATenthOfAGiBStillReadsAsOne) {
+  StageMemory s;
+  s.bytes.weights = Bytes(24 * kGiB + 12 * kMiB);
+  const FitVerdict v = check_fit({s}, Bytes(24 * kGiB));
+  EXPECT_FALSE(v.fits);
+  EXPECT_NE(v.message.find("needs 24.012 GiB per rank, 12.0 MiB more than the 24.000 GiB of the GPU"),
+            std::string::npos)
+      << v.message;
+  EXPECT_EQ(v.message.find("0.0 GiB more"), std::string::npos) << v.message;
+  s.bytes.weights = Bytes(24 * kGiB + 300);  // 300 B = 0.29 KiB
+  EXPECT_NE(check_fit({s}, Bytes(24 * kGiB)).message.find(", 0.3 KiB more than the 24.000 GiB"), std::string::npos);
+  s.bytes.weights = Bytes(24 * kGiB + 30);  // 30 B = 0.03 KiB
+  EXPECT_NE(check_fit({s}, Bytes(24 * kGiB)).message.find(", 30 bytes more than the 24.000 GiB"), std::string::npos);
+  s.bytes.weights = Bytes(25 * kGiB);
+  EXPECT_NE(check_fit({s}, Bytes(24 * kGiB)).message.find("needs 25.0 GiB per rank, 1.0 GiB more than the 24.0 GiB"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace commscale
