@@ -20,12 +20,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # RELIABILITY_BACKEND=gpu runs the same cases on GPUs (NCCL), two ranks each (one per GPU).
 backend=${RELIABILITY_BACKEND:-cpu}
 bench_args=(bench all_reduce --backend "$backend" -b 4K -e 4M -i 4K -n 50 -w 1 -c 0)  # a thousand sizes: minutes
-train_args=(train --backend "$backend" --model tiny --tp 2 --pp 2 --steps 100000 --warmup 0 --timing step)
+train_args=(train --backend "$backend" --model tiny --tp 2 --pp 2 --steps 10000 --warmup 0 --timing step)
 bench_ranks=3
 train_ranks=4
 if [ "$backend" = gpu ]; then
   bench_args=(bench all_reduce --backend gpu -b 64K -e 4G -i 64K -n 200 -w 1 -c 0)
-  train_args=(train --backend gpu --model tiny --tp 2 --steps 100000 --warmup 0 --timing step)
+  train_args=(train --backend gpu --model tiny --tp 2 --steps 10000 --warmup 0 --timing step)
   bench_ranks=2
   train_ranks=2
 fi

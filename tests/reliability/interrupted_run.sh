@@ -21,7 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # that records its exit code) may not be scheduled within 1 s, so the test gives them 5.
 sigkill=(--mca odls_base_sigkill_timeout 5)
 bench_args=(bench all_reduce --backend cpu -b 4K -e 4M -i 4K -n 50 -w 1 -c 0)  # a thousand sizes: minutes
-train_args=(train --backend cpu --model tiny --tp 2 --steps 100000 --warmup 0 --timing step)
+train_args=(train --backend cpu --model tiny --tp 2 --steps 10000 --warmup 0 --timing step)
 
 # start_job NAME COMMAND...: starts the job on 2 ranks, each under record_exit.sh, and waits for 4 lines.
 start_job() {

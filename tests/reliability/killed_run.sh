@@ -52,5 +52,5 @@ kill_half_way() {
 }
 
 kill_half_way bench row 3 000 bench all_reduce --backend cpu -b 4K -e 4M -i 4K -n 50 -w 1 -c 0
-kill_half_way train step 3 077 train --backend cpu --model tiny --tp 2 --steps 100000 --warmup 0 --timing step
+kill_half_way train step 3 077 train --backend cpu --model tiny --tp 2 --steps 10000 --warmup 0 --timing step
 echo "killed_run: all cases passed"

@@ -63,7 +63,7 @@ stop_rank() {
 
 for attempt in 1 2 3; do
   found=$(stop_rank "train-pipeline-$attempt" 0 \
-    train --backend cpu --model tiny --tp 2 --pp 2 --steps 100000 --warmup 0 --timing step)
+    train --backend cpu --model tiny --tp 2 --pp 2 --steps 10000 --warmup 0 --timing step)
   echo "train-pipeline-$attempt: the message names the $found wait"
   [ "$found" = transfer ] && break
   [ "$attempt" -lt 3 ] || fail "train-pipeline: 3 stops in a row landed between steps"
