@@ -49,39 +49,6 @@ CoarseFigures extend(const CoarseFigures& a, const CoarseFigures& b, double t) {
   return f;
 }
 
-// The breakdown's interval arithmetic (program/breakdown.hpp: union_length, uncovered_length) for
-// intervals already sorted by start, as one stream's ops are: linear instead of a sort per call.
-void merge_sorted(const std::vector<Interval>& in, std::vector<Interval>& out) {
-  out.clear();
-  for (const Interval& i : in) {
-    if (i.end <= i.start) continue;
-    if (!out.empty() && i.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
-    } else {
-      out.push_back(i);
-    }
-  }
-}
-
-double length_of(const std::vector<Interval>& merged) {
-  double total = 0.0;
-  for (const Interval& i : merged) total += i.end - i.start;
-  return total;
-}
-
-// Length of merged `a` not covered by merged `b`.
-double uncovered_merged(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  double covered = 0.0;
-  std::size_t j = 0;
-  for (const Interval& x : a) {
-    while (j < b.size() && b[j].end <= x.start) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].start < x.end; ++k) {
-      covered += std::min(x.end, b[k].end) - std::max(x.start, b[k].start);
-    }
-  }
-  return length_of(a) - covered;
-}
-
 const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
 
 }  // namespace
@@ -116,8 +83,8 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, cons
       std::swap(s.all, s.both);
     }
     merge_sorted(s.all, s.merged);
-    f.compute += length_of(s.compute) / n;
-    f.exposed += uncovered_merged(s.merged, s.compute) / n;
+    f.compute += merged_length(s.compute) / n;
+    f.exposed += uncovered_merged_length(s.merged, s.compute) / n;
     for (std::size_t g = 0; g < kCharged.size(); ++g) {
       const auto& a = s.by_group[2 * g];
       const auto& b = s.by_group[2 * g + 1];
@@ -126,8 +93,8 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, cons
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(s.both), by_start);
       merge_sorted(s.both, s.merged);
       GroupTime& time = f.groups[kCharged[g]];
-      time.busy += Seconds(length_of(s.merged) / n);
-      time.exposed += Seconds(uncovered_merged(s.merged, s.compute) / n);
+      time.busy += Seconds(merged_length(s.merged) / n);
+      time.exposed += Seconds(uncovered_merged_length(s.merged, s.compute) / n);
     }
   }
   return f;
