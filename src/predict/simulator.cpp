@@ -54,6 +54,10 @@ class Engine {
     const std::size_t n = sim.simulated.size();
     next_.assign(n, {});
     for (std::size_t i = 0; i < n; ++i) {
+      programs_.push_back(&ops_of(set, sim.simulated[i]));
+      indexes_.push_back(&index_.program(static_cast<int>(i)));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
       const std::size_t ops = program(static_cast<int>(i)).size();
       sim.start[i].assign(ops, kUnset);
       sim.end[i].assign(ops, kUnset);
@@ -73,8 +77,8 @@ class Engine {
   }
 
  private:
-  const std::vector<Op>& program(int i) const { return ops_of(set_, sim_.simulated[static_cast<std::size_t>(i)]); }
-  const ProgramIndex& index_of(int i) const { return index_.program(i); }
+  const std::vector<Op>& program(int i) const { return *programs_[static_cast<std::size_t>(i)]; }
+  const ProgramIndex& index_of(int i) const { return *indexes_[static_cast<std::size_t>(i)]; }
 
   void advance(int i, int s) {
     auto& start = sim_.start[static_cast<std::size_t>(i)];
@@ -131,10 +135,11 @@ class Engine {
     }
     instance_[static_cast<std::size_t>(i)][op.id] = channel->arrivals.size();
     channel->arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][op.id]);
-    std::vector<std::pair<int, OpId>> retry = std::move(channel->waiters);
-    channel->waiters.clear();
+    // Swapped, not moved, so that both vectors keep their storage (arrive is not re-entered).
+    retry_.clear();
+    std::swap(retry_, channel->waiters);
     try_complete(i, op.id);
-    for (const auto& [j, id] : retry) {
+    for (const auto& [j, id] : retry_) {
       if (std::isnan(sim_.end[static_cast<std::size_t>(j)][id]) && try_complete(j, id)) {
         work_.push_back({j, static_cast<int>(program(j)[id].stream)});
       }
@@ -186,10 +191,13 @@ class Engine {
   const OpCosts& costs_;
   Simulation& sim_;
   SimIndex index_;
+  std::vector<const std::vector<Op>*> programs_;  // by simulated index: its op list and index, looked up once
+  std::vector<const ProgramIndex*> indexes_;
   std::vector<std::array<std::size_t, kStreamCount>> next_;
   Channels channels_;
   std::vector<std::vector<std::uint64_t>> instance_;  // [i][op]: k of a communication call
   std::vector<std::pair<int, int>> work_;
+  std::vector<std::pair<int, OpId>> retry_;  // arrive's waiters to retry
 };
 
 }  // namespace
