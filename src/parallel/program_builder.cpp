@@ -42,6 +42,22 @@ std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPl
   return StageBuilder(m, p, stage, &lists).build();
 }
 
+Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p) {
+  const std::uint64_t tokens = static_cast<std::uint64_t>(p.micro_batch) * static_cast<std::uint64_t>(m.seq);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
+  return Bytes(tokens * static_cast<std::uint64_t>(m.hidden) * size_of(m.dtype) /
+               static_cast<std::uint64_t>(sp ? p.tp : 1));
+}
+
+void resize_transfers(CoarseProgram& program, Bytes bytes) {
+  for (std::vector<Op>& ops : program.set.programs) {
+    for (Op& op : ops) {
+      if (auto* t = std::get_if<PointToPoint>(&op.payload)) t->bytes = bytes;
+    }
+  }
+}
+
 CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p) {
   CoarseProgram out;
   out.set.world_size = p.pp;

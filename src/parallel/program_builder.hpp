@@ -97,4 +97,11 @@ struct CoarseProgram {
 // The plan must be valid for the model (validate_plan); build_program checks it, this does not.
 [[nodiscard]] CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p);
 
+// The bytes of every pipeline transfer (send and receive, forward and backward) of a plan's step.
+[[nodiscard]] Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p);
+// The micro-batch size enters a coarse program only through its transfers' bytes: the program of a
+// plan is that of another plan differing only in micro-batch size (at the same number of microbatches
+// per step) with its transfers set to pipeline_transfer_bytes of the plan. Sets them.
+void resize_transfers(CoarseProgram& program, Bytes bytes);
+
 }  // namespace commscale

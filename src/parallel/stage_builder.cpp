@@ -61,6 +61,7 @@ std::vector<Op> StageBuilder::build() {
   }
   ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
   if (coarse()) work_.reserve(ops_.capacity());
+  for (int chunk = 0; chunk < p_.chunks; ++chunk) units_.push_back(chunk_units(chunk));
   for (const ScheduleStep& step : stage_schedule(p_.schedule, p_.pp, stage_, microbatches_, p_.chunks)) {
     if (step.forward) {
       forward(step.microbatch, step.chunk);
@@ -93,7 +94,7 @@ void StageBuilder::forward(int mb, int chunk) {
         emit_p2p(P2pDirection::kRecv, kPpForwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kForward));
   }
   previous_unit_first_ = kNone;
-  const std::vector<Unit> units = chunk_units(chunk);
+  const std::vector<Unit>& units = units_[static_cast<std::size_t>(chunk)];
   if (fuse_chunk(Phase::kForward)) {
     run_fused_chunk(units, mb, Phase::kForward);
   } else {
@@ -118,7 +119,7 @@ void StageBuilder::backward(int mb, int chunk) {
   }
   begin_backward_pass(mb);
   previous_unit_first_ = kNone;
-  const std::vector<Unit> units = chunk_units(chunk);
+  const std::vector<Unit>& units = units_[static_cast<std::size_t>(chunk)];
   if (fuse_chunk(Phase::kBackward)) {
     run_fused_chunk(units, mb, Phase::kBackward);
   } else {
@@ -196,17 +197,12 @@ std::string StageBuilder::chunk_label(int mb, int chunk, Phase phase) const {
 }
 
 OpId StageBuilder::emit_p2p(P2pDirection direction, std::uint32_t group, int peer, int mb, int chunk, Phase phase) {
-  const std::uint64_t tokens = static_cast<std::uint64_t>(p_.micro_batch) * static_cast<std::uint64_t>(m_.seq);
-  const bool sp = p_.sequence_parallel && p_.tp > 1;
-  // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
-  const std::uint64_t bytes =
-      tokens * static_cast<std::uint64_t>(m_.hidden) * size_of(m_.dtype) / static_cast<std::uint64_t>(sp ? p_.tp : 1);
   Op op;
   op.stream = direction == P2pDirection::kSend ? Stream::kPpSend : Stream::kPpRecv;
   op.phase = phase;
   if (!coarse()) op.name = fmt::format("{}.{}", chunk_label(mb, chunk, phase), name(direction));
   op.microbatch = mb;
-  op.payload = PointToPoint{direction, group, peer, Bytes(bytes), m_.dtype};
+  op.payload = PointToPoint{direction, group, peer, pipeline_transfer_bytes(m_, p_), m_.dtype};
   return emit(std::move(op));
 }
 

@@ -76,6 +76,7 @@ class StageBuilder {
 
   std::vector<Op> ops_;
   std::vector<UnitWork> work_;  // the coarse build: per op
+  std::vector<std::vector<Unit>> units_;  // chunk_units, by chunk (set by build)
   std::vector<OpId> pending_;  // what the next op stamped must wait for (a receive, trailing collectives, a gather)
   std::map<std::pair<int, int>, std::vector<OpId>> carried_;  // forward leftovers for the backward of (mb, chunk)
   OpId last_compute_ = kNone;

@@ -3,7 +3,6 @@
 #include "predict/stage_costs.hpp"
 
 #include <algorithm>
-#include <map>
 #include <tuple>
 
 #include "program/breakdown.hpp"
@@ -38,6 +37,28 @@ UnitCost fused_cost(const UnitWork& w, const UnitCosts& units) {
   return total;
 }
 
+bool operator==(const UnitWork& a, const UnitWork& b) noexcept {
+  return a.phase == b.phase && a.accumulate == b.accumulate && a.part == b.part && a.embeddings == b.embeddings &&
+         a.layers == b.layers && a.heads == b.heads;
+}
+
+// fused_cost of the works a program repeats (a stage has a few kinds of fused op, each many times).
+class FusedCosts {
+ public:
+  explicit FusedCosts(const UnitCosts& units) : units_(units) {}
+  const UnitCost& operator()(const UnitWork& w) {
+    for (const auto& [work, cost] : seen_) {
+      if (work == w) return cost;
+    }
+    seen_.emplace_back(w, fused_cost(w, units_));
+    return seen_.back().second;
+  }
+
+ private:
+  const UnitCosts& units_;
+  std::vector<std::pair<UnitWork, UnitCost>> seen_;
+};
+
 // Collectives and transfers by group handle, costed once per (group, kind, size).
 class CommCosts {
  public:
@@ -45,9 +66,12 @@ class CommCosts {
 
   double operator()(const Op& op) {
     if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-      auto [found, added] = cache_.try_emplace({c->group, static_cast<int>(c->kind), c->bytes.count()}, 0.0);
-      if (added) found->second = target_.comm.collective(c->kind, c->bytes, group(c->group)).time.value();
-      return found->second;
+      const Key key{c->group, c->kind, c->bytes.count()};
+      for (const auto& [k, seconds] : cache_) {
+        if (k == key) return seconds;
+      }
+      cache_.emplace_back(key, target_.comm.collective(c->kind, c->bytes, group(c->group)).time.value());
+      return cache_.back().second;
     }
     // Every transfer of a plan has one size: the last one's time, per direction.
     const auto& p = std::get<PointToPoint>(op.payload);
@@ -74,7 +98,9 @@ class CommCosts {
 
   const LayoutLinks& links_;
   const Target& target_;
-  std::map<std::tuple<std::uint32_t, int, std::uint64_t>, double> cache_;  // (handle, kind, bytes) -> s
+  // (handle, kind, bytes) -> s; a program has a few sizes of collective (buckets, gathers, the end of step).
+  using Key = std::tuple<std::uint32_t, Collective, std::uint64_t>;
+  std::vector<std::pair<Key, double>> cache_;
   Transfer forward_, backward_;
 };
 
@@ -127,28 +153,73 @@ const UnitCost& UnitCosts::of(UnitKind kind, Phase phase, bool accumulate) const
   return costs_[static_cast<std::size_t>(kind)][column(phase, accumulate)];
 }
 
-StageCosts::StageCosts(const CoarseProgram& program, const UnitCosts& units, const LayoutLinks& links,
-                       const Target& target) {
-  CommCosts comm(links, target);
-  seconds_.resize(program.set.programs.size());
-  folded_.resize(program.set.programs.size());
+CostClasses::CostClasses(const CoarseProgram& program) {
+  of.resize(program.set.programs.size());
+  representative.resize(program.set.programs.size());
   for (std::size_t s = 0; s < program.set.programs.size(); ++s) {
     const std::vector<Op>& ops = program.set.programs[s];
+    std::vector<std::uint32_t>& classes = of[s];
+    std::vector<OpId>& first = representative[s];
+    classes.resize(ops.size());
+    // Whether op b takes op a's duration.
+    const auto alike = [&](const Op& a, const Op& b) {
+      const UnitWork& wa = program.work[s][a.id];
+      const UnitWork& wb = program.work[s][b.id];
+      if (!wa.empty() || !wb.empty()) return wa == wb;
+      if (a.payload.index() != b.payload.index()) return false;
+      if (const auto* ca = std::get_if<CollectiveOp>(&a.payload)) {
+        const auto& cb = std::get<CollectiveOp>(b.payload);
+        return ca->group == cb.group && ca->kind == cb.kind && ca->bytes == cb.bytes;
+      }
+      if (const auto* pa = std::get_if<PointToPoint>(&a.payload)) {
+        const auto& pb = std::get<PointToPoint>(b.payload);
+        return pa->group == pb.group && pa->bytes == pb.bytes;  // resize_transfers keeps them alike
+      }
+      return false;  // another compute op: its own
+    };
+    for (const Op& op : ops) {
+      std::size_t k = 0;
+      while (k < first.size() && !alike(ops[first[k]], op)) ++k;
+      if (k == first.size()) first.push_back(op.id);
+      classes[op.id] = static_cast<std::uint32_t>(k);
+    }
+  }
+}
+
+StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes, const UnitCosts& units,
+                       const LayoutLinks& links, const Target& target) {
+  CommCosts comm(links, target);
+  FusedCosts fused(units);
+  seconds_.resize(program.set.programs.size());
+  folded_.resize(program.set.programs.size());
+  std::vector<UnitCost> by_class;
+  std::vector<bool> is_fused;
+  for (std::size_t s = 0; s < program.set.programs.size(); ++s) {
+    const std::vector<Op>& ops = program.set.programs[s];
+    by_class.clear();
+    is_fused.clear();
+    for (const OpId id : classes.representative[s]) {
+      const Op& op = ops[id];
+      const UnitWork& work = program.work[s][id];
+      is_fused.push_back(!work.empty());
+      if (!work.empty()) {
+        by_class.push_back(fused(work));
+      } else if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
+        by_class.push_back({.seconds = target.compute.time(op.payload, op.phase).value()});
+      } else {
+        by_class.push_back({.seconds = comm(op)});
+      }
+    }
     std::vector<double>& seconds = seconds_[s];
     seconds.resize(ops.size());
-    for (const Op& op : ops) {
-      const UnitWork& work = program.work[s][op.id];
-      if (!work.empty()) {
-        const UnitCost c = fused_cost(work, units);
-        seconds[op.id] = c.seconds;
-        folded_[s].tp_busy += c.tp_busy;
-        folded_[s].tp_exposed += c.tp_exposed;
-        folded_[s].gemm_flops += c.gemm_flops;
-      } else if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
-        seconds[op.id] = target.compute.time(op.payload, op.phase).value();
-      } else {
-        seconds[op.id] = comm(op);
-      }
+    const std::vector<std::uint32_t>& of = classes.of[s];
+    for (std::size_t id = 0; id < ops.size(); ++id) {
+      const UnitCost& c = by_class[of[id]];
+      seconds[id] = c.seconds;
+      if (!is_fused[of[id]]) continue;
+      folded_[s].tp_busy += c.tp_busy;
+      folded_[s].tp_exposed += c.tp_exposed;
+      folded_[s].gemm_flops += c.gemm_flops;
     }
   }
 }

@@ -44,10 +44,20 @@ struct LayoutLinks {
   FlowLinks forward, backward;  // pipeline transfers, stage to next stage and back
 };
 
-// The durations of a coarse program's ops, computed once.
+// The ops of a coarse program that take one duration under any unit costs and links: a fused op's
+// units, a collective's group, kind and size, a transfer's direction (every transfer of a plan has
+// one size); other compute ops alone. Depends on the program only: built once per program.
+struct CostClasses {
+  explicit CostClasses(const CoarseProgram& program);
+  std::vector<std::vector<std::uint32_t>> of;       // [stage][op]: its class
+  std::vector<std::vector<OpId>> representative;    // [stage][class]: its first op
+};
+
+// The durations of a coarse program's ops, computed once per class.
 class StageCosts final : public OpCosts {
  public:
-  StageCosts(const CoarseProgram& program, const UnitCosts& units, const LayoutLinks& links, const Target& target);
+  StageCosts(const CoarseProgram& program, const CostClasses& classes, const UnitCosts& units,
+             const LayoutLinks& links, const Target& target);
 
   [[nodiscard]] Seconds duration(int rank, const Op& op) const override {
     return Seconds(seconds_[static_cast<std::size_t>(rank)][op.id]);

@@ -178,14 +178,27 @@ PlanEstimate PlanEvaluator::memory_only(const ParallelPlan& plan) const {
   return e;
 }
 
-std::shared_ptr<const CoarseProgram> PlanEvaluator::coarse_program(const ParallelPlan& p) {
-  constexpr std::size_t kKept = 16;  // a layout's schedules (up to 5), two microbatch counts each
-  const ProgramShape shape{p.dp,           p.tp,          p.pp,       p.sequence_parallel, p.zero_stage,
-                           p.micro_batch, p.global_batch, p.schedule, p.chunks,            p.bucket_bytes.count()};
-  for (const auto& [kept, program] : programs_) {
-    if (kept == shape) return program;
+std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(const ParallelPlan& p) {
+  // A search enumerates, per micro-batch size, every sp, ZeRO stage, recompute and schedule of a
+  // layout (2 x 4 x 5 shapes, two microbatch counts each), then the same for the next micro-batch
+  // size: kept long enough, a shape's program serves every micro-batch size, its transfers resized.
+  constexpr std::size_t kKept = 80;
+  const ProgramShape shape{p.dp,       p.tp,     p.pp, p.sequence_parallel,   p.zero_stage, microbatches_per_step(p),
+                           p.schedule, p.chunks, p.bucket_bytes.count()};
+  const Bytes transfers = pipeline_transfer_bytes(model_, p);
+  for (auto& [kept, program] : programs_) {
+    if (kept != shape) continue;
+    if (program->transfers != transfers) {
+      if (program.use_count() > 1) break;  // still read elsewhere: build another
+      resize_transfers(program->coarse, transfers);
+      program->transfers = transfers;
+    }
+    return program;
   }
-  auto program = std::make_shared<const CoarseProgram>(build_coarse_program(model_, p));
+  CoarseProgram coarse = build_coarse_program(model_, p);
+  std::vector<ProgramIndex> indexes = index_programs(coarse.set);  // resizing transfers changes no index
+  CostClasses classes(coarse);                                     // nor a class
+  auto program = std::make_shared<Prepared>(Prepared{std::move(coarse), std::move(indexes), std::move(classes), transfers});
   if (programs_.size() < kKept) {
     programs_.emplace_back(shape, program);
   } else {
@@ -197,11 +210,11 @@ std::shared_ptr<const CoarseProgram> PlanEvaluator::coarse_program(const Paralle
 
 CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   const LayoutLinks& links = layout_links(plan);
-  const std::shared_ptr<const CoarseProgram> program = coarse_program(plan);
-  const CoarseProgram& coarse = *program;
-  const StageCosts costs(coarse, unit_costs(plan, links.tp), links, target_);
-  const Simulation sim = simulate(coarse.set, costs, {.reduce = false});  // every stage differs
-  CoarseFigures f = coarse_breakdown(coarse.set, sim);
+  const std::shared_ptr<const Prepared> program = coarse_program(plan);
+  const CoarseProgram& coarse = program->coarse;
+  const StageCosts costs(coarse, program->classes, unit_costs(plan, links.tp), links, target_);
+  simulate(coarse.set, costs, {.reduce = false, .indexes = &program->indexes, .storage = &sim_storage_}, sim_);  // every stage differs
+  CoarseFigures f = coarse_breakdown(coarse.set, sim_);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
   const double stages = static_cast<double>(plan.pp);
   for (const StageCosts::Folded& stage : costs.folded()) {

@@ -13,6 +13,10 @@
 //    stage, the same schedule, transfers, gradient buckets, ZeRO gathers and end of step, one op per
 //    chunk, or per unit where the data-parallel stream needs it (the buckets of the last microbatch,
 //    ZeRO-2 and -3); its durations are stage_costs.hpp's.
+//  - A coarse program is built once per shape and kept with the simulator's index of it and its
+//    classes of alike ops (stage_costs.hpp, CostClasses): the plans that share it (recompute,
+//    micro-batch size, whose transfers resize_transfers sets) only recompute durations and simulate,
+//    into storage kept from run to run (simulator.hpp, SimStorage).
 //  - With more than 2p microbatches (p stages), the step is simulated at p and 2p microbatches and
 //    extended linearly: past the pipeline's fill, each microbatch adds one period of the steady state
 //    (exact for these schedules, whose durations are fixed: tested at 8p against simulating all).
@@ -87,7 +91,14 @@ class PlanEvaluator {
   [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
   [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
   [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const Simulation& sim);
-  [[nodiscard]] std::shared_ptr<const CoarseProgram> coarse_program(const ParallelPlan& plan);
+  // A coarse program and the simulator's indexes of it, kept for the plans of one shape.
+  struct Prepared {
+    CoarseProgram coarse;
+    std::vector<ProgramIndex> indexes;
+    CostClasses classes;
+    Bytes transfers;  // its pipeline transfers' size (pipeline_transfer_bytes of the plan it is for now)
+  };
+  [[nodiscard]] std::shared_ptr<const Prepared> coarse_program(const ParallelPlan& plan);
 
   // Storage reused from plan to plan.
   struct Scratch {
@@ -106,9 +117,13 @@ class PlanEvaluator {
   std::map<std::tuple<int, int, int, std::string, bool>, LayoutLinks> layouts_;
   std::map<std::tuple<int, int, bool, bool, int, int, double, double, double>, UnitCosts> units_;
   // The coarse programs of the latest plans, by what shapes them: the plans a search enumerates one
-  // after another differ in recompute and schedule, and recompute changes only the durations.
-  using ProgramShape = std::tuple<int, int, int, bool, int, int, int, ScheduleKind, int, std::uint64_t>;
-  std::vector<std::pair<ProgramShape, std::shared_ptr<const CoarseProgram>>> programs_;
+  // after another differ in recompute, schedule and micro-batch size; recompute changes only the
+  // durations, the micro-batch size only the transfers' bytes (resize_transfers), at a given number
+  // of microbatches per step.
+  using ProgramShape = std::tuple<int, int, int, bool, int, int, ScheduleKind, int, std::uint64_t>;
+  std::vector<std::pair<ProgramShape, std::shared_ptr<Prepared>>> programs_;
+  Simulation sim_;  // the latest coarse simulation; its storage, and the simulator's, are reused
+  SimStorage sim_storage_;
   std::size_t next_program_ = 0;  // the entry replaced next
 };
 

@@ -8,9 +8,14 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "parallel/program_builder.hpp"
 #include "predict/prediction.hpp"
+#include "predict/search.hpp"
 #include "predict/stage_model.hpp"
 #include "predict_test_support.hpp"
+#include "program/program_json.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -163,6 +168,45 @@ TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
   std::cout << fmt::format(
       "largest differences over {} plans: step {:.3f}%, compute {:.3f}%, exposed {:.3f}%, MFU {:.3f}%\n", grid().size(),
       100 * largest.step, 100 * largest.compute, 100 * largest.exposed, 100 * largest.mfu);
+}
+
+// The evaluator keeps a shape's coarse program for every micro-batch size, its transfers resized:
+// the resized program is the one built for that size, and an evaluator that reused it estimates what
+// a fresh one does, to the bit.
+TEST(StageModel, AProgramOfAnotherMicroBatchSizeIsTheResizedOne) {
+  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
+  const Target t = target("hgx-a100");
+  std::vector<ParallelPlan> plans = {plan(2, 2, 2, 16), with(plan(1, 4, 2, 16), [](ParallelPlan& p) {
+                                       p.schedule = ScheduleKind::kInterleaved;
+                                       p.chunks = 2;
+                                       p.sequence_parallel = true;
+                                     }),
+                                     with(plan(2, 1, 4, 32), [](ParallelPlan& p) { p.zero_stage = 3; })};
+  for (const ParallelPlan& small : plans) {
+    SCOPED_TRACE(describe_plan(small));
+    ParallelPlan large = small;
+    large.micro_batch = 2 * small.micro_batch;
+    large.global_batch = 2 * small.global_batch;  // as many microbatches
+    CoarseProgram resized = build_coarse_program(m, small);
+    const CoarseProgram built = build_coarse_program(m, large);
+    ASSERT_NE(pipeline_transfer_bytes(m, small), pipeline_transfer_bytes(m, large));
+    resize_transfers(resized, pipeline_transfer_bytes(m, large));
+    EXPECT_EQ(nlohmann::json(resized.set.programs), nlohmann::json(built.set.programs));
+
+    PlanEvaluator reused(m, t, MemoryOptions{});
+    (void)reused.simulate_coarse(small);
+    const CoarseFigures a = reused.simulate_coarse(large);
+    const CoarseFigures b = PlanEvaluator(m, t, MemoryOptions{}).simulate_coarse(large);
+    EXPECT_EQ(a.step, b.step);
+    EXPECT_EQ(a.compute, b.compute);
+    EXPECT_EQ(a.exposed, b.exposed);
+    EXPECT_EQ(a.gemm_flops, b.gemm_flops);
+    ASSERT_EQ(a.groups.size(), b.groups.size());
+    for (const auto& [name, g] : b.groups) {
+      EXPECT_EQ(a.groups.at(name).busy.value(), g.busy.value()) << name;
+      EXPECT_EQ(a.groups.at(name).exposed.value(), g.exposed.value()) << name;
+    }
+  }
 }
 
 }  // namespace
