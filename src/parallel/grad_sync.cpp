@@ -52,9 +52,11 @@ void StageBuilder::flush_bucket() {
   const std::uint64_t elements = all_reduce ? bucket_elements_ : padded(bucket_elements_);
   std::string name;
   if (p_.zero_stage == 2) {
-    name = fmt::format("mb{}.dp.bucket{}.reduce_scatter", backward_mb_, buckets_in_microbatch_[backward_mb_]++);
+    const int k = buckets_in_microbatch_[backward_mb_]++;
+    if (!coarse()) name = fmt::format("mb{}.dp.bucket{}.reduce_scatter", backward_mb_, k);
   } else {
-    name = fmt::format("dp.bucket{}.{}", bucket_index_++, all_reduce ? "all_reduce" : "reduce_scatter");
+    const int k = bucket_index_++;
+    if (!coarse()) name = fmt::format("dp.bucket{}.{}", k, all_reduce ? "all_reduce" : "reduce_scatter");
   }
   emit_collective(std::move(name), Stream::kDp, kDpGroup,
                   all_reduce ? Collective::kAllReduce : Collective::kReduceScatter, Bytes(elements * size_of(m_.dtype)),
@@ -65,10 +67,12 @@ void StageBuilder::flush_bucket() {
 
 void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase) {
   const std::string what = "param_all_gather";
-  const std::string name = unit.kind == UnitKind::kLayer
-                               ? fmt::format("mb{}.L{}.{}.{}", mb, unit.layer, commscale::name(phase), what)
-                               : fmt::format("mb{}.{}.{}.{}", mb, commscale::name(phase),
-                                             unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  std::string name;  // none in the coarse build
+  if (!coarse()) {
+    name = unit.kind == UnitKind::kLayer ? fmt::format("mb{}.L{}.{}.{}", mb, unit.layer, commscale::name(phase), what)
+                                         : fmt::format("mb{}.{}.{}.{}", mb, commscale::name(phase),
+                                                       unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  }
   // Prefetch at most one unit ahead: wait until the previous unit has started.
   const OpId gather = emit_collective(name, Stream::kDp, kDpGroup, Collective::kAllGather,
                                       Bytes(padded(unit.parameters) * size_of(m_.dtype)), phase, mb, unit.layer,
@@ -78,10 +82,12 @@ void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase) {
 
 void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
   const std::string what = "grad_reduce_scatter";
-  const std::string name =
-      unit.kind == UnitKind::kLayer
-          ? fmt::format("mb{}.L{}.bwd.{}", mb, unit.layer, what)
-          : fmt::format("mb{}.bwd.{}.{}", mb, unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  std::string name;  // none in the coarse build
+  if (!coarse()) {
+    name = unit.kind == UnitKind::kLayer
+               ? fmt::format("mb{}.L{}.bwd.{}", mb, unit.layer, what)
+               : fmt::format("mb{}.bwd.{}.{}", mb, unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
+  }
   emit_collective(name, Stream::kDp, kDpGroup, Collective::kReduceScatter,
                   Bytes(padded(unit.parameters) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer, {producer});
 }
@@ -126,8 +132,9 @@ void StageBuilder::end_of_step() {
 
   if (p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2)) {
     for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
-      emit_collective(fmt::format("step.bucket{}.all_gather", k), Stream::kDp, kDpGroup, Collective::kAllGather,
-                      Bytes(final_buckets_[k] * w), Phase::kStep, -1, -1, {optimizer});
+      std::string name = coarse() ? std::string() : fmt::format("step.bucket{}.all_gather", k);
+      emit_collective(std::move(name), Stream::kDp, kDpGroup, Collective::kAllGather, Bytes(final_buckets_[k] * w),
+                      Phase::kStep, -1, -1, {optimizer});
     }
   }
 }

@@ -7,13 +7,11 @@
 namespace commscale {
 namespace {
 
-std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, const RankLayout& layout, int rank) {
-  std::vector<int> pipeline = layout.group(rank, ParallelDim::kPp);
-  std::vector<Group> groups = {{"tp", layout.group(rank, ParallelDim::kTp)},
-                               {"dp", layout.group(rank, ParallelDim::kDp)},
-                               {"pp-fwd", pipeline},
-                               {"pp-bwd", pipeline}};
-  const int stage = layout.coords(rank).pp;
+// The groups of a rank of `stage`, by handle (program_builder.hpp).
+std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, int stage, std::vector<int> tp,
+                               std::vector<int> dp, const std::vector<int>& pipeline) {
+  std::vector<Group> groups = {
+      {"tp", std::move(tp)}, {"dp", std::move(dp)}, {"pp-fwd", pipeline}, {"pp-bwd", pipeline}};
   if (m.vocab > 0 && m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     groups.push_back({"embedding", {pipeline.front(), pipeline.back()}});
   }
@@ -26,15 +24,54 @@ ProgramSet build_program(const TransformerConfig& m, const ParallelPlan& p) {
   validate_plan(m, p, world_size(p));
   check_program_size(p);
   const RankLayout layout(p.tp, p.dp, p.pp, p.order);
+  const UnitLists lists(m, p);
   ProgramSet set;
   set.world_size = layout.world_size();
   set.programs.reserve(static_cast<std::size_t>(p.pp));
-  for (int stage = 0; stage < p.pp; ++stage) set.programs.push_back(build_stage_program(m, p, stage));
+  for (int stage = 0; stage < p.pp; ++stage) set.programs.push_back(StageBuilder(m, p, stage, &lists).build());
   set.ranks.reserve(static_cast<std::size_t>(set.world_size));
   for (int rank = 0; rank < set.world_size; ++rank) {
-    set.ranks.push_back({rank, layout.coords(rank).pp, rank_groups(m, p, layout, rank)});
+    const int stage = layout.coords(rank).pp;
+    set.ranks.push_back({rank, stage,
+                         rank_groups(m, p, stage, layout.group(rank, ParallelDim::kTp),
+                                     layout.group(rank, ParallelDim::kDp), layout.group(rank, ParallelDim::kPp))});
   }
   return set;
+}
+
+std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  const UnitLists lists(m, p);
+  return StageBuilder(m, p, stage, &lists).build();
+}
+
+Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p) {
+  const std::uint64_t tokens = static_cast<std::uint64_t>(p.micro_batch) * static_cast<std::uint64_t>(m.seq);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
+  return Bytes(tokens * static_cast<std::uint64_t>(m.hidden) * size_of(m.dtype) /
+               static_cast<std::uint64_t>(sp ? p.tp : 1));
+}
+
+void resize_transfers(CoarseProgram& program, Bytes bytes) {
+  for (std::vector<Op>& ops : program.set.programs) {
+    for (Op& op : ops) {
+      if (auto* t = std::get_if<PointToPoint>(&op.payload)) t->bytes = bytes;
+    }
+  }
+}
+
+CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p) {
+  CoarseProgram out;
+  out.set.world_size = p.pp;
+  std::vector<int> pipeline(static_cast<std::size_t>(p.pp));
+  for (int s = 0; s < p.pp; ++s) pipeline[static_cast<std::size_t>(s)] = s;
+  for (int s = 0; s < p.pp; ++s) {
+    StageBuilder builder(m, p, s, nullptr);
+    out.set.programs.push_back(builder.build());
+    out.work.push_back(builder.take_work());
+    out.set.ranks.push_back({s, s, rank_groups(m, p, s, {s}, {s}, pipeline)});
+  }
+  return out;
 }
 
 }  // namespace commscale

@@ -30,8 +30,11 @@
 //    ("step.optimizer", over this rank's ZeRO shard); with ZeRO 1 and 2, the all-gathers of the
 //    updated parameters, bucket by bucket ("step.bucket{k}.all_gather").
 
+#include <vector>
+
 #include "parallel/plan.hpp"
 #include "program/op.hpp"
+#include "workload/op_list.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
@@ -47,5 +50,58 @@ inline constexpr std::uint32_t kEmbeddingGroup = 4;
 
 // The op list of one pipeline stage (what build_program shares between that stage's ranks).
 [[nodiscard]] std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPlan& p, int stage);
+
+// A piece of a model chunk with its own op lists (and, under ZeRO-3, its own parameter gathers).
+enum class UnitKind : std::uint8_t { kEmbedding, kLayer, kHead };
+
+// The workload's op lists (workload/layer_ops.hpp) the builder stamps for each unit and phase.
+class UnitLists {
+ public:
+  UnitLists(const TransformerConfig& m, const ParallelPlan& p);
+  // `accumulate`: the backward of every microbatch but the first, whose weight gradients add to the
+  // earlier ones (a kernel of their own with eager kernels; the same lists as the first otherwise).
+  [[nodiscard]] const OpList& of(UnitKind kind, Phase phase, bool accumulate) const noexcept;
+
+ private:
+  OpList layer_fwd_, layer_bwd_, embedding_fwd_, embedding_bwd_, head_fwd_, head_bwd_;
+  OpList layer_bwd_acc_, embedding_bwd_acc_, head_bwd_acc_;
+};
+
+// The coarse build, for search: the same schedule, transfers, gradient buckets, ZeRO gathers and end
+// of step as build_program, with each unit's kernels and tensor-parallel collectives as one compute
+// op (a MemoryKernel that moves nothing: its cost is its units'), and the units of a chunk's forward
+// or backward as one op where nothing on the data-parallel stream waits for a unit in between (not
+// under ZeRO-3, nor in a backward that fills gradient buckets). Buckets close at unit boundaries.
+// Under ZeRO-3 a unit is two ops, its first kernel and the rest, as the next unit's gather waits for
+// the first only. Its ops have no names: a search builds thousands of these programs, and formatting
+// the names would cost more than simulating them.
+struct UnitWork {
+  enum class Part : std::uint8_t { kWhole, kFirstOp, kRest };
+  Phase phase = Phase::kForward;  // kForward, or kBackward (its recompute included)
+  bool accumulate = false;        // see UnitLists::of
+  Part part = Part::kWhole;
+  std::uint32_t embeddings = 0;  // how many units of each kind, run back to back
+  std::uint32_t layers = 0;
+  std::uint32_t heads = 0;
+  [[nodiscard]] bool empty() const noexcept { return embeddings + layers + heads == 0; }
+};
+
+// One rank per pipeline stage (rank s runs stage s), standing for the stage's tp x dp ranks: its "tp"
+// and "dp" groups hold only itself (their collectives run when reached; a cost model gives them the
+// real groups' durations), its pipeline and embedding groups are the real ones' stages.
+struct CoarseProgram {
+  ProgramSet set;
+  std::vector<std::vector<UnitWork>> work;  // [stage][op]: what a fused op stands for; empty otherwise
+};
+
+// The plan must be valid for the model (validate_plan); build_program checks it, this does not.
+[[nodiscard]] CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p);
+
+// The bytes of every pipeline transfer (send and receive, forward and backward) of a plan's step.
+[[nodiscard]] Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p);
+// The micro-batch size enters a coarse program only through its transfers' bytes: the program of a
+// plan is that of another plan differing only in micro-batch size (at the same number of microbatches
+// per step) with its transfers set to pipeline_transfer_bytes of the plan. Sets them.
+void resize_transfers(CoarseProgram& program, Bytes bytes);
 
 }  // namespace commscale

@@ -17,8 +17,7 @@ bool is_compute(const WorkloadOp& op) { return !std::holds_alternative<TpCollect
 
 }  // namespace
 
-StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage)
-    : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)) {
+UnitLists::UnitLists(const TransformerConfig& m, const ParallelPlan& p) {
   const LayerSharding s = layer_sharding(p);
   layer_fwd_ = layer_forward_ops(m, s);
   layer_bwd_ = layer_backward_ops(m, s);
@@ -31,14 +30,38 @@ StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, in
   head_bwd_acc_ = head_backward_ops(m, s, p.pp, true);
 }
 
+const OpList& UnitLists::of(UnitKind kind, Phase phase, bool accumulate) const noexcept {
+  const bool fwd = phase == Phase::kForward;
+  switch (kind) {
+    case UnitKind::kEmbedding:
+      return fwd ? embedding_fwd_ : (accumulate ? embedding_bwd_acc_ : embedding_bwd_);
+    case UnitKind::kLayer:
+      return fwd ? layer_fwd_ : (accumulate ? layer_bwd_acc_ : layer_bwd_);
+    case UnitKind::kHead:
+      return fwd ? head_fwd_ : (accumulate ? head_bwd_acc_ : head_bwd_);
+  }
+  return layer_fwd_;
+}
+
+StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage, const UnitLists* lists)
+    : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)), lists_(lists) {}
+
 std::vector<Op> StageBuilder::build() {
   // Reserve what the schedule will need (a little more for receives, sends and buckets), so that the
-  // list does not move while it grows: it reaches tens of thousands of ops for large models.
-  const std::size_t per_microbatch =
-      static_cast<std::size_t>(layers_per_chunk(m_, p_) * p_.chunks) * (layer_fwd_.size() + layer_bwd_acc_.size() + 4) +
-      embedding_fwd_.size() + embedding_bwd_acc_.size() + head_fwd_.size() + head_bwd_acc_.size() +
-      4 * static_cast<std::size_t>(p_.chunks);
+  // list does not move while it grows: it reaches tens of thousands of ops for large models. The
+  // coarse build: two ops and four transfers per microbatch and chunk, and the units it splits.
+  const auto chunks = static_cast<std::size_t>(p_.chunks);
+  std::size_t per_microbatch = 6 * chunks;
+  if (!coarse()) {
+    const auto size = [&](UnitKind kind, Phase phase) { return lists_->of(kind, phase, true).size(); };
+    per_microbatch = static_cast<std::size_t>(layers_per_chunk(m_, p_)) * chunks *
+                         (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 4) +
+                     size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
+                     size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
+  }
   ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
+  if (coarse()) work_.reserve(ops_.capacity());
+  for (int chunk = 0; chunk < p_.chunks; ++chunk) units_.push_back(chunk_units(chunk));
   for (const ScheduleStep& step : stage_schedule(p_.schedule, p_.pp, stage_, microbatches_, p_.chunks)) {
     if (step.forward) {
       forward(step.microbatch, step.chunk);
@@ -65,27 +88,18 @@ std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
   return units;
 }
 
-const OpList& StageBuilder::unit_ops(const Unit& unit, Phase phase, int mb) const noexcept {
-  const bool fwd = phase == Phase::kForward;
-  const bool acc = mb > 0;
-  switch (unit.kind) {
-    case UnitKind::kEmbedding:
-      return fwd ? embedding_fwd_ : (acc ? embedding_bwd_acc_ : embedding_bwd_);
-    case UnitKind::kLayer:
-      return fwd ? layer_fwd_ : (acc ? layer_bwd_acc_ : layer_bwd_);
-    case UnitKind::kHead:
-      return fwd ? head_fwd_ : (acc ? head_bwd_acc_ : head_bwd_);
-  }
-  return layer_fwd_;
-}
-
 void StageBuilder::forward(int mb, int chunk) {
   if (!first_virtual(chunk)) {
     pending_.push_back(
         emit_p2p(P2pDirection::kRecv, kPpForwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kForward));
   }
   previous_unit_first_ = kNone;
-  for (const Unit& unit : chunk_units(chunk)) run_unit(unit, mb, Phase::kForward);
+  const std::vector<Unit>& units = units_[static_cast<std::size_t>(chunk)];
+  if (fuse_chunk(Phase::kForward)) {
+    run_fused_chunk(units, mb, Phase::kForward);
+  } else {
+    for (const Unit& unit : units) run_unit(unit, mb, Phase::kForward);
+  }
   if (!last_virtual(chunk)) {
     const OpId send = emit_p2p(P2pDirection::kSend, kPpForwardGroup, (stage_ + 1) % p_.pp, mb, chunk, Phase::kForward);
     ops_[send].deps.push_back(last_compute_);
@@ -105,8 +119,12 @@ void StageBuilder::backward(int mb, int chunk) {
   }
   begin_backward_pass(mb);
   previous_unit_first_ = kNone;
-  const std::vector<Unit> units = chunk_units(chunk);
-  for (auto unit = units.rbegin(); unit != units.rend(); ++unit) run_unit(*unit, mb, Phase::kBackward);
+  const std::vector<Unit>& units = units_[static_cast<std::size_t>(chunk)];
+  if (fuse_chunk(Phase::kBackward)) {
+    run_fused_chunk(units, mb, Phase::kBackward);
+  } else {
+    for (auto unit = units.rbegin(); unit != units.rend(); ++unit) run_unit(*unit, mb, Phase::kBackward);
+  }
   flush_bucket();
   if (!first_virtual(chunk)) {
     const OpId send =
@@ -116,7 +134,11 @@ void StageBuilder::backward(int mb, int chunk) {
 }
 
 void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
-  const OpList& list = unit_ops(unit, phase, mb);
+  if (coarse()) {
+    run_fused_unit(unit, mb, phase);
+    return;
+  }
+  const OpList& list = lists_->of(unit.kind, phase, mb > 0);
   if (list.empty()) return;
   const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
   if (zero3) zero3_gather(unit, mb, phase);
@@ -162,7 +184,8 @@ void StageBuilder::stamp(const OpList& list, int mb, int layer) {
   pending_.insert(pending_.end(), trailing.begin(), trailing.end());
 }
 
-OpId StageBuilder::emit(Op op) {
+OpId StageBuilder::emit(Op op, UnitWork work) {
+  if (coarse()) work_.push_back(work);
   op.id = static_cast<OpId>(ops_.size());
   ops_.push_back(std::move(op));
   return ops_.back().id;
@@ -174,22 +197,13 @@ std::string StageBuilder::chunk_label(int mb, int chunk, Phase phase) const {
 }
 
 OpId StageBuilder::emit_p2p(P2pDirection direction, std::uint32_t group, int peer, int mb, int chunk, Phase phase) {
-  const std::uint64_t tokens = static_cast<std::uint64_t>(p_.micro_batch) * static_cast<std::uint64_t>(m_.seq);
-  const bool sp = p_.sequence_parallel && p_.tp > 1;
-  // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
-  const std::uint64_t bytes =
-      tokens * static_cast<std::uint64_t>(m_.hidden) * size_of(m_.dtype) / static_cast<std::uint64_t>(sp ? p_.tp : 1);
   Op op;
   op.stream = direction == P2pDirection::kSend ? Stream::kPpSend : Stream::kPpRecv;
   op.phase = phase;
-  op.name = fmt::format("{}.{}", chunk_label(mb, chunk, phase), name(direction));
+  if (!coarse()) op.name = fmt::format("{}.{}", chunk_label(mb, chunk, phase), name(direction));
   op.microbatch = mb;
-  op.payload = PointToPoint{direction, group, peer, Bytes(bytes), m_.dtype};
+  op.payload = PointToPoint{direction, group, peer, pipeline_transfer_bytes(m_, p_), m_.dtype};
   return emit(std::move(op));
-}
-
-std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPlan& p, int stage) {
-  return StageBuilder(m, p, stage).build();
 }
 
 }  // namespace commscale

@@ -1,8 +1,9 @@
 #pragma once
 
 // Internal to the program builder: emits the op list of one pipeline stage. stage_builder.cpp runs
-// the schedule and stamps the workload's op lists; grad_sync.cpp adds the data-parallel and
-// end-of-step ops. See program_builder.hpp for what the result contains.
+// the schedule and stamps the workload's op lists (or, in the coarse build, one op per unit or chunk:
+// stage_units.cpp); grad_sync.cpp adds the data-parallel and end-of-step ops. See program_builder.hpp
+// for what the result contains.
 
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "parallel/plan.hpp"
+#include "parallel/program_builder.hpp"
 #include "parallel/schedule.hpp"
 #include "program/op.hpp"
 #include "workload/op_list.hpp"
@@ -20,14 +22,15 @@ namespace commscale {
 
 class StageBuilder {
  public:
-  StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage);
+  // `lists` null: the coarse build (program_builder.hpp, UnitWork), which needs none.
+  StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage, const UnitLists* lists);
   [[nodiscard]] std::vector<Op> build();
+  // The coarse build: what each op stands for (after build()).
+  [[nodiscard]] std::vector<UnitWork> take_work() { return std::move(work_); }
 
  private:
   static constexpr OpId kNone = std::numeric_limits<OpId>::max();
 
-  // A piece of a model chunk with its own op lists (and, under ZeRO-3, its own parameter gathers).
-  enum class UnitKind : std::uint8_t { kEmbedding, kLayer, kHead };
   struct Unit {
     UnitKind kind = UnitKind::kLayer;
     int layer = -1;  // -1 for the embedding and the head
@@ -37,9 +40,15 @@ class StageBuilder {
   void forward(int mb, int chunk);
   void backward(int mb, int chunk);
   void run_unit(const Unit& unit, int mb, Phase phase);
-  [[nodiscard]] const OpList& unit_ops(const Unit& unit, Phase phase, int mb) const noexcept;
   void stamp(const OpList& list, int mb, int layer);
-  OpId emit(Op op);
+  OpId emit(Op op, UnitWork work = {});
+
+  // stage_units.cpp: the coarse build.
+  [[nodiscard]] bool coarse() const noexcept { return lists_ == nullptr; }
+  [[nodiscard]] bool fuse_chunk(Phase phase) const noexcept;
+  void run_fused_chunk(const std::vector<Unit>& units, int mb, Phase phase);
+  void run_fused_unit(const Unit& unit, int mb, Phase phase);
+  OpId emit_fused(int mb, int layer, UnitWork work);
   OpId emit_p2p(P2pDirection direction, std::uint32_t group, int peer, int mb, int chunk, Phase phase);
   [[nodiscard]] std::string chunk_label(int mb, int chunk, Phase phase) const;
   [[nodiscard]] int virtual_stage(int chunk) const noexcept { return chunk * p_.pp + stage_; }
@@ -63,12 +72,11 @@ class StageBuilder {
   const ParallelPlan& p_;
   const int stage_;
   const int microbatches_;
-  OpList layer_fwd_, layer_bwd_, embedding_fwd_, embedding_bwd_, head_fwd_, head_bwd_;
-  // The backward lists of every microbatch but the first, whose weight gradients add to the earlier
-  // ones (a kernel of their own with eager kernels; the same lists as above otherwise).
-  OpList layer_bwd_acc_, embedding_bwd_acc_, head_bwd_acc_;
+  const UnitLists* lists_;
 
   std::vector<Op> ops_;
+  std::vector<UnitWork> work_;  // the coarse build: per op
+  std::vector<std::vector<Unit>> units_;  // chunk_units, by chunk (set by build)
   std::vector<OpId> pending_;  // what the next op stamped must wait for (a receive, trailing collectives, a gather)
   std::map<std::pair<int, int>, std::vector<OpId>> carried_;  // forward leftovers for the backward of (mb, chunk)
   OpId last_compute_ = kNone;

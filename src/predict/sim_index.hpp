@@ -5,20 +5,12 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
-#include <unordered_map>
 #include <vector>
 
+#include "predict/program_index.hpp"
 #include "predict/simulator.hpp"
 
 namespace commscale::predict {
-
-struct ProgramIndex {
-  std::array<std::vector<OpId>, kStreamCount> streams;  // op ids of each stream, in program order
-  // The ops that list op j in their deps: dependents[dependents_begin[j] .. dependents_begin[j + 1]).
-  std::vector<std::uint32_t> dependents_begin;
-  std::vector<OpId> dependents;
-};
 
 // A call's counterpart: the simulated rank standing in for a group member, the handle that member
 // uses for the group, and (for point-to-point) the peer index under which it sees this rank.
@@ -30,7 +22,8 @@ struct Participant {
 
 class SimIndex {
  public:
-  SimIndex(const ProgramSet& set, const Simulation& sim);
+  // `indexes`: index_programs(set), if the caller keeps them; null: built here.
+  SimIndex(const ProgramSet& set, const Simulation& sim, const std::vector<ProgramIndex>* indexes);
 
   [[nodiscard]] const ProgramIndex& program(int sim_rank) const;
   // The members of the group, as (stand-in, its handle), each pair once.
@@ -43,9 +36,13 @@ class SimIndex {
 
   const ProgramSet& set_;
   const Simulation& sim_;
-  std::map<int, ProgramIndex> programs_;  // by program index
-  std::unordered_map<std::uint64_t, std::vector<Participant>> members_;
-  std::unordered_map<std::uint64_t, Participant> counterparts_;
+  std::vector<ProgramIndex> own_;                 // by program index: those of simulated ranks, if built here
+  const std::vector<ProgramIndex>* programs_;    // own_ or the caller's
+  // By simulated rank and handle (and peer), looked up once: members, and whether they are known yet.
+  std::vector<std::vector<std::vector<Participant>>> members_;
+  std::vector<std::vector<std::uint8_t>> members_known_;
+  std::vector<std::vector<std::vector<Participant>>> counterparts_;
+  std::vector<std::vector<std::vector<std::uint8_t>>> counterparts_known_;
 };
 
 }  // namespace commscale::predict

@@ -14,11 +14,7 @@
 #include "predict/sim_index.hpp"
 
 namespace commscale::predict {
-namespace {
-
-constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
-
-enum class Category : std::uint8_t { kCollective, kSend, kRecv };
+namespace sim_detail {
 
 // The calls of one (simulated rank, handle, category, peer): when each arrived, and who waits for the
 // next one. The k-th arrival is call k of the channel.
@@ -26,13 +22,42 @@ struct Channel {
   std::vector<double> arrivals;
   std::vector<std::pair<int, OpId>> waiters;
 };
+using ChannelSlots = std::vector<std::vector<std::vector<Channel>>>;  // [sim][handle][0: collective; 1 + 2 peer (+1 recv)]
+
+}  // namespace sim_detail
+
+struct SimStorage::Impl {
+  sim_detail::ChannelSlots slots;
+  std::vector<std::vector<std::uint64_t>> instance;
+  std::vector<std::pair<int, int>> work;
+  std::vector<std::pair<int, OpId>> retry;
+};
+
+SimStorage::SimStorage() : impl_(std::make_unique<Impl>()) {}
+SimStorage::~SimStorage() = default;
+
+namespace {
+
+using sim_detail::Channel;
+
+constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+enum class Category : std::uint8_t { kCollective, kSend, kRecv };
 
 class Channels {
  public:
-  Channels(const ProgramSet& set, const Simulation& sim) {
+  // Empties the slots of an earlier run, keeping their storage.
+  Channels(const ProgramSet& set, const Simulation& sim, sim_detail::ChannelSlots& slots) : slots_(slots) {
     slots_.resize(sim.simulated.size());
     for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
-      slots_[i].resize(set.ranks[static_cast<std::size_t>(sim.simulated[i])].groups.size());
+      auto& by_handle = slots_[i];
+      by_handle.resize(set.ranks[static_cast<std::size_t>(sim.simulated[i])].groups.size());
+      for (auto& channels : by_handle) {
+        for (Channel& c : channels) {
+          c.arrivals.clear();
+          c.waiters.clear();
+        }
+      }
     }
   }
   Channel& at(int sim, Category c, std::uint32_t handle, int peer) {
@@ -44,21 +69,35 @@ class Channels {
   }
 
  private:
-  std::vector<std::vector<std::vector<Channel>>> slots_;  // [sim][handle][0: collective; 1 + 2 peer (+1 recv)]
+  sim_detail::ChannelSlots& slots_;
 };
 
 class Engine {
  public:
-  Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim)
-      : set_(set), costs_(costs), sim_(sim), index_(set, sim), channels_(set, sim) {
+  Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim, const std::vector<ProgramIndex>* indexes,
+         SimStorage::Impl& storage)
+      : set_(set),
+        costs_(costs),
+        sim_(sim),
+        index_(set, sim, indexes),
+        channels_(set, sim, storage.slots),
+        instance_(storage.instance),
+        work_(storage.work),
+        retry_(storage.retry) {
     const std::size_t n = sim.simulated.size();
+    instance_.resize(n);
+    work_.clear();
     next_.assign(n, {});
+    for (std::size_t i = 0; i < n; ++i) {
+      programs_.push_back(&ops_of(set, sim.simulated[i]));
+      indexes_.push_back(&index_.program(static_cast<int>(i)));
+    }
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t ops = program(static_cast<int>(i)).size();
       sim.start[i].assign(ops, kUnset);
       sim.end[i].assign(ops, kUnset);
       sim.data_start[i].assign(ops, kUnset);
-      instance_.emplace_back(ops, 0);
+      instance_[i].assign(ops, 0);
       for (int s = 0; s < kStreamCount; ++s) work_.push_back({static_cast<int>(i), s});
     }
   }
@@ -73,13 +112,14 @@ class Engine {
   }
 
  private:
-  const std::vector<Op>& program(int i) const { return ops_of(set_, sim_.simulated[static_cast<std::size_t>(i)]); }
-  const ProgramIndex& index_of(int i) const { return index_.program(i); }
+  const std::vector<Op>& program(int i) const { return *programs_[static_cast<std::size_t>(i)]; }
+  const ProgramIndex& index_of(int i) const { return *indexes_[static_cast<std::size_t>(i)]; }
 
   void advance(int i, int s) {
     auto& start = sim_.start[static_cast<std::size_t>(i)];
     auto& end = sim_.end[static_cast<std::size_t>(i)];
-    const auto& order = index_of(i).streams[static_cast<std::size_t>(s)];
+    const ProgramIndex& index = index_of(i);
+    const auto& order = index.streams[static_cast<std::size_t>(s)];
     std::size_t& next = next_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)];
     while (next < order.size()) {
       const OpId id = order[next];
@@ -89,13 +129,14 @@ class Engine {
       }
       if (!std::isnan(start[id])) return;  // reached, waiting for its peers
       double ready = next > 0 ? end[order[next - 1]] : 0.0;
-      const Op& op = program(i)[id];
-      for (const OpId d : op.deps) {
+      for (std::uint32_t k = index.deps_begin[id]; k < index.deps_begin[id + 1]; ++k) {
+        const OpId d = index.deps[k];
         if (std::isnan(end[d])) return;  // its completion pushes this stream again
         ready = std::max(ready, end[d]);
       }
       start[id] = ready;
-      if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
+      const Op& op = program(i)[id];
+      if (index.compute[id] != 0) {
         sim_.data_start[static_cast<std::size_t>(i)][id] = ready;
         complete(i, id, ready + duration(i, op));
         ++next;
@@ -131,10 +172,11 @@ class Engine {
     }
     instance_[static_cast<std::size_t>(i)][op.id] = channel->arrivals.size();
     channel->arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][op.id]);
-    std::vector<std::pair<int, OpId>> retry = std::move(channel->waiters);
-    channel->waiters.clear();
+    // Swapped, not moved, so that both vectors keep their storage (arrive is not re-entered).
+    retry_.clear();
+    std::swap(retry_, channel->waiters);
     try_complete(i, op.id);
-    for (const auto& [j, id] : retry) {
+    for (const auto& [j, id] : retry_) {
       if (std::isnan(sim_.end[static_cast<std::size_t>(j)][id]) && try_complete(j, id)) {
         work_.push_back({j, static_cast<int>(program(j)[id].stream)});
       }
@@ -186,16 +228,24 @@ class Engine {
   const OpCosts& costs_;
   Simulation& sim_;
   SimIndex index_;
+  std::vector<const std::vector<Op>*> programs_;  // by simulated index: its op list and index, looked up once
+  std::vector<const ProgramIndex*> indexes_;
   std::vector<std::array<std::size_t, kStreamCount>> next_;
   Channels channels_;
-  std::vector<std::vector<std::uint64_t>> instance_;  // [i][op]: k of a communication call
-  std::vector<std::pair<int, int>> work_;
+  std::vector<std::vector<std::uint64_t>>& instance_;  // [i][op]: k of a communication call
+  std::vector<std::pair<int, int>>& work_;
+  std::vector<std::pair<int, OpId>>& retry_;  // arrive's waiters to retry
 };
 
 }  // namespace
 
 Simulation simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options) {
   Simulation sim;
+  simulate(set, costs, options, sim);
+  return sim;
+}
+
+void simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options, Simulation& sim) {
   const auto n = static_cast<std::size_t>(set.world_size);
   std::vector<int> classes(n);
   if (options.reduce) {
@@ -204,6 +254,8 @@ Simulation simulate(const ProgramSet& set, const OpCosts& costs, const Simulatio
     for (std::size_t r = 0; r < n; ++r) classes[r] = static_cast<int>(r);
   }
   std::vector<int> first(n, -1);
+  sim.simulated.clear();
+  sim.class_size.clear();
   sim.stand_in.assign(n, -1);
   for (std::size_t r = 0; r < n; ++r) {
     int& f = first[static_cast<std::size_t>(classes[r])];
@@ -218,13 +270,15 @@ Simulation simulate(const ProgramSet& set, const OpCosts& costs, const Simulatio
   sim.start.resize(sim.simulated.size());
   sim.end.resize(sim.simulated.size());
   sim.data_start.resize(sim.simulated.size());
-  Engine(set, costs, sim).run();
+  std::unique_ptr<SimStorage> own;
+  if (options.storage == nullptr) own = std::make_unique<SimStorage>();
+  SimStorage& storage = options.storage != nullptr ? *options.storage : *own;
+  Engine(set, costs, sim, options.indexes, storage.impl()).run();
   double last = 0.0;
   for (const auto& ends : sim.end) {
     for (const double e : ends) last = std::max(last, e);
   }
   sim.step_time = Seconds(last);
-  return sim;
 }
 
 }  // namespace commscale::predict

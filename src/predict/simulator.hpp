@@ -21,10 +21,12 @@
 // `reduce = false` every rank is simulated (tests compare the two).
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/units.hpp"
 #include "program/breakdown.hpp"
+#include "predict/program_index.hpp"
 #include "program/op.hpp"
 #include "program/timeline.hpp"
 
@@ -42,8 +44,27 @@ class OpCosts {
   [[nodiscard]] virtual std::uint64_t signature(int rank) const = 0;
 };
 
+// Storage for a caller that runs many simulations: each run reuses the previous one's (the channels'
+// call lists, the per-op bookkeeping). Nothing kept in it changes a result.
+class SimStorage {
+ public:
+  SimStorage();
+  ~SimStorage();
+  SimStorage(const SimStorage&) = delete;
+  SimStorage& operator=(const SimStorage&) = delete;
+  struct Impl;  // simulator.cpp
+  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct SimulationOptions {
   bool reduce = true;  // simulate one rank per symmetry class
+  // index_programs(set) (program_index.hpp), where the caller keeps them for many runs of one set;
+  // null: the run builds its own.
+  const std::vector<ProgramIndex>* indexes = nullptr;
+  SimStorage* storage = nullptr;  // null: the run allocates its own
 };
 
 struct Simulation {
@@ -61,6 +82,8 @@ struct Simulation {
 // Throws RuntimeFailure when the program cannot run to the end (a deadlock the checker should have
 // caught).
 [[nodiscard]] Simulation simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options = {});
+// The same, into `into`, whose vectors keep their storage (a caller running many simulations reuses one).
+void simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptions& options, Simulation& into);
 
 // The symmetry classes (colour refinement above): a class id per world rank, dense from 0.
 [[nodiscard]] std::vector<int> symmetry_classes(const ProgramSet& set, const OpCosts& costs);

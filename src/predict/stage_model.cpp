@@ -49,62 +49,36 @@ CoarseFigures extend(const CoarseFigures& a, const CoarseFigures& b, double t) {
   return f;
 }
 
-// The breakdown's interval arithmetic (program/breakdown.hpp: union_length, uncovered_length) for
-// intervals already sorted by start, as one stream's ops are: linear instead of a sort per call.
-void merge_sorted(const std::vector<Interval>& in, std::vector<Interval>& out) {
-  out.clear();
-  for (const Interval& i : in) {
-    if (i.end <= i.start) continue;
-    if (!out.empty() && i.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
-    } else {
-      out.push_back(i);
-    }
-  }
-}
-
-double length_of(const std::vector<Interval>& merged) {
-  double total = 0.0;
-  for (const Interval& i : merged) total += i.end - i.start;
-  return total;
-}
-
-// Length of merged `a` not covered by merged `b`.
-double uncovered_merged(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  double covered = 0.0;
-  std::size_t j = 0;
-  for (const Interval& x : a) {
-    while (j < b.size() && b[j].end <= x.start) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].start < x.end; ++k) {
-      covered += std::min(x.end, b[k].end) - std::max(x.start, b[k].start);
-    }
-  }
-  return length_of(a) - covered;
-}
-
 const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
 
 }  // namespace
 
 // Means over the stages, which have equally many ranks. Each stream's intervals come sorted; the
 // pipeline group's two streams and the communication streams are merged in order.
-CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, const CoarseTimes& t) {
+CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const Simulation& sim) {
   CoarseFigures f;
-  f.step = t.step;
-  const double n = static_cast<double>(program.stages.size());
+  f.step = sim.step_time.value();
+  const double n = static_cast<double>(sim.simulated.size());
   constexpr std::array<const char*, 5> kCharged = {"tp", "dp", "pp", "pp", "embedding"};  // by group handle
   Scratch& s = scratch_;
-  for (std::size_t st = 0; st < program.stages.size(); ++st) {
+  for (std::size_t st = 0; st < sim.simulated.size(); ++st) {
     for (auto& v : s.by_stream) v.clear();
     for (auto& v : s.by_group) v.clear();
-    const CoarseStage& stage = program.stages[st];
-    for (std::size_t i = 0; i < stage.ops.size(); ++i) {
-      const Interval moving{t.data_start[st][i], t.end[st][i]};
-      const CoarseOp& op = stage.ops[i];
+    const std::vector<Op>& ops = ops_of(set, sim.simulated[st]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Interval moving{sim.data_start[st][i], sim.end[st][i]};
+      const Op& op = ops[i];
       s.by_stream[static_cast<std::size_t>(op.stream)].push_back(moving);
-      if (op.kind == CoarseKind::kCompute) continue;
+      std::uint32_t handle = 0;
+      if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+        handle = c->group;
+      } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+        handle = p->group;
+      } else {
+        continue;
+      }
       // The two pipeline directions are one group, "pp", as the breakdown charges them; per stream.
-      const std::size_t group = op.group == kPpBackwardGroup ? kPpForwardGroup : op.group;
+      const std::size_t group = handle == kPpBackwardGroup ? kPpForwardGroup : handle;
       s.by_group[2 * group + (op.stream == Stream::kPpRecv ? 1 : 0)].push_back(moving);
     }
     merge_sorted(s.by_stream[0], s.compute);
@@ -116,8 +90,8 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, cons
       std::swap(s.all, s.both);
     }
     merge_sorted(s.all, s.merged);
-    f.compute += length_of(s.compute) / n;
-    f.exposed += uncovered_merged(s.merged, s.compute) / n;
+    f.compute += merged_length(s.compute) / n;
+    f.exposed += uncovered_merged_length(s.merged, s.compute) / n;
     for (std::size_t g = 0; g < kCharged.size(); ++g) {
       const auto& a = s.by_group[2 * g];
       const auto& b = s.by_group[2 * g + 1];
@@ -126,8 +100,8 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const CoarseProgram& program, cons
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(s.both), by_start);
       merge_sorted(s.both, s.merged);
       GroupTime& time = f.groups[kCharged[g]];
-      time.busy += Seconds(length_of(s.merged) / n);
-      time.exposed += Seconds(uncovered_merged(s.merged, s.compute) / n);
+      time.busy += Seconds(merged_length(s.merged) / n);
+      time.exposed += Seconds(uncovered_merged_length(s.merged, s.compute) / n);
     }
   }
   return f;
@@ -183,30 +157,15 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
 }
 
 const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
+  // The lists' durations do not depend on pp (only the head's gradient count does), nor on anything
+  // else of the plan not in the key.
   const auto key =
       std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention, static_cast<int>(p.recompute),
                       static_cast<int>(p.kernels),
                       tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value());
   const auto found = units_.find(key);
   if (found != units_.end()) return found->second;
-  const LayerSharding s = layer_sharding(p);
-  UnitCosts u;
-  u.layer_fwd = unit_cost(layer_forward_ops(model_, s), target_, tp);
-  u.layer_bwd = unit_cost(layer_backward_ops(model_, s), target_, tp);
-  u.embedding_fwd = unit_cost(embedding_forward_ops(model_, s), target_, tp);
-  u.embedding_bwd = unit_cost(embedding_backward_ops(model_, s), target_, tp);
-  u.head_fwd = unit_cost(head_forward_ops(model_, s), target_, tp);
-  u.head_bwd = unit_cost(head_backward_ops(model_, s, p.pp), target_, tp);
-  if (p.kernels == KernelSet::kEager) {  // gradient accumulation by kernels of their own
-    u.layer_bwd_acc = unit_cost(layer_backward_ops(model_, s, true), target_, tp);
-    u.embedding_bwd_acc = unit_cost(embedding_backward_ops(model_, s, true), target_, tp);
-    u.head_bwd_acc = unit_cost(head_backward_ops(model_, s, p.pp, true), target_, tp);
-  } else {
-    u.layer_bwd_acc = u.layer_bwd;
-    u.embedding_bwd_acc = u.embedding_bwd;
-    u.head_bwd_acc = u.head_bwd;
-  }
-  return units_.emplace(key, u).first->second;
+  return units_.emplace(key, UnitCosts(UnitLists(model_, p), target_, tp)).first->second;
 }
 
 PlanEstimate PlanEvaluator::memory_only(const ParallelPlan& plan) const {
@@ -219,20 +178,46 @@ PlanEstimate PlanEvaluator::memory_only(const ParallelPlan& plan) const {
   return e;
 }
 
-CoarseProgram PlanEvaluator::coarse_program(const ParallelPlan& plan) {
-  const LayoutLinks& links = layout_links(plan);
-  return build_coarse_program(model_, plan, unit_costs(plan, links.tp), links, target_);
+std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(const ParallelPlan& p) {
+  // A search enumerates, per micro-batch size, every sp, ZeRO stage, recompute and schedule of a
+  // layout (2 x 4 x 5 shapes, two microbatch counts each), then the same for the next micro-batch
+  // size: kept long enough, a shape's program serves every micro-batch size, its transfers resized.
+  constexpr std::size_t kKept = 80;
+  const ProgramShape shape{p.dp,       p.tp,     p.pp, p.sequence_parallel,   p.zero_stage, microbatches_per_step(p),
+                           p.schedule, p.chunks, p.bucket_bytes.count()};
+  const Bytes transfers = pipeline_transfer_bytes(model_, p);
+  for (auto& [kept, program] : programs_) {
+    if (kept != shape) continue;
+    if (program->transfers != transfers) {
+      if (program.use_count() > 1) break;  // still read elsewhere: build another
+      resize_transfers(program->coarse, transfers);
+      program->transfers = transfers;
+    }
+    return program;
+  }
+  CoarseProgram coarse = build_coarse_program(model_, p);
+  std::vector<ProgramIndex> indexes = index_programs(coarse.set);  // resizing transfers changes no index
+  CostClasses classes(coarse);                                     // nor a class
+  auto program = std::make_shared<Prepared>(Prepared{std::move(coarse), std::move(indexes), std::move(classes), transfers});
+  if (programs_.size() < kKept) {
+    programs_.emplace_back(shape, program);
+  } else {
+    programs_[next_program_] = {shape, program};
+    next_program_ = (next_program_ + 1) % kKept;
+  }
+  return program;
 }
 
 CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   const LayoutLinks& links = layout_links(plan);
-  CoarseProgram& coarse = scratch_.program;
-  build_coarse_program(model_, plan, unit_costs(plan, links.tp), links, target_, coarse);
-  run_coarse_program(coarse, scratch_.times);
-  CoarseFigures f = coarse_breakdown(coarse, scratch_.times);
-  // The tensor-parallel time the unit ops fold in: exposed where compute idled inside a unit.
+  const std::shared_ptr<const Prepared> program = coarse_program(plan);
+  const CoarseProgram& coarse = program->coarse;
+  const StageCosts costs(coarse, program->classes, unit_costs(plan, links.tp), links, target_);
+  simulate(coarse.set, costs, {.reduce = false, .indexes = &program->indexes, .storage = &sim_storage_}, sim_);  // every stage differs
+  CoarseFigures f = coarse_breakdown(coarse.set, sim_);
+  // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
   const double stages = static_cast<double>(plan.pp);
-  for (const CoarseStage& stage : coarse.stages) {
+  for (const StageCosts::Folded& stage : costs.folded()) {
     f.compute -= stage.tp_exposed / stages;
     f.exposed += stage.tp_exposed / stages;
     if (plan.tp > 1) {

@@ -8,22 +8,29 @@
 //  - A unit (the embedding, a layer, the head) is costed once per plan shape by running its ops alone
 //    on the compute and tensor-parallel streams (unit_cost): every layer of a stage is the same, and
 //    each unit ends with both streams idle, so a chunk's forward or backward is the sum of its units.
-//  - The step is then simulated, by the same simulator, as a coarse program with one rank per stage
-//    (the program builder's schedule, transfers, gradient buckets, ZeRO gathers and end of step), one
-//    op per chunk, or per unit where the data-parallel stream needs it (the buckets of the last
-//    microbatch, ZeRO-2 and -3).
+//  - The step is then simulated, by the same simulator as `predict` (simulator.hpp), as the program
+//    builder's coarse program (parallel/program_builder.hpp, build_coarse_program): one rank per
+//    stage, the same schedule, transfers, gradient buckets, ZeRO gathers and end of step, one op per
+//    chunk, or per unit where the data-parallel stream needs it (the buckets of the last microbatch,
+//    ZeRO-2 and -3); its durations are stage_costs.hpp's.
+//  - A coarse program is built once per shape and kept with the simulator's index of it and its
+//    classes of alike ops (stage_costs.hpp, CostClasses): the plans that share it (recompute,
+//    micro-batch size, whose transfers resize_transfers sets) only recompute durations and simulate,
+//    into storage kept from run to run (simulator.hpp, SimStorage).
 //  - With more than 2p microbatches (p stages), the step is simulated at p and 2p microbatches and
 //    extended linearly: past the pipeline's fill, each microbatch adds one period of the steady state
 //    (exact for these schedules, whose durations are fixed: tested at 8p against simulating all).
 //  - The breakdown is taken from the simulation's own data-start times with the breakdown's
-//    interval arithmetic (program/breakdown.hpp), without matching calls again.
+//    interval arithmetic (program/breakdown.hpp, merge_sorted), without matching calls again.
 //  - Gradient buckets close at unit boundaries rather than at the weight-gradient op that fills them,
 //    and every stage's groups take the slowest links of their kind: small differences, measured by
-//    tests/unit/predict_stage_model_test.cpp against the full simulation (within 2% of the step time).
+//    tests/unit/predict_stage_model_test.cpp against the full simulation over a grid of plans (the
+//    largest difference is stated there).
 // Memory is the plan's own memory model (parallel/plan_memory.hpp), exactly.
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,7 +38,8 @@
 #include "parallel/plan.hpp"
 #include "parallel/plan_memory.hpp"
 #include "predict/group_links.hpp"
-#include "predict/stage_program.hpp"
+#include "predict/simulator.hpp"
+#include "predict/stage_costs.hpp"
 #include "predict/target.hpp"
 #include "program/breakdown.hpp"
 #include "workload/transformer.hpp"
@@ -72,9 +80,8 @@ class PlanEvaluator {
   [[nodiscard]] PlanEstimate memory_only(const ParallelPlan& plan) const;
   // Memory and the estimated step. The plan must be valid for the model (validate_plan).
   [[nodiscard]] PlanEstimate estimate(const ParallelPlan& plan);
-  // The coarse simulation of exactly this plan (no extrapolation), and its program: for tests.
+  // The coarse simulation of exactly this plan (no extrapolation): for tests.
   [[nodiscard]] CoarseFigures simulate_coarse(const ParallelPlan& plan);
-  [[nodiscard]] CoarseProgram coarse_program(const ParallelPlan& plan);
 
   [[nodiscard]] const TransformerConfig& model() const noexcept { return model_; }
   [[nodiscard]] const Target& target() const noexcept { return target_; }
@@ -83,12 +90,18 @@ class PlanEvaluator {
  private:
   [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
   [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
-  [[nodiscard]] CoarseFigures coarse_breakdown(const CoarseProgram& program, const CoarseTimes& times);
+  [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const Simulation& sim);
+  // A coarse program and the simulator's indexes of it, kept for the plans of one shape.
+  struct Prepared {
+    CoarseProgram coarse;
+    std::vector<ProgramIndex> indexes;
+    CostClasses classes;
+    Bytes transfers;  // its pipeline transfers' size (pipeline_transfer_bytes of the plan it is for now)
+  };
+  [[nodiscard]] std::shared_ptr<const Prepared> coarse_program(const ParallelPlan& plan);
 
   // Storage reused from plan to plan.
   struct Scratch {
-    CoarseProgram program;
-    CoarseTimes times;
     std::array<std::vector<Interval>, kStreamCount> by_stream;
     std::array<std::vector<Interval>, 10> by_group;  // [2 handle + (receive stream)]
     std::vector<Interval> compute, all, both, merged;
@@ -103,6 +116,15 @@ class PlanEvaluator {
   FlopsPerSecond peak_;
   std::map<std::tuple<int, int, int, std::string, bool>, LayoutLinks> layouts_;
   std::map<std::tuple<int, int, bool, bool, int, int, double, double, double>, UnitCosts> units_;
+  // The coarse programs of the latest plans, by what shapes them: the plans a search enumerates one
+  // after another differ in recompute, schedule and micro-batch size; recompute changes only the
+  // durations, the micro-batch size only the transfers' bytes (resize_transfers), at a given number
+  // of microbatches per step.
+  using ProgramShape = std::tuple<int, int, int, bool, int, int, ScheduleKind, int, std::uint64_t>;
+  std::vector<std::pair<ProgramShape, std::shared_ptr<Prepared>>> programs_;
+  Simulation sim_;  // the latest coarse simulation; its storage, and the simulator's, are reused
+  SimStorage sim_storage_;
+  std::size_t next_program_ = 0;  // the entry replaced next
 };
 
 }  // namespace commscale::predict

@@ -14,7 +14,15 @@ namespace {
 std::vector<Interval> merged(std::vector<Interval> v) {
   std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
   std::vector<Interval> out;
-  for (const Interval& i : v) {
+  merge_sorted(v, out);
+  return out;
+}
+
+}  // namespace
+
+void merge_sorted(const std::vector<Interval>& sorted, std::vector<Interval>& out) {
+  out.clear();
+  for (const Interval& i : sorted) {
     if (i.end <= i.start) continue;
     if (!out.empty() && i.start <= out.back().end) {
       out.back().end = std::max(out.back().end, i.end);
@@ -22,29 +30,30 @@ std::vector<Interval> merged(std::vector<Interval> v) {
       out.push_back(i);
     }
   }
-  return out;
 }
 
-}  // namespace
-
-double union_length(std::vector<Interval> intervals) {
+double merged_length(const std::vector<Interval>& merged) noexcept {
   double total = 0.0;
-  for (const Interval& i : merged(std::move(intervals))) total += i.end - i.start;
+  for (const Interval& i : merged) total += i.end - i.start;
   return total;
 }
 
-double uncovered_length(std::vector<Interval> a, std::vector<Interval> b) {
-  const std::vector<Interval> ua = merged(std::move(a));
-  const std::vector<Interval> ub = merged(std::move(b));
+double uncovered_merged_length(const std::vector<Interval>& a, const std::vector<Interval>& b) noexcept {
   double covered = 0.0;
   std::size_t j = 0;
-  for (const Interval& x : ua) {
-    while (j < ub.size() && ub[j].end <= x.start) ++j;
-    for (std::size_t k = j; k < ub.size() && ub[k].start < x.end; ++k) {
-      covered += std::min(x.end, ub[k].end) - std::max(x.start, ub[k].start);
+  for (const Interval& x : a) {
+    while (j < b.size() && b[j].end <= x.start) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].start < x.end; ++k) {
+      covered += std::min(x.end, b[k].end) - std::max(x.start, b[k].start);
     }
   }
-  return union_length(ua) - covered;
+  return merged_length(a) - covered;
+}
+
+double union_length(std::vector<Interval> intervals) { return merged_length(merged(std::move(intervals))); }
+
+double uncovered_length(std::vector<Interval> a, std::vector<Interval> b) {
+  return uncovered_merged_length(merged(std::move(a)), merged(std::move(b)));
 }
 
 std::string charge_group(const ProgramSet& set, int rank, const Op& op) {

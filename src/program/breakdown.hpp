@@ -67,4 +67,11 @@ struct Interval {
 // The length of the part of the union of `a` that the union of `b` does not cover.
 [[nodiscard]] double uncovered_length(std::vector<Interval> a, std::vector<Interval> b);
 
+// The same arithmetic in linear time, for intervals already sorted by start (as one stream's ops are):
+// `sorted`'s union as disjoint intervals in order, into `out` (its storage reused); the length of such
+// a union; the length of union `a` not covered by union `b`.
+void merge_sorted(const std::vector<Interval>& sorted, std::vector<Interval>& out);
+[[nodiscard]] double merged_length(const std::vector<Interval>& merged) noexcept;
+[[nodiscard]] double uncovered_merged_length(const std::vector<Interval>& a, const std::vector<Interval>& b) noexcept;
+
 }  // namespace commscale

@@ -222,6 +222,41 @@ TEST(Simulator, SymmetryReductionEqualsTheFullSimulation) {
   }
 }
 
+// A search runs thousands of simulations with one SimStorage and each program's indexes built once:
+// a run that reuses them (after a run of another program, larger and of other groups) gives exactly
+// what a fresh run gives, and indexes of another program set are refused.
+TEST(Simulator, ReusedStorageAndIndexesGiveTheFreshResult) {
+  const Target t = testing::target("hgx-a100");
+  LinkAnalyzer analyzer(t.graph, t.achievable);
+  const TransformerConfig m = find_preset("tiny", "test");
+  ParallelPlan big = testing::plan(2, 2, 2, 16);
+  big.zero_stage = 1;
+  const ProgramSet first = build_program(m, big);
+  const ProgramSet second = build_program(m, testing::plan(1, 2, 4, 8));
+  const ProgramCosts first_costs(first, t, analyzer);
+  const ProgramCosts second_costs(second, t, analyzer);
+  SimStorage storage;
+  Simulation reused;
+  const std::vector<ProgramIndex> first_indexes = index_programs(first);
+  const std::vector<ProgramIndex> second_indexes = index_programs(second);
+  for (const bool reduce : {true, false}) {
+    simulate(first, first_costs, {.reduce = reduce, .indexes = &first_indexes, .storage = &storage}, reused);
+    simulate(second, second_costs, {.reduce = reduce, .indexes = &second_indexes, .storage = &storage}, reused);
+    const Simulation fresh = simulate(second, second_costs, {.reduce = reduce});
+    EXPECT_EQ(reused.simulated, fresh.simulated);
+    EXPECT_EQ(reused.stand_in, fresh.stand_in);
+    EXPECT_EQ(reused.class_size, fresh.class_size);
+    EXPECT_EQ(reused.step_time.value(), fresh.step_time.value());
+    ASSERT_EQ(reused.end.size(), fresh.end.size());
+    for (std::size_t i = 0; i < fresh.end.size(); ++i) {
+      EXPECT_EQ(reused.start[i], fresh.start[i]) << i;
+      EXPECT_EQ(reused.end[i], fresh.end[i]) << i;
+      EXPECT_EQ(reused.data_start[i], fresh.data_start[i]) << i;
+    }
+  }
+  EXPECT_THROW(simulate(second, second_costs, {.indexes = &first_indexes}, reused), RuntimeFailure);
+}
+
 TEST(Simulator, DifferentLinksMakeDifferentClasses) {
   // On DGX-1 the tp pairs of one stage do not all have the same NVLink bundle, so some ranks of a stage
   // fall in different classes; on HGX A100 they do not.

@@ -1,11 +1,21 @@
 // The stage model (the fast path of search) against the full simulation of the real step program.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iostream>
+
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "parallel/program_builder.hpp"
 #include "predict/prediction.hpp"
+#include "predict/search.hpp"
 #include "predict/stage_model.hpp"
 #include "predict_test_support.hpp"
+#include "program/program_json.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -56,28 +66,146 @@ std::vector<Case> cases() {
   return out;
 }
 
+// A grid over the plan's choices on one HGX A100 node: every layout below with each schedule (1F1B;
+// with pp > 1 also GPipe and interleaved with 2 chunks), and under each, four variants that take ZeRO
+// 0-3 (0 without dp), recompute none/selective/full, fused/eager kernels and sp (with tp > 1) in turn.
+std::vector<Case> grid() {
+  struct Layout {
+    int dp, tp, pp;
+  };
+  const std::vector<Layout> layouts = {{8, 1, 1}, {4, 2, 1}, {2, 4, 1}, {4, 1, 2}, {2, 2, 2}, {1, 2, 4}, {2, 1, 4}};
+  std::vector<Case> out;
+  for (const Layout& l : layouts) {
+    std::vector<std::pair<ScheduleKind, int>> schedules = {{ScheduleKind::k1F1B, 1}};
+    if (l.pp > 1) {
+      schedules.push_back({ScheduleKind::kGpipe, 1});
+      schedules.push_back({ScheduleKind::kInterleaved, 2});
+    }
+    for (const auto& [schedule, chunks] : schedules) {
+      for (int v = 0; v < 4; ++v) {
+        ParallelPlan p = plan(l.dp, l.tp, l.pp, 32);
+        p.schedule = schedule;
+        p.chunks = chunks;
+        p.zero_stage = l.dp > 1 ? v : 0;
+        constexpr std::array kRecomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+        p.recompute = kRecomputes[static_cast<std::size_t>(v % 3)];
+        p.kernels = v % 2 == 1 ? KernelSet::kEager : KernelSet::kFused;
+        p.sequence_parallel = l.tp > 1 && v >= 2;
+        out.push_back({"hgx-a100", "gpt3-1.3b", p});
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const Case& c) {
+  const ParallelPlan& p = c.plan;
+  return fmt::format("{} {} dp{} tp{} pp{} {} x{} zero{} recompute {} {} kernels{}", c.cluster, c.model, p.dp, p.tp,
+                     p.pp, name(p.schedule), p.chunks, p.zero_stage, name(p.recompute), name(p.kernels),
+                     p.sequence_parallel ? " sp" : "");
+}
+
+// The stage model's step against the full simulation's, as fractions of the full step.
+struct Differences {
+  double step = 0.0, compute = 0.0, exposed = 0.0, mfu = 0.0;
+  void take(const Differences& d) {
+    step = std::max(step, d.step);
+    compute = std::max(compute, d.compute);
+    exposed = std::max(exposed, d.exposed);
+    mfu = std::max(mfu, d.mfu);
+  }
+};
+
+Differences check(const Case& c) {
+  const Target t = target(c.cluster);
+  const TransformerConfig m = find_preset(c.model, "test");
+  const Prediction full = predict_plan(m, c.plan, t);
+  PlanEvaluator evaluator(m, t, MemoryOptions{});
+  const PlanEstimate fast = evaluator.estimate(c.plan);
+  const double step = full.summary.step_time_s;
+  const std::string what = fmt::format(
+      "{}: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), fast {:.5f} s (compute {:.5f} exposed {:.5f} "
+      "bubble {:.5f})",
+      describe(c), step, full.summary.compute_s, full.summary.exposed_comm_s, full.summary.bubble_s,
+      fast.step_time.value(), fast.compute.value(), fast.exposed_comm.value(), fast.bubble.value());
+  SCOPED_TRACE(what);
+  std::cout << what << "\n";
+  EXPECT_EQ(fast.fits, full.fit.fits);
+  EXPECT_EQ(fast.memory, full.fit.worst_total);
+  return {std::abs(fast.step_time.value() - step) / step,
+          std::abs(fast.compute.value() - full.summary.compute_s) / step,
+          std::abs(fast.exposed_comm.value() - full.summary.exposed_comm_s) / step,
+          std::abs(fast.mfu - *full.summary.mfu) / *full.summary.mfu};
+}
+
 TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
   for (const Case& c : cases()) {
-    const Target t = target(c.cluster);
-    const TransformerConfig m = find_preset(c.model, "test");
-    const Prediction full = predict_plan(m, c.plan, t);
-    PlanEvaluator evaluator(m, t, MemoryOptions{});
-    const PlanEstimate fast = evaluator.estimate(c.plan);
-    const double step = full.summary.step_time_s;
-    const std::string what = fmt::format(
-        "{} {} dp{} tp{} pp{} zero{} {} kernels: full {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f}), "
-        "fast {:.5f} s (compute {:.5f} exposed {:.5f} bubble {:.5f})",
-        c.cluster, c.model, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.zero_stage, name(c.plan.kernels), step, full.summary.compute_s,
-        full.summary.exposed_comm_s, full.summary.bubble_s, fast.step_time.value(), fast.compute.value(),
-        fast.exposed_comm.value(), fast.bubble.value());
-    SCOPED_TRACE(what);
-    std::cout << what << "\n";
-    EXPECT_NEAR(fast.step_time.value(), step, 0.02 * step);
-    EXPECT_NEAR(fast.compute.value(), full.summary.compute_s, 0.02 * step);
-    EXPECT_NEAR(fast.exposed_comm.value(), full.summary.exposed_comm_s, 0.02 * step);
-    EXPECT_NEAR(fast.mfu, *full.summary.mfu, 0.02 * *full.summary.mfu);
-    EXPECT_EQ(fast.fits, full.fit.fits);
-    EXPECT_EQ(fast.memory, full.fit.worst_total);
+    SCOPED_TRACE(describe(c));
+    const Differences d = check(c);
+    EXPECT_LE(d.step, 0.02);
+    EXPECT_LE(d.compute, 0.02);
+    EXPECT_LE(d.exposed, 0.02);
+    EXPECT_LE(d.mfu, 0.02);
+  }
+}
+
+// Over the grid, each difference a fraction of the full simulation's step (MFU: of its MFU). When the
+// coarse program became the program builder's (2026-12-02) the largest were: step 0.241% and exposed
+// communication 0.241% (both at dp 2 tp 4 ZeRO-3, eager kernels, sp), compute 0.000%, MFU 0.240%;
+// the bound leaves a little room for rounding.
+TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
+  constexpr double kLargest = 0.003;
+  Differences largest;
+  for (const Case& c : grid()) {
+    SCOPED_TRACE(describe(c));
+    const Differences d = check(c);
+    EXPECT_LE(d.step, kLargest);
+    EXPECT_LE(d.compute, kLargest);
+    EXPECT_LE(d.exposed, kLargest);
+    EXPECT_LE(d.mfu, kLargest);
+    largest.take(d);
+  }
+  std::cout << fmt::format(
+      "largest differences over {} plans: step {:.3f}%, compute {:.3f}%, exposed {:.3f}%, MFU {:.3f}%\n", grid().size(),
+      100 * largest.step, 100 * largest.compute, 100 * largest.exposed, 100 * largest.mfu);
+}
+
+// The evaluator keeps a shape's coarse program for every micro-batch size, its transfers resized:
+// the resized program is the one built for that size, and an evaluator that reused it estimates what
+// a fresh one does, to the bit.
+TEST(StageModel, AProgramOfAnotherMicroBatchSizeIsTheResizedOne) {
+  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
+  const Target t = target("hgx-a100");
+  std::vector<ParallelPlan> plans = {plan(2, 2, 2, 16), with(plan(1, 4, 2, 16), [](ParallelPlan& p) {
+                                       p.schedule = ScheduleKind::kInterleaved;
+                                       p.chunks = 2;
+                                       p.sequence_parallel = true;
+                                     }),
+                                     with(plan(2, 1, 4, 32), [](ParallelPlan& p) { p.zero_stage = 3; })};
+  for (const ParallelPlan& small : plans) {
+    SCOPED_TRACE(describe_plan(small));
+    ParallelPlan large = small;
+    large.micro_batch = 2 * small.micro_batch;
+    large.global_batch = 2 * small.global_batch;  // as many microbatches
+    CoarseProgram resized = build_coarse_program(m, small);
+    const CoarseProgram built = build_coarse_program(m, large);
+    ASSERT_NE(pipeline_transfer_bytes(m, small), pipeline_transfer_bytes(m, large));
+    resize_transfers(resized, pipeline_transfer_bytes(m, large));
+    EXPECT_EQ(nlohmann::json(resized.set.programs), nlohmann::json(built.set.programs));
+
+    PlanEvaluator reused(m, t, MemoryOptions{});
+    (void)reused.simulate_coarse(small);
+    const CoarseFigures a = reused.simulate_coarse(large);
+    const CoarseFigures b = PlanEvaluator(m, t, MemoryOptions{}).simulate_coarse(large);
+    EXPECT_EQ(a.step, b.step);
+    EXPECT_EQ(a.compute, b.compute);
+    EXPECT_EQ(a.exposed, b.exposed);
+    EXPECT_EQ(a.gemm_flops, b.gemm_flops);
+    ASSERT_EQ(a.groups.size(), b.groups.size());
+    for (const auto& [name, g] : b.groups) {
+      EXPECT_EQ(a.groups.at(name).busy.value(), g.busy.value()) << name;
+      EXPECT_EQ(a.groups.at(name).exposed.value(), g.exposed.value()) << name;
+    }
   }
 }
 

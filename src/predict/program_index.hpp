@@ -1,0 +1,32 @@
+#pragma once
+
+// The simulator's index of an op list: each stream's ops in order and each op's dependents. It depends
+// on the op list alone, so a caller that simulates one program set many times (the stage model: one
+// coarse program, several cost sets) builds it once (index_programs) and hands it to simulate()
+// through SimulationOptions::indexes.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "program/op.hpp"
+
+namespace commscale::predict {
+
+struct ProgramIndex {
+  std::array<std::vector<OpId>, kStreamCount> streams;  // op ids of each stream, in program order
+  // The ops that list op j in their deps: dependents[dependents_begin[j] .. dependents_begin[j + 1]).
+  std::vector<std::uint32_t> dependents_begin;
+  std::vector<OpId> dependents;
+  // Op j's deps, in order: deps[deps_begin[j] .. deps_begin[j + 1]) (packed, so that the simulation's
+  // inner loop reads no Op), and whether it is a compute op (Gemm or MemoryKernel).
+  std::vector<std::uint32_t> deps_begin;
+  std::vector<OpId> deps;
+  std::vector<std::uint8_t> compute;
+};
+
+[[nodiscard]] ProgramIndex index_program(const std::vector<Op>& ops);
+// One index per op list of the set, by program index (ProgramSet::programs).
+[[nodiscard]] std::vector<ProgramIndex> index_programs(const ProgramSet& set);
+
+}  // namespace commscale::predict
