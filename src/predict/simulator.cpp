@@ -76,8 +76,7 @@ class Engine {
  public:
   Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim, const std::vector<ProgramIndex>* indexes,
          SimStorage::Impl& storage)
-      : set_(set),
-        costs_(costs),
+      : costs_(costs),
         sim_(sim),
         index_(set, sim, indexes),
         channels_(set, sim, storage.slots),
@@ -224,7 +223,6 @@ class Engine {
     }
   }
 
-  const ProgramSet& set_;
   const OpCosts& costs_;
   Simulation& sim_;
   SimIndex index_;
