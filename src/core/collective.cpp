@@ -27,18 +27,22 @@ std::string squash(std::string_view text) {
 
 }  // namespace
 
-std::string_view name(Collective c) noexcept {
-  switch (c) {
-    case Collective::kAllReduce: return "all_reduce";
-    case Collective::kAllGather: return "all_gather";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAllToAll: return "alltoall";
-    case Collective::kSendRecv: return "sendrecv";
-  }
-  return "?";
+const CollectiveTraits& traits(Collective c) noexcept {
+  using S = CollectiveShape;
+  // In the enum's order.
+  static constexpr std::array<CollectiveTraits, kCollectives.size()> kTable = {{
+      {"all_reduce", S::kWhole, 2, 2, true},
+      {"all_gather", S::kGather, 1, 1, true},
+      {"reduce_scatter", S::kScatter, 1, 1, true},
+      {"broadcast", S::kWhole, 0, 1, true},
+      {"reduce", S::kWhole, 0, 1, true},
+      {"alltoall", S::kExchange, 1, 1, false},
+      {"sendrecv", S::kWhole, 0, 1, false},
+  }};
+  return kTable[static_cast<std::size_t>(c)];
 }
+
+std::string_view name(Collective c) noexcept { return traits(c).name; }
 
 std::span<const Collective> all_collectives() noexcept { return kCollectives; }
 
@@ -52,17 +56,15 @@ Collective parse_collective(std::string_view text, std::string_view where) {
 }
 
 double busbw_factor(Collective c, int nranks) noexcept {
+  const int passes = traits(c).busbw_passes;
   const auto n = static_cast<double>(nranks);
-  switch (c) {
-    case Collective::kAllReduce: return 2.0 * (n - 1.0) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-    case Collective::kAllToAll: return (n - 1.0) / n;
-    case Collective::kBroadcast:
-    case Collective::kReduce:
-    case Collective::kSendRecv: return 1.0;
-  }
-  return 1.0;
+  return passes == 0 ? 1.0 : passes * (n - 1.0) / n;
+}
+
+double algbw_per_busbw(Collective c, int nranks) noexcept {
+  const int passes = traits(c).busbw_passes;
+  const auto n = static_cast<double>(nranks);
+  return passes == 0 ? 1.0 : n / (passes * (n - 1.0));
 }
 
 CollectiveLayout collective_layout(Collective c, Bytes size, DataType type, int nranks, int rank) {
@@ -74,31 +76,28 @@ CollectiveLayout collective_layout(Collective c, Bytes size, DataType type, int 
   const std::uint64_t chunk = (count / n) & ~(16 / element - 1);
 
   CollectiveLayout layout;
-  switch (c) {
-    case Collective::kAllReduce:
-    case Collective::kBroadcast:
-    case Collective::kReduce:
-    case Collective::kSendRecv:
+  const CollectiveShape shape = traits(c).shape;
+  switch (shape) {
+    case CollectiveShape::kWhole:
       layout.count = layout.send_count = layout.recv_count = count;
       break;
-    case Collective::kAllGather:
+    case CollectiveShape::kGather:
       layout.count = layout.send_count = chunk;
       layout.recv_count = chunk * n;
       layout.send_inplace_offset = chunk * r;
       break;
-    case Collective::kReduceScatter:
+    case CollectiveShape::kScatter:
       layout.count = layout.recv_count = chunk;
       layout.send_count = chunk * n;
       layout.recv_inplace_offset = chunk * r;
       break;
-    case Collective::kAllToAll:
+    case CollectiveShape::kExchange:
       layout.count = chunk;
       layout.send_count = layout.recv_count = chunk * n;
       break;
   }
   layout.size = Bytes(std::max(layout.send_count, layout.recv_count) * element);
-  const bool whole_group = c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kAllToAll;
-  layout.algbw_bytes = Bytes(layout.count * element * (whole_group ? n : 1));
+  layout.algbw_bytes = Bytes(layout.count * element * (per_rank_chunks(shape) ? n : 1));
   layout.busbw_factor = busbw_factor(c, nranks);
   return layout;
 }

@@ -16,10 +16,37 @@ namespace commscale {
 
 enum class Collective : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
 
+// How one rank's buffers relate to the group's, as nccl-tests lays them out (BUSBW.md, "Sizes and counts").
+enum class CollectiveShape : std::uint8_t {
+  kWhole,     // every rank passes the whole buffer: all-reduce, broadcast, reduce, sendrecv
+  kGather,    // a chunk in, the group's chunks out: all-gather
+  kScatter,   // the group's chunks in, a chunk out: reduce-scatter
+  kExchange,  // a chunk for each peer in and out: all-to-all
+};
+
+// The facts of a collective that the benchmark, both launchers and the cost model rely on, in one
+// table, so that a measured busbw, a launched call and a predicted time mean the same collective.
+struct CollectiveTraits {
+  std::string_view name;  // all_reduce, all_gather, ... (the JSON and the flags)
+  CollectiveShape shape = CollectiveShape::kWhole;
+  // busbw = algbw * busbw_passes * (n - 1) / n: the data crosses each of a ring's links that many
+  // times per byte of algbw; 0 where busbw is algbw whatever n (broadcast, reduce, sendrecv).
+  int busbw_passes = 0;
+  // A ring runs ring_rounds rounds of n - 1 steps (all-reduce: a reduce-scatter, then an all-gather).
+  int ring_rounds = 1;
+  // NCCL defines an in-place form (buffer offsets in BUSBW.md); nccl-tests checks in place only for these.
+  bool nccl_in_place = true;
+};
+
+[[nodiscard]] const CollectiveTraits& traits(Collective c) noexcept;
+// The count passed to the library is one rank's chunk, and the call moves the group's chunks.
+[[nodiscard]] constexpr bool per_rank_chunks(CollectiveShape s) noexcept { return s != CollectiveShape::kWhole; }
+
 [[nodiscard]] std::string_view name(Collective c) noexcept;  // all_reduce, all_gather, ...
 [[nodiscard]] std::span<const Collective> all_collectives() noexcept;
 // Accepts the canonical names and the nccl-tests spellings (allreduce, all_reduce_perf, ...).
 [[nodiscard]] Collective parse_collective(std::string_view text, std::string_view where);
+// Predicates the kernels need too (CUDA device code cannot read the table), hence functions.
 [[nodiscard]] COMMSCALE_HD constexpr bool takes_reduce_op(Collective c) noexcept {
   return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
@@ -46,6 +73,8 @@ struct CollectiveLayout {
 [[nodiscard]] CollectiveLayout collective_layout(Collective c, Bytes size, DataType type, int nranks, int rank);
 
 [[nodiscard]] double busbw_factor(Collective c, int nranks) noexcept;
+// 1 / busbw_factor: the algorithm bandwidth a ring of this bus bandwidth gives (the cost model's).
+[[nodiscard]] double algbw_per_busbw(Collective c, int nranks) noexcept;
 
 struct Bandwidths {
   GBps algbw;

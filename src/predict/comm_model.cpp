@@ -35,10 +35,10 @@ CommModel::CommModel(ComputeCapability cc, const std::string& gpu_name, const Ca
 CommEstimate CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) const {
   const int n = g.ranks;
   const bool allreduce = c == Collective::kAllReduce;
-  const bool gather_scatter = c == Collective::kAllGather || c == Collective::kReduceScatter;
-  const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
-  const double ratio = allreduce ? n / (2.0 * (n - 1)) : (gather_scatter ? n / static_cast<double>(n - 1) : 1.0);
-  const int inter = g.nodes > 1 ? (allreduce ? 2 * (g.nodes - 1) : g.nodes - 1) : 0;
+  const int rounds = traits(c).ring_rounds;
+  const int nsteps = rounds * (n - 1);
+  const double ratio = algbw_per_busbw(c, n);
+  const int inter = g.nodes > 1 ? rounds * (g.nodes - 1) : 0;
   const int intra = std::max(0, nsteps - inter);
   const double bus = g.bus_bw().value();
   CommEstimate best = unset();

@@ -41,7 +41,7 @@ void check_payload(const RankProgram& rank, const Op& op, Problems& out) {
     }
     const std::uint64_t element = size_of(c->dtype);
     const auto n = static_cast<std::uint64_t>(rank.groups[c->group].members.size());
-    const bool sharded = c->kind == Collective::kAllGather || c->kind == Collective::kReduceScatter;
+    const bool sharded = per_rank_chunks(traits(c->kind).shape);
     if (c->bytes.count() % element != 0 || (sharded && (c->bytes.count() / element) % n != 0)) {
       out.add("rank {} op {} '{}': {} bytes of {} do not split into whole elements{}", rank.rank, op.id, op.name,
               c->bytes.count(), name(c->dtype), sharded ? fmt::format(" over {} ranks", n) : "");

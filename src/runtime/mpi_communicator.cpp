@@ -105,9 +105,8 @@ MpiCommunicator::Started MpiCommunicator::start_movement(const Call& m) const {
 }
 
 MpiCommunicator::Started MpiCommunicator::begin(const CollectiveCall& call) {
-  const bool whole_group = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
-                           call.collective == Collective::kReduceScatter;
-  const std::uint64_t elements = call.count * (whole_group ? static_cast<std::uint64_t>(size()) : 1);
+  const bool chunks = per_rank_chunks(traits(call.collective).shape);
+  const std::uint64_t elements = call.count * (chunks ? static_cast<std::uint64_t>(size()) : 1);
   if (elements > static_cast<std::uint64_t>(INT_MAX)) {
     throw InputError("-e/--maxbytes", fmt::format("{} elements per MPI call is more than MPI's int count", elements),
                      "a smaller size or a wider type on the CPU backend");

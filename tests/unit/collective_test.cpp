@@ -29,6 +29,27 @@ TEST(Collective, BusBandwidthFactorsByHand) {
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::kAllReduce, 1), 0.0);    // one rank moves nothing
 }
 
+// The cost model's ring figures, by hand: an all-reduce on 4 ranks runs 2 rounds of 3 steps and gives
+// busbw * 4 / (2 * 3) of algorithm bandwidth; an all-gather on 4, 1 round, busbw * 4 / 3; a broadcast
+// runs at busbw (BUSBW.md).
+TEST(Collective, TraitsForTheCostModelAndLaunchers) {
+  EXPECT_EQ(traits(Collective::kAllReduce).ring_rounds, 2);
+  EXPECT_EQ(traits(Collective::kAllGather).ring_rounds, 1);
+  EXPECT_DOUBLE_EQ(algbw_per_busbw(Collective::kAllReduce, 4), 4.0 / 6.0);
+  EXPECT_DOUBLE_EQ(algbw_per_busbw(Collective::kAllGather, 4), 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(algbw_per_busbw(Collective::kBroadcast, 4), 1.0);
+  for (Collective c : all_collectives()) {
+    EXPECT_EQ(name(c), traits(c).name);
+    EXPECT_DOUBLE_EQ(busbw_factor(c, 8) * algbw_per_busbw(c, 8), 1.0) << name(c);
+    // A chunked call's count is per rank: its layout's algbw counts the group's chunks.
+    const CollectiveLayout l = collective_layout(c, Bytes(4096), DataType::kInt8, 4, 0);
+    EXPECT_EQ(l.algbw_bytes.count(), l.count * (per_rank_chunks(traits(c).shape) ? 4u : 1u)) << name(c);
+  }
+  EXPECT_FALSE(traits(Collective::kAllToAll).nccl_in_place);  // NCCL leaves these undefined
+  EXPECT_FALSE(traits(Collective::kSendRecv).nccl_in_place);
+  EXPECT_TRUE(traits(Collective::kReduceScatter).nccl_in_place);
+}
+
 TEST(Collective, AllReduceLayout) {
   // 1 MiB of fp32 = 262144 elements in both buffers; algbw counts the whole buffer.
   const CollectiveLayout l = collective_layout(Collective::kAllReduce, Bytes(kMiB), DataType::kFloat32, 4, 1);

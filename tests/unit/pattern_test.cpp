@@ -86,7 +86,7 @@ TEST(Pattern, EveryCollectiveTypeAndOperatorMatchesASimulation) {
           if (!takes_reduce_op(c) && op != ReduceOp::kSum) continue;
           const int root = n - 1;
           const std::uint64_t count = 37;  // per-rank chunk for gathers and scatters
-          const bool whole_group = c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kAllToAll;
+          const bool whole_group = per_rank_chunks(traits(c).shape);
           const std::uint64_t send_count = c == Collective::kAllGather || !whole_group ? count : count * n;
           std::vector<Array> in;
           for (int r = 0; r < n; ++r) in.push_back(inputs_of(spec_for(c, op, type, n, r, root, count), send_count));

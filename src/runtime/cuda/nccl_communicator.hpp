@@ -21,9 +21,7 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] int size() const noexcept override { return size_; }
   [[nodiscard]] Queue& queue() noexcept override { return queue_; }
   void start(const CollectiveCall& call) override;
-  [[nodiscard]] bool in_place_defined(Collective c) const noexcept override {
-    return c != Collective::kAllToAll && c != Collective::kSendRecv;
-  }
+  [[nodiscard]] bool in_place_defined(Collective c) const noexcept override { return traits(c).nccl_in_place; }
   [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
