@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/names.hpp"
 #include "parallel/rank_layout.hpp"
 
 namespace commscale {
@@ -62,23 +61,6 @@ void validate_schedule(const TransformerConfig& m, const ParallelPlan& p) {
 }
 
 }  // namespace
-
-std::string_view name(ScheduleKind s) noexcept {
-  switch (s) {
-    case ScheduleKind::kGpipe:
-      return "gpipe";
-    case ScheduleKind::k1F1B:
-      return "1f1b";
-    case ScheduleKind::kInterleaved:
-      return "interleaved";
-  }
-  return "?";
-}
-
-ScheduleKind parse_schedule(std::string_view text, std::string_view where) {
-  constexpr std::array kSchedules = {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved};
-  return parse_by_name(kSchedules, text, where, "schedule");
-}
 
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   LayerSharding s;

@@ -8,15 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/plan_terms.hpp"
 #include "core/units.hpp"
 #include "workload/op_list.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
-
-enum class ScheduleKind : std::uint8_t { kGpipe, k1F1B, kInterleaved };
-[[nodiscard]] std::string_view name(ScheduleKind s) noexcept;  // gpipe 1f1b interleaved
-[[nodiscard]] ScheduleKind parse_schedule(std::string_view text, std::string_view where);
 
 struct ParallelPlan {
   int dp = 1;

@@ -20,7 +20,6 @@ constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKern
                                      MemoryKernelKind::kCopy,         MemoryKernelKind::kPermute,
                                      MemoryKernelKind::kAdd,          MemoryKernelKind::kMask,
                                      MemoryKernelKind::kBiasGrad};
-constexpr std::array kKernelSets = {KernelSet::kFused, KernelSet::kEager};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
 
 }  // namespace
@@ -87,8 +86,6 @@ std::string_view name(MemoryKernelKind kind) noexcept {
   return "?";
 }
 
-std::string_view name(KernelSet kernels) noexcept { return kernels == KernelSet::kEager ? "eager" : "fused"; }
-
 std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
 
 Stream parse_stream(std::string_view text, std::string_view where) {
@@ -99,9 +96,6 @@ Phase parse_phase(std::string_view text, std::string_view where) {
 }
 MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where) {
   return parse_by_name(kKernelKinds, text, where, "kernel kind");
-}
-KernelSet parse_kernel_set(std::string_view text, std::string_view where) {
-  return parse_by_name(kKernelSets, text, where, "kernel set");
 }
 P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
   return parse_by_name(kDirections, text, where, "direction");

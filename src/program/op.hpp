@@ -37,6 +37,7 @@
 
 #include "core/collective.hpp"
 #include "core/dtype.hpp"
+#include "core/plan_terms.hpp"
 #include "core/units.hpp"
 
 namespace commscale {
@@ -79,11 +80,6 @@ enum class MemoryKernelKind : std::uint8_t {
   kMask,      // masked_fill of the causal mask
   kBiasGrad,  // a bias gradient: the sum of the output gradient over the tokens
 };
-
-// Whose kernels a memory-bound op stands for: Megatron-LM's fused ones (what commscale runs by
-// default), or an eager framework's, one kernel per tensor operation (PyTorch without torch.compile).
-// Calibration keeps the two apart: PyTorch's softmax is not commscale's.
-enum class KernelSet : std::uint8_t { kFused, kEager };
 
 // A memory-bound kernel: its time is the bytes it moves.
 struct MemoryKernel {
@@ -146,13 +142,11 @@ struct ProgramSet {
 [[nodiscard]] std::string_view name(Stream stream) noexcept;  // compute tp dp pp-send pp-recv
 [[nodiscard]] std::string_view name(Phase phase) noexcept;    // fwd bwd recompute step
 [[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
-[[nodiscard]] std::string_view name(KernelSet kernels) noexcept;  // fused eager
 [[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
 // Inverses of the names above; throw InputError naming `where`.
 [[nodiscard]] Stream parse_stream(std::string_view text, std::string_view where);
 [[nodiscard]] Phase parse_phase(std::string_view text, std::string_view where);
 [[nodiscard]] MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where);
-[[nodiscard]] KernelSet parse_kernel_set(std::string_view text, std::string_view where);
 [[nodiscard]] P2pDirection parse_p2p_direction(std::string_view text, std::string_view where);
 
 // The stream an op of this payload must run on is fixed for compute and point-to-point ops; a

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/names.hpp"
 
 namespace commscale {
 namespace {
@@ -16,23 +15,6 @@ std::vector<int> without_absent(std::vector<int> deps) {
 }
 
 }  // namespace
-
-std::string_view name(Recompute r) noexcept {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-  }
-  return "?";
-}
-
-Recompute parse_recompute(std::string_view text, std::string_view where) {
-  constexpr std::array kModes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  return parse_by_name(kModes, text, where, "recompute mode");
-}
 
 int OpListBuilder::add(WorkloadOp op) {
   op.phase = phase_;

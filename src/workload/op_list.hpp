@@ -11,13 +11,10 @@
 #include <vector>
 
 #include "core/collective.hpp"
+#include "core/plan_terms.hpp"
 #include "program/op.hpp"
 
 namespace commscale {
-
-enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
-[[nodiscard]] std::string_view name(Recompute r) noexcept;  // none selective full
-[[nodiscard]] Recompute parse_recompute(std::string_view text, std::string_view where);
 
 // How a layer is split and run: what the per-op costs depend on beyond the model.
 struct LayerSharding {
