@@ -37,7 +37,7 @@ std::vector<GroupTraffic> stage_traffic(const ProgramSet& set, int rank) {
     } else {
       continue;
     }
-    const std::string& group = r.groups.at(handle).name;
+    const std::string group(name(r.groups.at(handle).role));
     GroupTraffic& t = by_kind[{group, kind}];
     t.group = group;
     t.kind = kind;

@@ -10,10 +10,12 @@ namespace {
 // The groups of a rank of `stage`, by handle (program_builder.hpp).
 std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, int stage, std::vector<int> tp,
                                std::vector<int> dp, const std::vector<int>& pipeline) {
-  std::vector<Group> groups = {
-      {"tp", std::move(tp)}, {"dp", std::move(dp)}, {"pp-fwd", pipeline}, {"pp-bwd", pipeline}};
+  std::vector<Group> groups = {{GroupRole::kTp, std::move(tp)},
+                               {GroupRole::kDp, std::move(dp)},
+                               {GroupRole::kPpForward, pipeline},
+                               {GroupRole::kPpBackward, pipeline}};
   if (m.vocab > 0 && m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
-    groups.push_back({"embedding", {pipeline.front(), pipeline.back()}});
+    groups.push_back({GroupRole::kEmbedding, {pipeline.front(), pipeline.back()}});
   }
   return groups;
 }

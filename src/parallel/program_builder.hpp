@@ -3,13 +3,13 @@
 // Builds the step program (program/op.hpp) of a plan: one op list per pipeline stage, shared by the
 // tp * dp ranks of the stage, and each rank's communication groups.
 //
-// Groups, by handle (the same on every rank that has them):
-//   0 "tp"        tensor-parallel group (members by tp coordinate)
-//   1 "dp"        data-parallel group (by dp coordinate)
-//   2 "pp-fwd"    pipeline group (by stage) carrying activations forward
-//   3 "pp-bwd"    the same ranks carrying gradients backward: a separate communicator, so that the
+// Groups, by handle (the same on every rank that has them; a group's handle is its GroupRole's value):
+//   0 tp          tensor-parallel group (members by tp coordinate)
+//   1 dp          data-parallel group (by dp coordinate)
+//   2 pp-fwd      pipeline group (by stage) carrying activations forward
+//   3 pp-bwd      the same ranks carrying gradients backward: a separate communicator, so that the
 //                 two flows between one pair of ranks (interleaved with pp 2) are never confused
-//   4 "embedding" first and last stage, tied embeddings with pp > 1 only (Megatron-LM's embedding group)
+//   4 embedding   first and last stage, tied embeddings with pp > 1 only (Megatron-LM's embedding group)
 //
 // What a step contains, per rank, in schedule order (parallel/schedule.hpp):
 //  - per microbatch and chunk: receive (pp-recv), the layers' forward ops (workload/layer_ops.hpp,
@@ -39,11 +39,13 @@
 
 namespace commscale {
 
-inline constexpr std::uint32_t kTpGroup = 0;
-inline constexpr std::uint32_t kDpGroup = 1;
-inline constexpr std::uint32_t kPpForwardGroup = 2;
-inline constexpr std::uint32_t kPpBackwardGroup = 3;
-inline constexpr std::uint32_t kEmbeddingGroup = 4;
+// A group's handle is its role's value (program/op.hpp, GroupRole).
+[[nodiscard]] constexpr std::uint32_t handle_of(GroupRole role) noexcept { return static_cast<std::uint32_t>(role); }
+inline constexpr std::uint32_t kTpGroup = handle_of(GroupRole::kTp);
+inline constexpr std::uint32_t kDpGroup = handle_of(GroupRole::kDp);
+inline constexpr std::uint32_t kPpForwardGroup = handle_of(GroupRole::kPpForward);
+inline constexpr std::uint32_t kPpBackwardGroup = handle_of(GroupRole::kPpBackward);
+inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding);
 
 // Validates the plan (InputError naming the flag) and builds the program of every rank.
 [[nodiscard]] ProgramSet build_program(const TransformerConfig& m, const ParallelPlan& p);

@@ -64,13 +64,14 @@ void ProgramCosts::analyze_groups(LinkAnalyzer& analyzer) {
     of.assign(rp.groups.size(), -1);
     for (const std::uint32_t h : handles[static_cast<std::size_t>(rp.program)]) {
       const Group& g = rp.groups.at(h);
-      const auto [it, added] = index.try_emplace({g.name, g.members}, static_cast<int>(members.size()));
+      const std::string group_name(name(g.role));
+      const auto [it, added] = index.try_emplace({group_name, g.members}, static_cast<int>(members.size()));
       if (added) {
         members.push_back(g.members);
-        by_name[g.name].push_back(it->second);
+        by_name[group_name].push_back(it->second);
       }
       of[h] = it->second;
-      if (all_to_all_handles.contains(h)) with_all_to_all.insert(g.name);
+      if (all_to_all_handles.contains(h)) with_all_to_all.insert(group_name);
     }
   }
   links_.resize(members.size());
@@ -106,11 +107,14 @@ void ProgramCosts::analyze_flows(LinkAnalyzer& analyzer) {
   };
   std::map<std::string, std::vector<std::pair<int, int>>> sends;             // by group name: (src, dst)
   std::map<std::pair<int, int>, std::pair<std::string, std::size_t>> where;  // flow -> (name, position)
+  std::map<std::string, std::string_view> charged;                           // group name -> charged name
   for (const RankProgram& rp : set_.ranks) {
     for (const PointToPoint* p : of_rank(rp)) {
       if (p->direction != P2pDirection::kSend) continue;
       const std::pair<int, int> flow{rp.rank, world_peer(rp, *p)};
-      const std::string& name = rp.groups.at(p->group).name;
+      const GroupRole role = rp.groups.at(p->group).role;
+      const std::string name(commscale::name(role));
+      charged.try_emplace(name, charged_name(role));
       if (where.try_emplace(flow, name, sends[name].size()).second) sends[name].push_back(flow);
     }
   }
@@ -120,7 +124,7 @@ void ProgramCosts::analyze_flows(LinkAnalyzer& analyzer) {
     for (std::size_t i = 0; i < flows.size(); ++i) {
       flow_index[{name, i}] = static_cast<int>(flows_.size());
       flows_.push_back(links[i]);
-      auto [slowest, added] = slowest_flows_.try_emplace(name, links[i]);
+      auto [slowest, added] = slowest_flows_.try_emplace(std::string(charged.at(name)), links[i]);
       if (!added && links[i].bw < slowest->second.bw) slowest->second = links[i];
     }
   }

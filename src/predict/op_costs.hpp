@@ -29,6 +29,7 @@ class ProgramCosts final : public OpCosts {
   [[nodiscard]] const GroupLinks* group_links(int rank, std::uint32_t handle) const;
   // The slowest collective group and transfer of each group name, for reports.
   [[nodiscard]] const std::map<std::string, GroupLinks>& slowest_groups() const noexcept { return slowest_groups_; }
+  // Transfers by the name the breakdown charges them to (program/op.hpp, charged_name: "pp").
   [[nodiscard]] const std::map<std::string, FlowLinks>& slowest_flows() const noexcept { return slowest_flows_; }
 
  private:

@@ -42,10 +42,9 @@ std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBrea
     out.push_back(g);
   }
   for (const auto& [name, flow] : costs.slowest_flows()) {
-    const std::string joined = name.rfind("pp", 0) == 0 ? "pp" : name;
-    const auto same = std::find_if(out.begin(), out.end(), [&](const GroupReport& g) { return g.name == joined; });
+    const auto same = std::find_if(out.begin(), out.end(), [&](const GroupReport& g) { return g.name == name; });
     if (same == out.end()) {
-      out.push_back({joined, 2, flow.path_class == hw::PathClass::kNetwork ? 2 : 1, flow.path_class, flow.bw, {}, {}});
+      out.push_back({name, 2, flow.path_class == hw::PathClass::kNetwork ? 2 : 1, flow.path_class, flow.bw, {}, {}});
     } else if (flow.bw < same->bus_bw) {
       same->link = flow.path_class;
       same->bus_bw = flow.bw;

@@ -78,9 +78,9 @@ const ProgramIndex& SimIndex::program(int sim_rank) const {
 std::uint32_t SimIndex::handle_on(int world_rank, const Group& group) const {
   const auto& groups = set_.ranks.at(static_cast<std::size_t>(world_rank)).groups;
   for (std::size_t h = 0; h < groups.size(); ++h) {
-    if (groups[h].name == group.name && groups[h].members == group.members) return static_cast<std::uint32_t>(h);
+    if (groups[h].role == group.role && groups[h].members == group.members) return static_cast<std::uint32_t>(h);
   }
-  throw RuntimeFailure(fmt::format("rank {} is in group '{}' but does not list it", world_rank, group.name));
+  throw RuntimeFailure(fmt::format("rank {} is in group '{}' but does not list it", world_rank, name(group.role)));
 }
 
 const std::vector<Participant>& SimIndex::members(int sim_rank, std::uint32_t handle) {

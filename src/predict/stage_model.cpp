@@ -59,7 +59,6 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const Simul
   CoarseFigures f;
   f.step = sim.step_time.value();
   const double n = static_cast<double>(sim.simulated.size());
-  constexpr std::array<const char*, 5> kCharged = {"tp", "dp", "pp", "pp", "embedding"};  // by group handle
   Scratch& s = scratch_;
   for (std::size_t st = 0; st < sim.simulated.size(); ++st) {
     for (auto& v : s.by_stream) v.clear();
@@ -92,14 +91,14 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const Simul
     merge_sorted(s.all, s.merged);
     f.compute += merged_length(s.compute) / n;
     f.exposed += uncovered_merged_length(s.merged, s.compute) / n;
-    for (std::size_t g = 0; g < kCharged.size(); ++g) {
+    for (std::size_t g = 0; g < static_cast<std::size_t>(kGroupRoleCount); ++g) {
       const auto& a = s.by_group[2 * g];
       const auto& b = s.by_group[2 * g + 1];
       if (a.empty() && b.empty()) continue;
       s.both.clear();
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(s.both), by_start);
       merge_sorted(s.both, s.merged);
-      GroupTime& time = f.groups[kCharged[g]];
+      GroupTime& time = f.groups[std::string(charged_name(static_cast<GroupRole>(g)))];  // handle = role
       time.busy += Seconds(merged_length(s.merged) / n);
       time.exposed += Seconds(uncovered_merged_length(s.merged, s.compute) / n);
     }

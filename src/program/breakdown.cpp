@@ -66,8 +66,7 @@ std::string charge_group(const ProgramSet& set, int rank, const Op& op) {
   } else {
     return "compute";
   }
-  const std::string& group = rp.groups.at(handle).name;
-  return group.rfind("pp", 0) == 0 ? "pp" : group;
+  return std::string(charged_name(rp.groups.at(handle).role));
 }
 
 StepBreakdown break_down_step(const ProgramSet& set, const Timeline& timeline, int step) {

@@ -51,7 +51,7 @@ void check_payload(const RankProgram& rank, const Op& op, Problems& out) {
       out.add("rank {} op {} '{}': group handle {} does not exist", rank.rank, op.id, op.name, p->group);
     } else if (p->peer < 0 || static_cast<std::size_t>(p->peer) >= rank.groups[p->group].members.size()) {
       out.add("rank {} op {} '{}': peer {} is not another member of group '{}'", rank.rank, op.id, op.name, p->peer,
-              rank.groups[p->group].name);
+              name(rank.groups[p->group].role));
     }
   }
 }
@@ -111,7 +111,7 @@ void check_groups(const ProgramSet& set, const Index& index, Problems& out) {
       if (std::find(sorted.begin(), sorted.end(), rank.rank) == sorted.end() || !in_range ||
           std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
         out.add("rank {} group '{}' {}: members must be distinct world ranks including the rank itself", rank.rank,
-                g.name, g.members);
+                name(g.role), g.members);
       }
     }
   }
@@ -120,7 +120,7 @@ void check_groups(const ProgramSet& set, const Index& index, Problems& out) {
     for (int member : index.comms[c].members) {
       if (check::handle_of(index, member, static_cast<int>(c)) < 0) {
         out.add("group {} lists rank {}, but rank {} has no group '{}' with these members in this order",
-                describe(index.comms[c]), member, member, index.comms[c].name);
+                describe(index.comms[c]), member, member, name(index.comms[c].role));
       }
     }
   }
@@ -218,7 +218,7 @@ void check_p2p(const ProgramSet& set, const Index& index, Problems& out) {
       const int other = rank.groups[handle].members[static_cast<std::size_t>(peer)];
       if (other == rank.rank) {
         out.add("{}: peer {} is not another member of group '{}' but rank {} itself",
-                describe(set, rank.rank, ops.front()), peer, rank.groups[handle].name, rank.rank);
+                describe(set, rank.rank, ops.front()), peer, name(rank.groups[handle].role), rank.rank);
         return;
       }
       const bool send = direction == P2pDirection::kSend;

@@ -8,12 +8,12 @@ namespace commscale::check {
 
 Index build_index(const ProgramSet& set) {
   Index index;
-  std::map<std::pair<std::string, std::vector<int>>, int> ids;
+  std::map<std::pair<GroupRole, std::vector<int>>, int> ids;
   index.rank_comms.resize(set.ranks.size());
   for (const RankProgram& rank : set.ranks) {
     for (const Group& g : rank.groups) {
-      const auto [it, added] = ids.try_emplace({g.name, g.members}, static_cast<int>(index.comms.size()));
-      if (added) index.comms.push_back({g.name, g.members});
+      const auto [it, added] = ids.try_emplace({g.role, g.members}, static_cast<int>(index.comms.size()));
+      if (added) index.comms.push_back({g.role, g.members});
       index.rank_comms[static_cast<std::size_t>(rank.rank)].push_back(it->second);
     }
   }
@@ -57,7 +57,7 @@ std::string describe(const Comm& comm) {
     }
     members += fmt::format("{}{}", members.empty() ? "" : ", ", comm.members[i]);
   }
-  return fmt::format("'{}' [{}]", comm.name, members);
+  return fmt::format("'{}' [{}]", name(comm.role), members);
 }
 
 }  // namespace commscale::check

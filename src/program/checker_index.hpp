@@ -14,7 +14,7 @@
 namespace commscale::check {
 
 struct Comm {
-  std::string name;
+  GroupRole role = GroupRole::kTp;
   std::vector<int> members;
 };
 

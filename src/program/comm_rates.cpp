@@ -26,10 +26,10 @@ std::vector<CommRate> comm_rates(const ProgramSet& set, const Timeline& timeline
         Key key;
         if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
           const int n = static_cast<int>(rp.groups.at(c->group).members.size());
-          key = Key{rp.groups.at(c->group).name, std::string(name(c->kind)), c->bytes.count(), n};
+          key = Key{std::string(name(rp.groups.at(c->group).role)), std::string(name(c->kind)), c->bytes.count(), n};
           factor[key] = busbw_factor(c->kind, n);
         } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
-          key = Key{rp.groups.at(p->group).name, "send_recv", p->bytes.count(), 2};
+          key = Key{std::string(name(rp.groups.at(p->group).role)), "send_recv", p->bytes.count(), 2};
           factor[key] = 1.0;
         } else {
           continue;

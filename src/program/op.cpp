@@ -21,6 +21,9 @@ constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKern
                                      MemoryKernelKind::kAdd,          MemoryKernelKind::kMask,
                                      MemoryKernelKind::kBiasGrad};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
+constexpr std::array kGroupRoles = {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward,
+                                    GroupRole::kEmbedding};
+static_assert(kGroupRoles.size() == kGroupRoleCount);
 
 }  // namespace
 
@@ -88,6 +91,24 @@ std::string_view name(MemoryKernelKind kind) noexcept {
 
 std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
 
+std::string_view name(GroupRole role) noexcept {
+  switch (role) {
+    case GroupRole::kTp:
+      return "tp";
+    case GroupRole::kDp:
+      return "dp";
+    case GroupRole::kPpForward:
+      return "pp-fwd";
+    case GroupRole::kPpBackward:
+      return "pp-bwd";
+    case GroupRole::kEmbedding:
+      return "embedding";
+  }
+  return "?";
+}
+
+std::string_view charged_name(GroupRole role) noexcept { return is_pipeline(role) ? "pp" : name(role); }
+
 Stream parse_stream(std::string_view text, std::string_view where) {
   return parse_by_name(kStreams, text, where, "stream");
 }
@@ -99,6 +120,9 @@ MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_vie
 }
 P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
   return parse_by_name(kDirections, text, where, "direction");
+}
+GroupRole parse_group_role(std::string_view text, std::string_view where) {
+  return parse_by_name(kGroupRoles, text, where, "group");
 }
 
 bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept {

@@ -120,10 +120,20 @@ struct Op {
   OpPayload payload;
 };
 
+// What a communication group is for. The program builder gives each rank its groups in this order,
+// so that a group's handle is its role's value (parallel/program_builder.hpp).
+enum class GroupRole : std::uint8_t { kTp, kDp, kPpForward, kPpBackward, kEmbedding };
+inline constexpr int kGroupRoleCount = 5;
+
+// The pipeline's two directions: members listed by stage.
+[[nodiscard]] constexpr bool is_pipeline(GroupRole role) noexcept {
+  return role == GroupRole::kPpForward || role == GroupRole::kPpBackward;
+}
+
 // A communication group as one rank sees it. `members` are world ranks; a member's index in the list
 // is its rank within the group. Every member lists the same members in the same order.
 struct Group {
-  std::string name;  // "tp", "dp", "pp", "embedding"
+  GroupRole role = GroupRole::kTp;
   std::vector<int> members;
 };
 
@@ -143,11 +153,15 @@ struct ProgramSet {
 [[nodiscard]] std::string_view name(Phase phase) noexcept;    // fwd bwd recompute step
 [[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
 [[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
+[[nodiscard]] std::string_view name(GroupRole role) noexcept;  // tp dp pp-fwd pp-bwd embedding
+// The name the breakdown charges a group's time to: "pp" joins the pipeline's two directions.
+[[nodiscard]] std::string_view charged_name(GroupRole role) noexcept;
 // Inverses of the names above; throw InputError naming `where`.
 [[nodiscard]] Stream parse_stream(std::string_view text, std::string_view where);
 [[nodiscard]] Phase parse_phase(std::string_view text, std::string_view where);
 [[nodiscard]] MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where);
 [[nodiscard]] P2pDirection parse_p2p_direction(std::string_view text, std::string_view where);
+[[nodiscard]] GroupRole parse_group_role(std::string_view text, std::string_view where);
 
 // The stream an op of this payload must run on is fixed for compute and point-to-point ops; a
 // collective may run on "tp" or "dp".

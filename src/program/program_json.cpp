@@ -160,13 +160,13 @@ void from_json(const json& j, Op& op) {
   op.payload = payload_from_json(j);
 }
 
-void to_json(json& j, const Group& g) { j = {{"name", g.name}, {"members", g.members}}; }
+void to_json(json& j, const Group& g) { j = {{"name", name(g.role)}, {"members", g.members}}; }
 
 void from_json(const json& j, Group& g) {
   only_keys(j, {"name", "members"});
-  g.name = text(j, "name");
+  g.role = parse_group_role(text(j, "name"), fmt::format("{}: a group's name", kWhere));
   const json& members = at(j, "members");
-  if (!members.is_array()) throw InputError(kWhere, fmt::format("group '{}': members is not an array", excerpt(g.name)));
+  if (!members.is_array()) throw InputError(kWhere, fmt::format("group '{}': members is not an array", name(g.role)));
   g.members = members.get<std::vector<int>>();
 }
 

@@ -29,7 +29,7 @@ Flops gemm_flops_of(const ProgramSet& set) {
 int stage_of(const ProgramSet& set, int rank) {
   const RankProgram& rp = set.ranks.at(static_cast<std::size_t>(rank));
   for (const Group& g : rp.groups) {
-    if (g.name != "pp-fwd") continue;
+    if (g.role != GroupRole::kPpForward) continue;
     return static_cast<int>(std::find(g.members.begin(), g.members.end(), rank) - g.members.begin());
   }
   return 0;

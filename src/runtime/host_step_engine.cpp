@@ -167,7 +167,7 @@ class HostStepEngine final : public StepEngine {
   [[nodiscard]] GroupCalls& link_calls(const PointToPoint& p) {
     const P2pLink link = link_of(program(), p);
     std::shared_ptr<GroupCalls>& calls = links_[link];
-    if (!calls) calls = transfer_calls(program().groups.at(p.group).name, link.from, link.to);
+    if (!calls) calls = transfer_calls(std::string(name(program().groups.at(p.group).role)), link.from, link.to);
     return *calls;
   }
 
@@ -296,7 +296,7 @@ std::string HostStepEngine::timeout_message(const std::array<std::optional<InFli
     if (c == nullptr || f->started.call == 0) continue;
     const std::string diagnosis = diagnose_group(groups_.at(c->group)->calls(), f->started.call);
     text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes),
-                        rp.groups.at(c->group).name);
+                        name(rp.groups.at(c->group).role));
     if (!diagnosis.empty()) text += ", " + diagnosis;
   }
   return text;

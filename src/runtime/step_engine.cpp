@@ -43,10 +43,10 @@ std::string describe_transfer(const RankProgram& rank, const Op& op, const Point
   const Group& group = rank.groups.at(p2p.group);
   const bool send = p2p.direction == P2pDirection::kSend;
   // Pipeline groups list their ranks by stage.
-  const bool pipeline = group.name.starts_with("pp");
+  const bool pipeline = is_pipeline(group.role);
   std::string text = fmt::format("{} of {} {} rank {} ({} {}) on group {} (ranks {})", name(p2p.direction),
                                  format_size(p2p.bytes), send ? "to" : "from", world_peer(rank, p2p),
-                                 pipeline ? "stage" : "member", p2p.peer, group.name, rank_list(group.members));
+                                 pipeline ? "stage" : "member", p2p.peer, name(group.role), rank_list(group.members));
   if (op.microbatch >= 0) text += fmt::format(", microbatch {}", op.microbatch);
   return text;
 }

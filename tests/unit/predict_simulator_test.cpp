@@ -55,7 +55,7 @@ ProgramSet all_reduce_program() {
   set.programs.push_back({op(0, Stream::kCompute, {}, "a", make_gemm(64, 64, 64, 1, DataType::kBFloat16)),
                           op(1, Stream::kTp, {0}, "ar", CollectiveOp{Collective::kAllReduce, 0, Bytes(64)}),
                           op(2, Stream::kCompute, {1}, "b", make_gemm(64, 64, 64, 1, DataType::kBFloat16))});
-  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{"tp", {0, 1}}}});
+  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{GroupRole::kTp, {0, 1}}}});
   return set;
 }
 
@@ -87,7 +87,7 @@ TEST(Simulator, SendAndReceiveMeet) {
                           op(1, Stream::kPpSend, {0}, "send", PointToPoint{P2pDirection::kSend, 0, 1, Bytes(8)})});
   set.programs.push_back({op(0, Stream::kPpRecv, {}, "recv", PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(8)}),
                           op(1, Stream::kCompute, {0}, "use", MemoryKernel{})});
-  set.ranks = {RankProgram{0, 0, {Group{"pp", {0, 1}}}}, RankProgram{1, 1, {Group{"pp", {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   const TableCosts costs({{"work", 5}, {"send", 1}, {"recv", 1}, {"use", 2}});
   const Simulation sim = simulate(set, costs);
   // The receive is reached at 0, the send at 5: the transfer runs 5..6, then "use" 6..8.
@@ -104,7 +104,7 @@ TEST(Simulator, ReportsAProgramThatCannotFinish) {
   // A receive nobody sends.
   set.programs.push_back({op(0, Stream::kPpRecv, {}, "recv", PointToPoint{P2pDirection::kRecv, 0, 1, Bytes(8)})});
   set.programs.push_back({op(0, Stream::kCompute, {}, "idle", MemoryKernel{})});
-  set.ranks = {RankProgram{0, 0, {Group{"pp", {0, 1}}}}, RankProgram{1, 1, {Group{"pp", {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   const TableCosts costs({{"recv", 1}, {"idle", 1}});
   EXPECT_THROW((void)simulate(set, costs), RuntimeFailure);
 }

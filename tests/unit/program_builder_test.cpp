@@ -209,7 +209,7 @@ TEST(ProgramBuilder, NamesStreamsAndDependencies) {
   const auto& recv = std::get<PointToPoint>(stage1[0].payload);
   EXPECT_EQ(recv.peer, 0);  // stage 0 within the pipeline group
   EXPECT_EQ(world_peer(set.ranks[2], recv), 0);
-  EXPECT_EQ(set.ranks[2].groups[kPpForwardGroup].name, "pp-fwd");
+  EXPECT_EQ(set.ranks[2].groups[kPpForwardGroup].role, GroupRole::kPpForward);
   EXPECT_EQ(stage1.back().name, "step.optimizer");
   // The all-reduce after the attention projection waits for it; the residual waits for the all-reduce.
   for (std::size_t i = 0; i < stage1.size(); ++i) {

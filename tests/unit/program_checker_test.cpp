@@ -156,7 +156,7 @@ TEST(Checker, CrossGroupDeadlock) {
   };
   set.programs.push_back({collective(0, Stream::kTp, 0, {}, "a"), collective(1, Stream::kDp, 1, {0}, "b")});
   set.programs.push_back({collective(0, Stream::kDp, 1, {}, "b"), collective(1, Stream::kTp, 0, {0}, "a")});
-  const std::vector<Group> groups = {{"x", {0, 1}}, {"y", {0, 1}}};
+  const std::vector<Group> groups = {{GroupRole::kTp, {0, 1}}, {GroupRole::kDp, {0, 1}}};
   set.ranks = {{0, 0, groups}, {1, 1, groups}};
   EXPECT_TRUE(caught(set, {"deadlock", "through ranks 0, 1", "rank 0 op 0 'a' (tp) = rank 1 op 1 'a' (tp)",
                            "rank 0 op 1 'b' (dp) = rank 1 op 0 'b' (dp)", "back to the first"}));

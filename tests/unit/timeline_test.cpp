@@ -30,7 +30,7 @@ ProgramSet two_rank_program() {
   ops[1] = Op{1, Stream::kTp, Phase::kForward, {0}, "ar", 0, 0, CollectiveOp{Collective::kAllReduce, 0, Bytes(64)}};
   ops[2] = Op{2, Stream::kCompute, Phase::kForward, {1}, "b", 0, 0, make_gemm(64, 64, 64, 1, DataType::kBFloat16)};
   set.programs.push_back(ops);
-  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{"tp", {0, 1}}}});
+  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{GroupRole::kTp, {0, 1}}}});
   return set;
 }
 
@@ -100,7 +100,7 @@ TEST(Breakdown, ATransferMovesDataOnceBothSidesArrive) {
                  PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(64), DataType::kBFloat16}};
   second[1] = Op{1, Stream::kCompute, Phase::kForward, {0}, "f", 0, 1, g};
   set.programs = {first, second};
-  set.ranks = {RankProgram{0, 0, {Group{"pp-fwd", {0, 1}}}}, RankProgram{1, 1, {Group{"pp-fwd", {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   Timeline t{"test", 2, 1, {}};
   t.events = {{0, 0, 0, Seconds(0), Seconds(5)}, {0, 0, 1, Seconds(5), Seconds(6)},
               {1, 0, 0, Seconds(0), Seconds(6)}, {1, 0, 1, Seconds(6), Seconds(9)}};

@@ -218,7 +218,7 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
     const P2pLink link = link_of(me, p);
     NcclComm& link_comm = *link_comms_.at(link);
     std::shared_ptr<GroupCalls>& calls = transfer_calls_[link];
-    if (!calls) calls = transfer_calls(me.groups.at(p.group).name, link.from, link.to);
+    if (!calls) calls = transfer_calls(std::string(name(me.groups.at(p.group).role)), link.from, link.to);
     call_of_.at(op.id) = ++calls->started;
     ncclComm_t comm = link_comm.get();
     const std::uint64_t count = p.bytes.count() / size_of(p.dtype);
@@ -290,7 +290,7 @@ std::string CudaStepEngine::timeout_message() {
     }
     const auto* c = std::get_if<CollectiveOp>(&op.payload);
     if (c == nullptr || call_of_.at(op.id) == 0) continue;
-    text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes), rp.groups.at(c->group).name);
+    text += fmt::format(": {} of {} on group {}", name(c->kind), format_size(c->bytes), name(rp.groups.at(c->group).role));
     const std::string diagnosis = diagnose_group(*group_calls_.at(c->group), call_of_.at(op.id));
     if (!diagnosis.empty()) text += ", " + diagnosis;
   }
