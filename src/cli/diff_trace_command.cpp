@@ -58,8 +58,7 @@ Timeline read_timeline(const std::string& path) {
 
 ProgramSet load_program(const DiffArguments& a) {
   if (a.program.empty()) {
-    const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
-    return build_program(mp.model, mp.plan);
+    return build_program(finish_model_plan_options(a.model_plan));
   }
   const nlohmann::json doc = hw::read_json_file(a.program);
   try {

@@ -124,13 +124,13 @@ void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
   add_plan_options(command, args);
 }
 
-ModelAndPlan finish_model_plan_options(const ModelPlanArguments& a) {
-  ModelAndPlan out;
-  out.model = resolve(a);
-  ParallelPlan& p = out.plan;
+CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
+  TransformerConfig model = resolve(a);
+  int world = 0;
+  ParallelPlan p;
   p.tp = a.tp;
   p.pp = a.pp;
-  p.dp = data_parallel_size(a, &out.world);
+  p.dp = data_parallel_size(a, &world);
   p.sequence_parallel = a.sp;
   p.zero_stage = a.zero;
   p.recompute = parse_recompute(a.recompute, "--recompute");
@@ -142,8 +142,7 @@ ModelAndPlan finish_model_plan_options(const ModelPlanArguments& a) {
   p.order = a.order;
   p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
   p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
-  validate_plan(out.model, p, out.world);
-  return out;
+  return CheckedPlan(std::move(model), std::move(p), world);
 }
 
 }  // namespace commscale

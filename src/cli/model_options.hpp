@@ -58,19 +58,14 @@ struct ModelPlanArguments {
   } given;
 };
 
-struct ModelAndPlan {
-  TransformerConfig model;
-  ParallelPlan plan;
-  int world = 1;
-};
 
 // Adds --model --model-file --layers --hidden --heads --kv-heads --ffn --vocab --seq --activation
 // --dtype (group "Model") and --world --tp --pp --dp --sp --zero --recompute --flash-attn
 // --kernels --micro-batch --global-batch --schedule --chunks --order --bucket-mb (group "Parallel plan").
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 
-// Resolves the model and checks the plan against it. Throws InputError naming the flag.
-[[nodiscard]] ModelAndPlan finish_model_plan_options(const ModelPlanArguments& args);
+// Resolves the model and checks the plan against it, once (CheckedPlan). Throws InputError naming the flag.
+[[nodiscard]] CheckedPlan finish_model_plan_options(const ModelPlanArguments& args);
 
 // The model flags alone (group "Model"), for commands that choose the plan themselves (search,
 // compare), and the model they describe.

@@ -19,7 +19,7 @@
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "parallel/plan_summary.hpp"
-#include "parallel/program_builder.hpp"
+#include "parallel/prepared_step.hpp"
 #include "program/program_json.hpp"
 
 namespace commscale {
@@ -32,7 +32,7 @@ struct PlanArguments {
   bool json = false;
   std::string dump_path;
   std::string command_line;
-  ModelAndPlan resolved;
+  std::optional<CheckedPlan> resolved;
   MemoryOptions memory;
   std::optional<Bytes> gpu_memory;
 };
@@ -118,15 +118,15 @@ void print_traffic(const PlanSummary& s, std::ostream& out) {
 
 int run_plan(const PlanArguments& a) {
   try {
-    const ProgramSet set = build_program(a.resolved.model, a.resolved.plan);
-    const PlanSummary s = summarize_plan(a.resolved.model, a.resolved.plan, set, a.memory, a.gpu_memory);
-    if (!a.dump_path.empty()) write_file_atomically(a.dump_path, json_text(nlohmann::json(set)));
+    const PreparedStep step = prepare_step(*a.resolved, a.memory, a.gpu_memory);
+    const PlanSummary& s = step.summary;
+    if (!a.dump_path.empty()) write_file_atomically(a.dump_path, json_text(nlohmann::json(step.program)));
     if (a.json) {
       nlohmann::json doc = summary_to_json(s);
       doc["command_line"] = a.command_line;
       std::cout << json_text(doc, 2);
     } else {
-      print_header(s, a.resolved.world, std::cout);
+      print_header(s, a.resolved->world(), std::cout);
       print_memory(s, std::cout);
       print_traffic(s, std::cout);
     }

@@ -55,40 +55,42 @@ nlohmann::json trace_of(const ProgramSet& set, const predict::Simulation& sim) {
   return trace;
 }
 
-void write_extras(const PredictArguments& a, const predict::Prediction& p) {
+void write_extras(const PredictArguments& a, const PreparedStep& step, const predict::Prediction& p) {
   if (!a.timeline_path.empty()) {
-    nlohmann::json doc = predict::full_timeline(*p.program, *p.simulation);
+    nlohmann::json doc = predict::full_timeline(step.program, *p.simulation);
     doc["schema_version"] = 1;
     doc["kind"] = "commscale-timeline";
     write_file_atomically(a.timeline_path, json_text(doc));
   }
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(*p.program, *p.simulation)));
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(step.program, *p.simulation)));
 }
 
 int run_predict(const PredictArguments& a) {
-  const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
-  check_program_size(mp.plan);  // before the cluster's link graph, which takes long for many nodes
+  const CheckedPlan mp = finish_model_plan_options(a.model_plan);
+  check_program_size(mp.plan());  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
   if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
-  const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world, "--world");
+  const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
   const predict::Target target =
       predict::make_target(catalog, cluster, nodes, load_calibration_option(a.calibration, catalog));
+  MemoryOptions memory;
+  memory.workspace = gib_to_bytes(a.workspace_gib);
   predict::PredictOptions options;
-  options.memory.workspace = gib_to_bytes(a.workspace_gib);
   options.reduce = !a.full_simulation;
-  options.keep_program = !a.timeline_path.empty() || !a.trace_path.empty();
+  options.keep_simulation = !a.timeline_path.empty() || !a.trace_path.empty();
   // Large worlds take seconds to minutes (program build, deadlock check, simulation): say what runs.
   Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "predict", 0);
-  progress.update(0, fmt::format("{} ranks on {} nodes of {}: building, checking and simulating the step", mp.world,
+  progress.update(0, fmt::format("{} ranks on {} nodes of {}: building, checking and simulating the step", mp.world(),
                                  nodes, cluster.name));
-  const predict::Prediction p = predict::predict_plan(mp.model, mp.plan, target, options);
+  const PreparedStep step = predict::prepare_for(mp, target, memory);
+  const predict::Prediction p = predict::predict_step(step, target, options);
   progress.finish();
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
   if (emit_json(a.output, doc)) predict::print_prediction(std::cout, p);
-  write_extras(a, p);
+  write_extras(a, step, p);
   return static_cast<int>(p.fit.fits ? ExitCode::kOk : ExitCode::kCheckFailed);
 }
 

@@ -45,7 +45,7 @@ struct TrainArguments {
   std::string jsonl_path;
   ReliabilityArguments reliability;
   TrainOptions options;
-  ModelAndPlan resolved;
+  std::optional<CheckedPlan> resolved;
 };
 
 void finish(TrainArguments& a) {
@@ -69,7 +69,6 @@ void finish(TrainArguments& a) {
   }
   o.timeout = Seconds(a.timeout_s);
   a.runtime.timeout = o.timeout;
-  o.workspace_allowance = gib_to_bytes(a.workspace_gib);
   a.jsonl_path = resolve_jsonl_path(a.reliability, a.json_path);
   if (launched_as_rank_zero()) {
     check_outputs({{"-J/--output_file", a.json_path}, {"--csv", a.csv_path}, {"--trace", a.trace_path},
@@ -98,7 +97,7 @@ void set_peak(const TrainArguments& a, const RunContext& context, TrainReport* r
     name = *match;
   }
   const hw::GpuSpec gpu = catalog.gpu(name, "--gpu");
-  const hw::MathRate rate = rate_for(a.resolved.model.dtype, a.options.tf32);
+  const hw::MathRate rate = rate_for(a.resolved->model().dtype, a.options.tf32);
   const auto& figure = gpu.rate(rate);
   if (!figure.value) return;
   report->gpu = gpu.name;
@@ -115,8 +114,8 @@ std::unique_ptr<JsonLinesFile> start_train_lines(const TrainArguments& a, const 
                  {"kind", "commscale-train"},
                  {"schema_version", kTrainSchemaVersion},
                  {"context", context},
-                 {"model", model_to_json(a.resolved.model)},
-                 {"plan", plan_to_json(a.resolved.plan)},
+                 {"model", model_to_json(a.resolved->model())},
+                 {"plan", plan_to_json(a.resolved->plan())},
                  {"config",
                   {{"warmup_steps", a.options.warmup_steps}, {"steps", a.options.steps}, {"timing", a.timing}}}});
   return lines;
@@ -136,7 +135,7 @@ StepObserver step_lines(JsonLinesFile* lines) {
 int run_train(const TrainArguments& a, const MpiComm& world) {
   if (a.options.skip) check_testing_rank(world, a.options.skip->rank, "--debug-skip-collective", a.reliability.skip);
   const RankSession session = start_rank_session(a.runtime, world);
-  const ModelAndPlan& mp = a.resolved;
+  const CheckedPlan& mp = *a.resolved;
   TrainOptions options = a.options;
   std::unique_ptr<Progress> progress;
   if (world.rank() == 0 && progress_enabled(a.quiet, a.progress)) {
@@ -146,26 +145,29 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
       progress->update(static_cast<std::size_t>(done));
     };
   }
-  check_plan_matches_world(mp.plan, world);  // before the JSON Lines file replaces an earlier run's
+  check_plan_matches_world(mp.plan(), world);  // before the JSON Lines file replaces an earlier run's
+  MemoryOptions memory;
+  memory.workspace = gib_to_bytes(a.workspace_gib);
+  const PreparedStep step = prepare_step(mp, memory, std::nullopt);
   std::unique_ptr<JsonLinesFile> lines;
   if (world.rank() == 0 && !a.jsonl_path.empty()) lines = start_train_lines(a, session.context);
-  const TrainRun run = run_training(mp.model, mp.plan, options, *session.backend, world, step_lines(lines.get()));
+  const TrainRun run = run_training(step, options, *session.backend, world, step_lines(lines.get()));
   if (progress) progress->finish();
   if (world.rank() != 0) return 0;
 
   StepSummaryInputs inputs;
-  inputs.set = &run.program;
+  inputs.set = &step.program;
   inputs.timeline = &run.timeline;
   inputs.step_s = run.step_s;
   inputs.step_only_s = run.step_only_s;
-  inputs.model_flops = megatron_model_flops(mp.model, mp.plan.global_batch);
-  inputs.hardware_flops = run.hardware_flops;
-  inputs.tokens_per_step = static_cast<double>(mp.plan.global_batch) * static_cast<double>(mp.model.seq);
+  inputs.model_flops = megatron_model_flops(mp.model(), mp.plan().global_batch);
+  inputs.hardware_flops = step.summary.hardware_flops_per_step;
+  inputs.tokens_per_step = static_cast<double>(mp.plan().global_batch) * static_cast<double>(mp.model().seq);
   TrainReport report;
   set_peak(a, session.context, &report, &inputs);
   report.context = session.context;
-  report.model = model_to_json(mp.model);
-  report.plan = plan_to_json(mp.plan);
+  report.model = model_to_json(mp.model());
+  report.plan = plan_to_json(mp.plan());
   report.summary = summarize_steps(inputs);
   report.method = run.method;
   report.timing = a.timing;
@@ -176,12 +178,12 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.step_s = run.step_s;
   report.step_only_s = run.step_only_s;
   report.gemm_checks = run.gemm_checks;
-  report.comm_rates = comm_rates(run.program, run.timeline);
+  report.comm_rates = comm_rates(step.program, run.timeline);
 
   print_train_text(std::cout, report);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(train_json(report), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(run.program, run.timeline)));
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(step.program, run.timeline)));
   if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, json_text(nlohmann::json(run.timeline)));
   if (lines) lines->append({{"record", "summary"}, {"summary", report.summary}});
   return 0;

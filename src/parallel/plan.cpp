@@ -119,6 +119,14 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   if (p.bucket_bytes.count() == 0) throw InputError("--bucket-mb", "a bucket of 0 bytes", "a positive size in MiB");
 }
 
+CheckedPlan::CheckedPlan(TransformerConfig model, ParallelPlan plan, int world)
+    : model_(std::move(model)), plan_(std::move(plan)) {
+  validate_plan(model_, plan_, world);
+}
+
+CheckedPlan::CheckedPlan(TransformerConfig model, ParallelPlan plan)
+    : CheckedPlan(std::move(model), plan, checked_world_size(plan.dp, plan.tp, plan.pp)) {}
+
 nlohmann::json plan_to_json(const ParallelPlan& p) {
   return {{"dp", p.dp},
           {"tp", p.tp},

@@ -54,6 +54,25 @@ inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per st
 // offending value (--tp, --pp, --dp, --global-batch, ...) and what would be accepted.
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world);
 
+// A model and a plan that passed validate_plan together: made once where a plan enters (the flags,
+// a search's enumeration), then taken by the program builder and both engines, which do not check
+// it again.
+class CheckedPlan {
+ public:
+  // Throws InputError naming the flag of the offending value (validate_plan).
+  CheckedPlan(TransformerConfig model, ParallelPlan plan, int world);
+  // For the plan's own world size (checked_world_size).
+  CheckedPlan(TransformerConfig model, ParallelPlan plan);
+
+  [[nodiscard]] const TransformerConfig& model() const noexcept { return model_; }
+  [[nodiscard]] const ParallelPlan& plan() const noexcept { return plan_; }
+  [[nodiscard]] int world() const noexcept { return world_size(plan_); }
+
+ private:
+  TransformerConfig model_;
+  ParallelPlan plan_;
+};
+
 [[nodiscard]] nlohmann::json plan_to_json(const ParallelPlan& p);
 
 }  // namespace commscale

@@ -22,8 +22,9 @@ std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p
 
 }  // namespace
 
-ProgramSet build_program(const TransformerConfig& m, const ParallelPlan& p) {
-  validate_plan(m, p, world_size(p));
+ProgramSet build_program(const CheckedPlan& plan) {
+  const TransformerConfig& m = plan.model();
+  const ParallelPlan& p = plan.plan();
   check_program_size(p);
   const RankLayout layout(p.tp, p.dp, p.pp, p.order);
   const UnitLists lists(m, p);

@@ -47,8 +47,9 @@ inline constexpr std::uint32_t kPpForwardGroup = handle_of(GroupRole::kPpForward
 inline constexpr std::uint32_t kPpBackwardGroup = handle_of(GroupRole::kPpBackward);
 inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding);
 
-// Validates the plan (InputError naming the flag) and builds the program of every rank.
-[[nodiscard]] ProgramSet build_program(const TransformerConfig& m, const ParallelPlan& p);
+// The program of every rank. Throws InputError when it would be too large (program_size.hpp).
+// prepare_step (prepared_step.hpp) builds it and checks it for the engines.
+[[nodiscard]] ProgramSet build_program(const CheckedPlan& plan);
 
 // The op list of one pipeline stage (what build_program shares between that stage's ranks).
 [[nodiscard]] std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPlan& p, int stage);
@@ -96,7 +97,7 @@ struct CoarseProgram {
   std::vector<std::vector<UnitWork>> work;  // [stage][op]: what a fused op stands for; empty otherwise
 };
 
-// The plan must be valid for the model (validate_plan); build_program checks it, this does not.
+// The plan must be valid for the model (validate_plan, as a search's enumeration checks its plans).
 [[nodiscard]] CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p);
 
 // The bytes of every pipeline transfer (send and receive, forward and backward) of a plan's step.

@@ -47,7 +47,8 @@ CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice
   e.best = best_plan(catalog, cluster, e.gpus, in, &e);
   if (!e.best) return e;
   const Target target = make_target(catalog, cluster, e.nodes, in.calibration);
-  e.prediction = predict_plan(in.model, e.best->plan, target, {in.search.memory, true, false});
+  // The search's plans passed validate_plan in its enumeration; CheckedPlan says so again, cheaply.
+  e.prediction = predict_step(prepare_for(CheckedPlan(in.model, e.best->plan), target, in.search.memory), target);
   const double tokens = e.prediction->summary.tokens_per_s;
   e.usd_per_million_tokens = usd_per_million_tokens(e.cost, tokens);
   e.joules_per_token = joules_per_token(e.cost, tokens);

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "parallel/plan_summary.hpp"
-#include "parallel/program_builder.hpp"
 #include "predict/op_costs.hpp"
 
 namespace commscale::predict {
@@ -61,11 +59,19 @@ std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBrea
 
 }  // namespace
 
-Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
-                        const PredictOptions& options) {
+PreparedStep prepare_for(const CheckedPlan& plan, const Target& target, const MemoryOptions& memory) {
+  if (plan.world() > target.gpus()) {
+    throw InputError("--world",
+                     fmt::format("{} ranks on {} GPUs of {}", plan.world(), target.gpus(), target.cluster.name),
+                     "no more ranks than the cluster's GPUs (--nodes)");
+  }
+  return prepare_step(plan, memory, *target.cluster.gpu.memory.value);
+}
+
+Prediction predict_step(const PreparedStep& step, const Target& target, const PredictOptions& options) {
   Prediction p;
-  p.model = model;
-  p.plan = plan;
+  p.model = step.model();
+  p.plan = step.plan();
   p.cluster = target.cluster.name;
   p.cluster_file = target.cluster.file;
   p.gpu = target.cluster.gpu.name;
@@ -73,37 +79,27 @@ Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan
   p.gpus_per_node = target.cluster.gpus_per_node();
   if (target.calibration) p.calibration = target.calibration->file;
   p.notes = target.notes;
-  const int world = world_size(plan);
-  if (world > target.gpus()) {
-    throw InputError("--world", fmt::format("{} ranks on {} GPUs of {}", world, target.gpus(), target.cluster.name),
-                     "no more ranks than the cluster's GPUs (--nodes)");
-  }
-  ProgramSet set = build_program(model, plan);
-  const PlanSummary summary = summarize_plan(model, plan, set, options.memory, *target.cluster.gpu.memory.value);
-  if (!summary.program_problems.empty()) {
-    throw RuntimeFailure("the step program failed its deadlock check: " + summary.program_problems.front());
-  }
+  const int world = step.checked.world();
+  step.require_deadlock_free();
+  const PlanSummary& summary = step.summary;
   p.model_flops = summary.model_flops_per_step;
   p.hardware_flops = summary.hardware_flops_per_step;
   p.memory = summary.memory;
-  p.fit = *summary.fit;
+  p.fit = summary.fit.value();
   std::string fallback;
-  p.peak = dense_rate(target.cluster.gpu, model.dtype, DataType::kFloat32, &fallback).value_or(FlopsPerSecond(0.0));
+  p.peak = dense_rate(target.cluster.gpu, p.model.dtype, DataType::kFloat32, &fallback).value_or(FlopsPerSecond(0.0));
   if (!fallback.empty()) p.notes.push_back(fallback);
 
   LinkAnalyzer analyzer(target.graph, target.achievable);
-  const ProgramCosts costs(set, target, analyzer);
-  Simulation sim = simulate(set, costs, {options.reduce});
-  const StepBreakdown b = simulated_breakdown(set, sim);
+  const ProgramCosts costs(step.program, target, analyzer);
+  Simulation sim = simulate(step.program, costs, {options.reduce});
+  const StepBreakdown b = simulated_breakdown(step.program, sim);
   p.summary = job_summary(b, world, p);
   p.groups = group_reports(costs, b);
   for (const GroupReport& g : p.groups) p.exposed_by_link[std::string(hw::name(g.link))] += g.exposed;
   p.simulated_ranks = static_cast<int>(sim.simulated.size());
   for (const auto& ends : sim.end) p.simulated_ops += ends.size();
-  if (options.keep_program) {
-    p.program = std::move(set);
-    p.simulation = std::move(sim);
-  }
+  if (options.keep_simulation) p.simulation = std::move(sim);
   return p;
 }
 

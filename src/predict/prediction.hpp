@@ -1,8 +1,8 @@
 #pragma once
 
-// `predict` end to end: build the step program of a plan (parallel/program_builder.hpp), check it and
-// size its memory (parallel/plan_summary.hpp), cost and simulate it on a target (simulator.hpp), and
-// report it with the figures and names of `train`'s job summary (program/step_summary.hpp).
+// `predict` end to end: a prepared step (parallel/prepared_step.hpp: the program built and checked, its
+// memory sized for the target's GPU) costed and simulated on a target (simulator.hpp), and reported
+// with the figures and names of `train`'s job summary (program/step_summary.hpp).
 
 #include <iosfwd>
 #include <map>
@@ -14,6 +14,7 @@
 
 #include "parallel/plan.hpp"
 #include "parallel/plan_memory.hpp"
+#include "parallel/prepared_step.hpp"
 #include "predict/simulator.hpp"
 #include "predict/target.hpp"
 #include "program/breakdown.hpp"
@@ -25,9 +26,8 @@ namespace commscale::predict {
 inline constexpr int kPredictionSchemaVersion = 1;
 
 struct PredictOptions {
-  MemoryOptions memory;
-  bool reduce = true;         // simulate one rank per symmetry class
-  bool keep_program = false;  // keep the program and simulation (for --timeline and --trace)
+  bool reduce = true;            // simulate one rank per symmetry class
+  bool keep_simulation = false;  // keep the simulation (for --timeline and --trace)
 };
 
 // One group name's communication: its slowest instance's links and the step's time on it.
@@ -61,12 +61,15 @@ struct Prediction {
   std::vector<std::string> notes;
   int simulated_ranks = 0;
   std::size_t simulated_ops = 0;
-  // With keep_program:
-  std::optional<ProgramSet> program;
-  std::optional<Simulation> simulation;
+  std::optional<Simulation> simulation;  // with keep_simulation: of the step's program
 };
 
-[[nodiscard]] Prediction predict_plan(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
-                                      const PredictOptions& options = {});
+// Prepares the plan's step for the target: its ranks checked against the target's GPUs first
+// (InputError naming --world), then the program built and checked and its memory fitted to the GPU's.
+[[nodiscard]] PreparedStep prepare_for(const CheckedPlan& plan, const Target& target, const MemoryOptions& memory);
+
+// The step must have been prepared for the target (prepare_for), and be free of deadlocks
+// (RuntimeFailure otherwise).
+[[nodiscard]] Prediction predict_step(const PreparedStep& step, const Target& target, const PredictOptions& options = {});
 
 }  // namespace commscale::predict

@@ -7,33 +7,10 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "parallel/plan_memory.hpp"
-#include "parallel/program_builder.hpp"
-#include "program/checker.hpp"
 #include "runtime/control_plane.hpp"
 
 namespace commscale {
 namespace {
-
-Flops gemm_flops_of(const ProgramSet& set) {
-  Flops total;
-  for (int r = 0; r < set.world_size; ++r) {
-    for (const Op& op : ops_of(set, r)) {
-      if (const auto* g = std::get_if<Gemm>(&op.payload)) total += g->flops;
-    }
-  }
-  return total;
-}
-
-// The stage of a world rank, from its pipeline group (its index there) or 0 without a pipeline.
-int stage_of(const ProgramSet& set, int rank) {
-  const RankProgram& rp = set.ranks.at(static_cast<std::size_t>(rank));
-  for (const Group& g : rp.groups) {
-    if (g.role != GroupRole::kPpForward) continue;
-    return static_cast<int>(std::find(g.members.begin(), g.members.end(), rank) - g.members.begin());
-  }
-  return 0;
-}
 
 // Adds one per-op step of every rank to rank 0's timeline.
 void gather_step(const MpiComm& world, const StepRun& run, int step, TrainRun* out) {
@@ -104,23 +81,14 @@ void check_plan_matches_world(const ParallelPlan& plan, const MpiComm& world) {
   }
 }
 
-TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, const TrainOptions& options,
-                      Backend& backend, const MpiComm& world, const StepObserver& observer) {
-  check_plan_matches_world(plan, world);
+TrainRun run_training(const PreparedStep& step, const TrainOptions& options, Backend& backend, const MpiComm& world,
+                      const StepObserver& observer) {
+  check_plan_matches_world(step.plan(), world);
+  step.require_deadlock_free();
   TrainRun out;
-  out.program = build_program(model, plan);
-  const ProgramCheck check = check_program(out.program);
-  if (!check.problems.empty()) {
-    throw RuntimeFailure(fmt::format("the step program failed its deadlock check: {}", check.problems.front()));
-  }
-  out.hardware_flops = gemm_flops_of(out.program);
-
-  MemoryOptions memory;
-  memory.workspace = options.workspace_allowance;
-  const std::vector<StageMemory> stages = memory_per_stage(model, plan, memory);
-  const MemoryBreakdown& mine = stages.at(static_cast<std::size_t>(stage_of(out.program, world.rank()))).bytes;
+  const MemoryBreakdown& mine = step.summary.memory.at(static_cast<std::size_t>(step.stage_of(world.rank()))).bytes;
   // The workspace allowance stands for the CUDA context, cuBLAS and NCCL, which allocate for real.
-  StepEngineConfig config{&out.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32,
+  StepEngineConfig config{&step.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32,
                           options.skip};
   const std::unique_ptr<StepEngine> engine = backend.make_step_engine(config);
   out.method = engine->method();
@@ -167,7 +135,7 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
     step_done(modes);
   }
   if (options.gemm_check && world.rank() == 0 && !per_op_runs.empty()) {
-    out.gemm_checks = check_gemms(ops_of(out.program, 0), per_op_runs, *engine);
+    out.gemm_checks = check_gemms(ops_of(step.program, 0), per_op_runs, *engine);
   }
   world.barrier();  // the other ranks wait while rank 0 times its GEMMs alone
   return out;

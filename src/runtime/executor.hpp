@@ -1,15 +1,15 @@
 #pragma once
 
-// `commscale train` on every rank: builds the step program of a model and plan, runs warm-up and
-// timed steps on the backend's step engine, and gathers what happened to rank 0 as a timeline (the
-// predictor's schema) and per-step times.
+// `commscale train` on every rank: runs warm-up and timed steps of a prepared step
+// (parallel/prepared_step.hpp) on the backend's step engine, and gathers what happened to rank 0 as a
+// timeline (the predictor's schema) and per-step times.
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "parallel/plan.hpp"
+#include "parallel/prepared_step.hpp"
 #include "program/breakdown.hpp"
 #include "program/step_summary.hpp"
 #include "program/timeline.hpp"
@@ -31,7 +31,6 @@ struct TrainOptions {
   TrainTiming timing = TrainTiming::kPerOp;
   Seconds timeout{0.0};
   bool tf32 = false;
-  Bytes workspace_allowance = Bytes(2 * kGiB);  // the memory model's allowance for context and libraries
   bool gemm_check = false;  // after the steps, time each GEMM shape alone and compare (GPU)
   // Called on rank 0 after each step (warm-up included) with the steps done and the steps in all.
   std::function<void(int done, int total)> on_step;
@@ -50,7 +49,6 @@ using StepObserver = std::function<void(const TimedStep&)>;
 
 // What rank 0 reports (other ranks get an empty result).
 struct TrainRun {
-  ProgramSet program;
   Timeline timeline;                      // per-op steps, engine "executor"
   std::vector<double> step_s;             // per-op steps: the slowest rank's step time
   std::vector<double> step_only_s;        // step-only steps
@@ -58,7 +56,6 @@ struct TrainRun {
   Bytes pool;                             // memory the engine allocated per rank (the largest)
   Bytes modelled;                         // what the memory model says (without the workspace allowance)
   std::string method;                     // how the engine runs and times ops
-  Flops hardware_flops;                   // every rank's GEMMs in one step
   std::vector<GemmCheck> gemm_checks;     // with TrainOptions::gemm_check, on GPUs
 };
 
@@ -66,9 +63,11 @@ struct TrainRun {
 // Collective over `world`. Called first by run_training; callers that open result files call it before.
 void check_plan_matches_world(const ParallelPlan& plan, const MpiComm& world);
 
-// Runs the steps. Collective over `world`. Rank 0 calls `observer` (when set) after each timed step.
-[[nodiscard]] TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan,
-                                    const TrainOptions& options, Backend& backend, const MpiComm& world,
-                                    const StepObserver& observer = {});
+// Runs the steps of `step`, whose program must be free of deadlocks (PreparedStep::require_deadlock_free
+// throws otherwise). Each rank's pool holds at least its stage's modelled memory (step.summary.memory,
+// less the workspace allowance). Collective over `world`. Rank 0 calls `observer` (when set) after each
+// timed step.
+[[nodiscard]] TrainRun run_training(const PreparedStep& step, const TrainOptions& options, Backend& backend,
+                                    const MpiComm& world, const StepObserver& observer = {});
 
 }  // namespace commscale

@@ -55,14 +55,14 @@ void count_ops(benchmark::State& state, const ProgramSet& set) {
 void build(benchmark::State& state, const Case& c) {
   ProgramSet set;
   for (auto _ : state) {
-    set = build_program(c.model, c.plan);
+    set = build_program(CheckedPlan(c.model, c.plan));
     benchmark::DoNotOptimize(set.programs.data());
   }
   count_ops(state, set);
 }
 
 void check(benchmark::State& state, const Case& c) {
-  const ProgramSet set = build_program(c.model, c.plan);
+  const ProgramSet set = build_program(CheckedPlan(c.model, c.plan));
   for (auto _ : state) {
     const ProgramCheck result = check_program(set);
     if (!result.ok()) state.SkipWithError(result.problems.front().c_str());
@@ -73,7 +73,7 @@ void check(benchmark::State& state, const Case& c) {
 void build_and_check(benchmark::State& state, const Case& c) {
   ProgramSet set;
   for (auto _ : state) {
-    set = build_program(c.model, c.plan);
+    set = build_program(CheckedPlan(c.model, c.plan));
     const ProgramCheck result = check_program(set);
     if (!result.ok()) state.SkipWithError(result.problems.front().c_str());
   }

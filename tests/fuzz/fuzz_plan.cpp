@@ -30,10 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const commscale::TransformerConfig model = commscale::find_preset("tiny", "--model");
     p.schedule = commscale::parse_schedule(schedule, "--schedule");
     p.recompute = commscale::parse_recompute(recompute, "--recompute");
-    commscale::validate_plan(model, p, commscale::checked_world_size(p.dp, p.tp, p.pp));
+    const commscale::CheckedPlan checked(model, p);
     // Valid, but too large to build within the fuzzer's time per input.
     if (commscale::world_size(p) > 64 || commscale::microbatches_per_step(p) * (model.layers / p.pp) > 4096) return 0;
-    const commscale::ProgramSet set = commscale::build_program(model, p);
+    const commscale::ProgramSet set = commscale::build_program(checked);
     if (!commscale::check_program(set).ok()) std::abort();  // a valid plan built a bad program
   } catch (const commscale::InputError&) {
   }

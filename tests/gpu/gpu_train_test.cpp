@@ -34,9 +34,10 @@ class GpuTrain : public ::testing::Test {
     options.warmup_steps = 1;
     options.steps = 2;
     options.gemm_check = true;
-    const TrainRun r = run_training(find_preset("tiny", "test"), plan, options, *session.backend, world);
+    const PreparedStep step = prepare_step(CheckedPlan(find_preset("tiny", "test"), plan), {}, std::nullopt);
+    const TrainRun r = run_training(step, options, *session.backend, world);
     if (world.rank() != 0) return;
-    testing::check_run(r, options.steps);
+    testing::check_run(step.program, r, options.steps);
     ASSERT_FALSE(r.gemm_checks.empty());
     for (const GemmCheck& c : r.gemm_checks) {
       EXPECT_GT(c.in_step_s, 0.0);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/train_checks.hpp"
-#include "parallel/plan.hpp"
+#include "parallel/prepared_step.hpp"
 #include "program/breakdown.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/session.hpp"
@@ -43,8 +43,9 @@ void run_shape(const Shape& shape, KernelSet kernels = KernelSet::kFused) {
   options.steps = 2;
   ParallelPlan plan = plan_for(shape);
   plan.kernels = kernels;
-  const TrainRun run = run_training(tiny(), plan, options, *session.backend, world);
-  if (world.rank() == 0) testing::check_run(run, options.steps);
+  const PreparedStep step = prepare_step(CheckedPlan(tiny(), plan), {}, std::nullopt);
+  const TrainRun run = run_training(step, options, *session.backend, world);
+  if (world.rank() == 0) testing::check_run(step.program, run, options.steps);
 }
 
 TEST(CpuTrain, DataParallel2) { run_shape({2, 1, 1}); }
@@ -64,7 +65,8 @@ TEST(CpuTrain, PlanMustMatchTheJob) {
   runtime.backend = BackendChoice::kCpu;
   const RankSession session = start_rank_session(runtime, world);
   const Shape wrong{world.size() + 1, 1, 1};
-  EXPECT_THROW((void)run_training(tiny(), plan_for(wrong), TrainOptions{}, *session.backend, world), Error);
+  const PreparedStep step = prepare_step(CheckedPlan(tiny(), plan_for(wrong)), {}, std::nullopt);
+  EXPECT_THROW((void)run_training(step, TrainOptions{}, *session.backend, world), Error);
 }
 
 }  // namespace

@@ -14,9 +14,8 @@
 
 namespace commscale::testing {
 
-// Checks one run's timeline on rank 0.
-inline void check_run(const TrainRun& run, int steps) {
-  const ProgramSet& set = run.program;
+// Checks one run of the program `set` on rank 0.
+inline void check_run(const ProgramSet& set, const TrainRun& run, int steps) {
   ASSERT_EQ(run.timeline.steps, steps);
   ASSERT_NO_THROW(validate_timeline(set, run.timeline, "timeline"));
   constexpr double kSlack = 2e-6;  // clock resolution: the host clock's reads, CUDA events' 0.5 us

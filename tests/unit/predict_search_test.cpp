@@ -96,16 +96,17 @@ TEST(TimelineDiff, OpKindsAndATimelineAgainstItsDoubleByHand) {
   const ParallelPlan p = testing::plan(1, 2, 1, 2);
   const Target t = testing::target("h200x2");
   PredictOptions options;
-  options.keep_program = true;
-  const Prediction pr = predict_plan(m, p, t, options);
-  const Timeline a = full_timeline(*pr.program, *pr.simulation);
+  options.keep_simulation = true;
+  const PreparedStep step = prepare_for(CheckedPlan(m, p), t, {});
+  const Prediction pr = predict_step(step, t, options);
+  const Timeline a = full_timeline(step.program, *pr.simulation);
   Timeline b = a;
   b.engine = "doubled";
   for (TimelineEvent& e : b.events) {
     e.start = e.start * 2.0;
     e.end = e.end * 2.0;
   }
-  const TimelineDiff d = diff_timelines(*pr.program, a, b, "a", "b", 5);
+  const TimelineDiff d = diff_timelines(step.program, a, b, "a", "b", 5);
   EXPECT_NEAR(d.step_time.a_s, pr.summary.step_time_s, 1e-12);
   EXPECT_NEAR(d.step_time.relative(), 1.0, 1e-9);
   EXPECT_NEAR(d.compute.relative(), 1.0, 1e-9);
@@ -117,7 +118,7 @@ TEST(TimelineDiff, OpKindsAndATimelineAgainstItsDoubleByHand) {
   }
   EXPECT_LE(d.ops.size(), 5u);
   // A timeline of another program is refused, naming it.
-  const ProgramSet other = build_program(m, testing::plan(2, 1, 1, 2));
+  const ProgramSet other = build_program(CheckedPlan(m, testing::plan(2, 1, 1, 2)));
   EXPECT_THROW((void)diff_timelines(other, a, b, "a", "b"), commscale::InputError);
 }
 

@@ -149,7 +149,7 @@ TEST(Simulator, PipelineBubbleIsPMinusOneOverM) {
   for (const ScheduleKind kind : {ScheduleKind::k1F1B, ScheduleKind::kGpipe}) {
     ParallelPlan p = testing::plan(1, 1, 4, 8);
     p.schedule = kind;
-    const ProgramSet set = build_program(m, p);
+    const ProgramSet set = build_program(CheckedPlan(m, p));
     const UniformStages costs(set);
     const Simulation sim = simulate(set, costs);
     const StepBreakdown b = simulated_breakdown(set, sim);
@@ -161,7 +161,7 @@ TEST(Simulator, PipelineBubbleIsPMinusOneOverM) {
   ParallelPlan p = testing::plan(1, 1, 4, 8);
   p.schedule = ScheduleKind::kInterleaved;
   p.chunks = 2;
-  const ProgramSet set = build_program(m, p);
+  const ProgramSet set = build_program(CheckedPlan(m, p));
   const UniformStages costs(set);
   const StepBreakdown b = simulated_breakdown(set, simulate(set, costs));
   EXPECT_NEAR(b.bubble.value() / b.compute.value(), 3.0 / 16.0, 1e-9);
@@ -198,7 +198,7 @@ TEST(Simulator, SymmetryReductionEqualsTheFullSimulation) {
   for (const Case& c : symmetry_cases()) {
     SCOPED_TRACE(c.cluster);
     const Target t = testing::target(c.cluster);
-    const ProgramSet set = build_program(find_preset(c.model, "test"), c.plan);
+    const ProgramSet set = build_program(CheckedPlan(find_preset(c.model, "test"), c.plan));
     LinkAnalyzer analyzer(t.graph, t.achievable);
     const ProgramCosts costs(set, t, analyzer);
     const Simulation reduced = simulate(set, costs, {true});
@@ -231,8 +231,8 @@ TEST(Simulator, ReusedStorageAndIndexesGiveTheFreshResult) {
   const TransformerConfig m = find_preset("tiny", "test");
   ParallelPlan big = testing::plan(2, 2, 2, 16);
   big.zero_stage = 1;
-  const ProgramSet first = build_program(m, big);
-  const ProgramSet second = build_program(m, testing::plan(1, 2, 4, 8));
+  const ProgramSet first = build_program(CheckedPlan(m, big));
+  const ProgramSet second = build_program(CheckedPlan(m, testing::plan(1, 2, 4, 8)));
   const ProgramCosts first_costs(first, t, analyzer);
   const ProgramCosts second_costs(second, t, analyzer);
   SimStorage storage;
@@ -262,7 +262,7 @@ TEST(Simulator, DifferentLinksMakeDifferentClasses) {
   // fall in different classes; on HGX A100 they do not.
   const auto classes = [](const std::string& cluster) {
     const Target t = testing::target(cluster);
-    const ProgramSet set = build_program(find_preset("tiny", "test"), testing::plan(2, 2, 2, 16));
+    const ProgramSet set = build_program(CheckedPlan(find_preset("tiny", "test"), testing::plan(2, 2, 2, 16)));
     LinkAnalyzer analyzer(t.graph, t.achievable);
     const ProgramCosts costs(set, t, analyzer);
     return simulate(set, costs).simulated.size();
@@ -272,7 +272,7 @@ TEST(Simulator, DifferentLinksMakeDifferentClasses) {
 }
 
 TEST(Simulator, RunsTheProgramTheExecutorRuns) {
-  // The executor (runtime/executor.cpp) runs build_program(model, plan); the predictor simulates the
+  // The executor (runtime/executor.cpp) runs build_program(CheckedPlan(model, plan)); the predictor simulates the
   // same call's result, and a program written out (plan --dump-program) and read back is the same
   // program: the timeline predicted for one validates against the other, and predicting from the
   // read-back program gives the same times. tests/cli/predict.cmake checks the executor's own timeline
@@ -280,7 +280,7 @@ TEST(Simulator, RunsTheProgramTheExecutorRuns) {
   const TransformerConfig m = find_preset("tiny", "test");
   ParallelPlan p = testing::plan(2, 2, 2, 16);
   p.zero_stage = 1;
-  const ProgramSet built = build_program(m, p);
+  const ProgramSet built = build_program(CheckedPlan(m, p));
   const ProgramSet read = nlohmann::json(built).get<ProgramSet>();
   const Target t = testing::target("hgx-a100");
   LinkAnalyzer analyzer(t.graph, t.achievable);

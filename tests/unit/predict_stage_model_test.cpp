@@ -119,7 +119,7 @@ struct Differences {
 Differences check(const Case& c) {
   const Target t = target(c.cluster);
   const TransformerConfig m = find_preset(c.model, "test");
-  const Prediction full = predict_plan(m, c.plan, t);
+  const Prediction full = predict_step(prepare_for(CheckedPlan(m, c.plan), t, {}), t);
   PlanEvaluator evaluator(m, t, MemoryOptions{});
   const PlanEstimate fast = evaluator.estimate(c.plan);
   const double step = full.summary.step_time_s;

@@ -70,7 +70,7 @@ TEST(ProgramBuilder, ManyPlansAreDeadlockFreeAndCountTheRightFlops) {
             p.kernels = variant % 3 == 1 ? KernelSet::kEager : KernelSet::kFused;
             p.order = variant % 2 == 0 ? "tp-dp-pp" : "tp-pp-dp";
             p.bucket_bytes = Bytes(variant % 3 == 0 ? 1 : 64 * kKiB);
-            const ProgramSet set = build_program(tiny, p);
+            const ProgramSet set = build_program(CheckedPlan(tiny, p));
             const ProgramCheck check = check_program(set);
             ASSERT_TRUE(check.ok()) << describe(p) << ": " << check.problems.front();
             const PlanSummary summary = summarize_plan(tiny, p, set, {}, std::nullopt);
@@ -96,7 +96,7 @@ TEST(ProgramBuilder, BareStackUntiedAndFp32AreDeadlockFree) {
     p.schedule = ScheduleKind::kInterleaved;
     p.chunks = 2;
     p.zero_stage = 3;
-    const ProgramSet set = build_program(model, p);
+    const ProgramSet set = build_program(CheckedPlan(model, p));
     const ProgramCheck check = check_program(set);
     EXPECT_TRUE(check.ok()) << which << ": " << (check.ok() ? "" : check.problems.front());
     EXPECT_EQ(set.ranks[0].groups.size(), which == 0 || which == 1 ? 4u : 5u);  // the embedding group
@@ -114,7 +114,7 @@ TEST(ProgramBuilder, TrafficCountedByHand) {
   const TransformerConfig tiny = find_preset("tiny", "");
   ParallelPlan p = plan(2, 2, 2, 4);
   p.bucket_bytes = Bytes(1 << 30);  // one bucket per stage
-  const ProgramSet set = build_program(tiny, p);
+  const ProgramSet set = build_program(CheckedPlan(tiny, p));
   ASSERT_EQ(set.programs.size(), 2u);
   const std::uint64_t hidden_bytes = 64 * 128 * 2;  // T h w: one microbatch's hidden state
   // Stage 0 (rank 0): per microbatch 4 layers x (2 forward + 2 backward all-reduces) + the embedding's
@@ -148,18 +148,18 @@ TEST(ProgramBuilder, BucketsAndZeroStages) {
   // ln1 = 6; stage 0 of pp 2 has 4 layers and the embedding: 25 buckets, once per step (ZeRO 0 and 1).
   ParallelPlan p = plan(2, 1, 2, 4);
   p.bucket_bytes = Bytes(1);
-  EXPECT_EQ(count(build_program(tiny, p), 0, "dp all_reduce"), 25u);
+  EXPECT_EQ(count(build_program(CheckedPlan(tiny, p)), 0, "dp all_reduce"), 25u);
   p.zero_stage = 1;
-  const ProgramSet z1 = build_program(tiny, p);
+  const ProgramSet z1 = build_program(CheckedPlan(tiny, p));
   EXPECT_EQ(count(z1, 0, "dp reduce_scatter"), 25u);
   EXPECT_EQ(count(z1, 0, "dp all_gather"), 25u);  // the updated parameters, after the optimizer
   // ZeRO 2 reduces every microbatch: 4 x 25.
   p.zero_stage = 2;
-  EXPECT_EQ(count(build_program(tiny, p), 0, "dp reduce_scatter"), 100u);
+  EXPECT_EQ(count(build_program(CheckedPlan(tiny, p)), 0, "dp reduce_scatter"), 100u);
   // ZeRO 3: per microbatch, every unit (4 layers + embedding) gathers its parameters forward and
   // backward and reduce-scatters its gradients: 4 x 5 x 2 gathers and 4 x 5 reduce-scatters.
   p.zero_stage = 3;
-  const ProgramSet z3 = build_program(tiny, p);
+  const ProgramSet z3 = build_program(CheckedPlan(tiny, p));
   EXPECT_EQ(count(z3, 0, "dp all_gather"), 40u);
   EXPECT_EQ(count(z3, 0, "dp reduce_scatter"), 20u);
   // Reduce-scatter sizes split into whole 16-byte shards over dp.
@@ -180,7 +180,7 @@ TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {
     p.schedule = schedule;
     p.chunks = schedule == ScheduleKind::kInterleaved ? 2 : 1;
     p.kernels = KernelSet::kEager;
-    const ProgramSet set = build_program(tiny, p);
+    const ProgramSet set = build_program(CheckedPlan(tiny, p));
     ASSERT_TRUE(check_program(set).ok()) << describe(p);
     ASSERT_EQ(set.programs.size(), 2u);  // one per stage
     for (int stage = 0; stage < p.pp; ++stage) {
@@ -198,7 +198,7 @@ TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {
 TEST(ProgramBuilder, NamesStreamsAndDependencies) {
   const TransformerConfig tiny = find_preset("tiny", "");
   ParallelPlan p = plan(1, 2, 2, 2);
-  const ProgramSet set = build_program(tiny, p);
+  const ProgramSet set = build_program(CheckedPlan(tiny, p));
   const std::vector<Op>& stage1 = ops_of(set, 2);  // rank 2 = tp 0 of stage 1
   // Stage 1 starts by receiving microbatch 0, and its first layer op waits for that receive.
   EXPECT_EQ(stage1[0].name, "mb0.fwd.recv");
@@ -226,7 +226,7 @@ TEST(ProgramBuilder, Gpt3_175bOn1024RanksBuildsAndChecksFast) {
   p.sequence_parallel = true;
   p.zero_stage = 1;
   const auto start = std::chrono::steady_clock::now();
-  const ProgramSet set = build_program(find_preset("gpt3-175b", ""), p);
+  const ProgramSet set = build_program(CheckedPlan(find_preset("gpt3-175b", ""), p));
   const ProgramCheck check = check_program(set);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(check.ok());

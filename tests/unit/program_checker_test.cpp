@@ -22,7 +22,7 @@ ProgramSet built() {
   p.global_batch = 8;
   p.sequence_parallel = true;
   p.zero_stage = 1;
-  return build_program(find_preset("tiny", ""), p);
+  return build_program(CheckedPlan(find_preset("tiny", ""), p));
 }
 
 ::testing::AssertionResult caught(const ProgramSet& set, std::initializer_list<std::string> parts) {

@@ -22,7 +22,7 @@ ProgramSet sample() {
   p.global_batch = 4;
   p.zero_stage = 3;
   p.sequence_parallel = true;
-  return build_program(find_preset("tiny", ""), p);
+  return build_program(CheckedPlan(find_preset("tiny", ""), p));
 }
 
 TEST(ProgramJson, RoundTripKeepsEverything) {
@@ -39,7 +39,7 @@ TEST(ProgramJson, EagerKernelsAreMarked) {
   ParallelPlan p;
   p.global_batch = 2;
   p.kernels = KernelSet::kEager;
-  const ProgramSet set = build_program(find_preset("tiny", ""), p);
+  const ProgramSet set = build_program(CheckedPlan(find_preset("tiny", ""), p));
   const json doc = set;
   int eager = 0;
   for (const json op : ops_of(set, 0)) {
@@ -83,6 +83,10 @@ TEST(ProgramJson, RejectsBadDocuments) {
   op["type"] = "memory";
   op.erase("elements");
   EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"missing key \"elements\""}));
+  json renamed = sample();
+  renamed["ranks"][0]["groups"][0]["name"] = "x";  // groups are known by their role's name
+  EXPECT_TRUE(throws_input_error([&] { (void)renamed.get<ProgramSet>(); },
+                                 {"a group's name", "unknown group \"x\"", "tp, dp, pp-fwd, pp-bwd or embedding"}));
   json doc = sample();
   doc["schema_version"] = 7;
   EXPECT_TRUE(throws_input_error([&] { (void)doc.get<ProgramSet>(); }, {"schema_version", "7"}));
