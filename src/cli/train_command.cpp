@@ -166,8 +166,8 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   TrainReport report;
   set_peak(a, session.context, &report, &inputs);
   report.context = session.context;
-  report.model = model_to_json(mp.model());
-  report.plan = plan_to_json(mp.plan());
+  report.model = mp.model();
+  report.plan = mp.plan();
   report.summary = summarize_steps(inputs);
   report.method = run.method;
   report.timing = a.timing;

@@ -6,6 +6,7 @@
 #include <fmt/ostream.h>
 
 #include "core/size.hpp"
+#include "workload/model_spec.hpp"
 
 namespace commscale {
 namespace {
@@ -23,15 +24,14 @@ void print_header(std::ostream& out, const TrainReport& r) {
   if (!c.backend_note.empty()) fmt::print(out, "# {}\n", c.backend_note);
   const auto& m = r.model;
   const auto& p = r.plan;
-  fmt::print(out, "# model {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.value("name", "custom"),
-             m.value("layers", 0), m.value("hidden", 0), m.value("heads", 0), m.value("seq", 0), m.value("dtype", ""));
-  fmt::print(out, "# plan dp {} x tp {} x pp {} ({}), micro-batch {}, global batch {}, schedule {}\n", p.value("dp", 0),
-             p.value("tp", 0), p.value("pp", 0), p.value("order", ""), p.value("micro_batch", 0),
-             p.value("global_batch", 0), p.value("schedule", ""));
-  const bool eager = p.value("kernels", "fused") == "eager";
+  fmt::print(out, "# model {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.name, m.layers, m.hidden, m.heads, m.seq,
+             name(m.dtype));
+  fmt::print(out, "# plan dp {} x tp {} x pp {} ({}), micro-batch {}, global batch {}, schedule {}\n", p.dp, p.tp, p.pp,
+             p.order, p.micro_batch, p.global_batch, name(p.schedule));
+  const bool eager = p.kernels == KernelSet::kEager;
   fmt::print(out, "#      ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels{}\n",
-             p.value("zero_stage", 0), p.value("recompute", ""), p.value("sequence_parallel", false) ? "on" : "off",
-             p.value("flash_attention", false) ? "on" : "off", p.value("kernels", "fused"),
+             p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off", p.flash_attention ? "on" : "off",
+             name(p.kernels),
              eager ? " (eager PyTorch's kernel list; each memory-bound kernel runs as commscale's streaming kernel of "
                      "its bytes, not as PyTorch's kernel)"
                    : "");
@@ -124,8 +124,8 @@ nlohmann::json train_json(const TrainReport& r) {
   return {{"schema_version", kTrainSchemaVersion},
           {"kind", "commscale-train"},
           {"context", r.context},
-          {"model", r.model},
-          {"plan", r.plan},
+          {"model", model_to_json(r.model)},
+          {"plan", plan_to_json(r.plan)},
           {"config",
            {{"warmup_steps", r.warmup_steps},
             {"steps", r.steps},

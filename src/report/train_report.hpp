@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.hpp"
+#include "parallel/plan.hpp"
 #include "program/comm_rates.hpp"
 #include "program/step_summary.hpp"
+#include "workload/transformer.hpp"
 #include "core/run_context.hpp"
 
 namespace commscale {
@@ -22,8 +24,8 @@ inline constexpr int kTrainSchemaVersion = 1;
 
 struct TrainReport {
   RunContext context;
-  nlohmann::json model;  // model_to_json
-  nlohmann::json plan;   // plan_to_json
+  TransformerConfig model;
+  ParallelPlan plan;
   JobSummary summary;
   std::string method;  // how ops ran and were timed
   std::string timing;  // per-op, step, or both
