@@ -63,7 +63,8 @@ std::vector<Golden> goldens() {
 TEST(GoldenPredictions, CatalogClusters) {
   for (const Golden& g : goldens()) {
     SCOPED_TRACE(g.cluster + " " + g.model);
-    const Prediction p = predict_step(prepare_for(CheckedPlan(find_preset(g.model, "test"), g.plan), testing::target(g.cluster), {}), testing::target(g.cluster));
+    const Target t = testing::target(g.cluster);
+    const Prediction p = predict_step(prepare_for(CheckedPlan(find_preset(g.model, "test"), g.plan), t, {}), t);
     EXPECT_EQ(p.fit.fits, g.fits);
     EXPECT_NEAR(p.fit.worst_total.gib(), g.max_memory_gib, 1e-6);
     EXPECT_NEAR(p.summary.step_time_s, g.step_time_s, 1e-6 * g.step_time_s);
@@ -104,7 +105,8 @@ TEST(GoldenPredictions, AccuracyRunsOnTheGpuMachine) {
     SCOPED_TRACE(fmt::format("{} dp {} tp {} pp {}", g.cluster, g.dp, g.tp, g.pp));
     ParallelPlan p = testing::plan(g.dp, g.tp, g.pp, 8);
     p.micro_batch = 2;
-    const Prediction pr = predict_step(prepare_for(CheckedPlan(m, p), testing::target(g.cluster), {}), testing::target(g.cluster));
+    const Target t = testing::target(g.cluster);
+    const Prediction pr = predict_step(prepare_for(CheckedPlan(m, p), t, {}), t);
     EXPECT_TRUE(pr.fit.fits);
     EXPECT_NEAR(pr.fit.worst_total.gib(), g.max_memory_gib, 1e-6);
     EXPECT_NEAR(pr.summary.step_time_s, g.step_time_s, 1e-6 * g.step_time_s);

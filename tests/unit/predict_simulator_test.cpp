@@ -87,7 +87,8 @@ TEST(Simulator, SendAndReceiveMeet) {
                           op(1, Stream::kPpSend, {0}, "send", PointToPoint{P2pDirection::kSend, 0, 1, Bytes(8)})});
   set.programs.push_back({op(0, Stream::kPpRecv, {}, "recv", PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(8)}),
                           op(1, Stream::kCompute, {0}, "use", MemoryKernel{})});
-  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}},
+               RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   const TableCosts costs({{"work", 5}, {"send", 1}, {"recv", 1}, {"use", 2}});
   const Simulation sim = simulate(set, costs);
   // The receive is reached at 0, the send at 5: the transfer runs 5..6, then "use" 6..8.
@@ -104,7 +105,8 @@ TEST(Simulator, ReportsAProgramThatCannotFinish) {
   // A receive nobody sends.
   set.programs.push_back({op(0, Stream::kPpRecv, {}, "recv", PointToPoint{P2pDirection::kRecv, 0, 1, Bytes(8)})});
   set.programs.push_back({op(0, Stream::kCompute, {}, "idle", MemoryKernel{})});
-  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}},
+               RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   const TableCosts costs({{"recv", 1}, {"idle", 1}});
   EXPECT_THROW((void)simulate(set, costs), RuntimeFailure);
 }

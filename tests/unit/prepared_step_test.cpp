@@ -61,8 +61,8 @@ TEST(PreparedStep, BuiltCheckedAndSummarizedOnce) {
 }
 
 TEST(GroupRole, NamesHandlesAndTheBreakdownsJoin) {
-  for (const GroupRole role : {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward,
-                               GroupRole::kEmbedding}) {
+  for (const GroupRole role :
+       {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward, GroupRole::kEmbedding}) {
     EXPECT_EQ(parse_group_role(name(role), "test"), role);
   }
   EXPECT_EQ(name(GroupRole::kPpBackward), "pp-bwd");

@@ -100,7 +100,8 @@ TEST(Breakdown, ATransferMovesDataOnceBothSidesArrive) {
                  PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(64), DataType::kBFloat16}};
   second[1] = Op{1, Stream::kCompute, Phase::kForward, {0}, "f", 0, 1, g};
   set.programs = {first, second};
-  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}}, RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}},
+               RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
   Timeline t{"test", 2, 1, {}};
   t.events = {{0, 0, 0, Seconds(0), Seconds(5)}, {0, 0, 1, Seconds(5), Seconds(6)},
               {1, 0, 0, Seconds(0), Seconds(6)}, {1, 0, 1, Seconds(6), Seconds(9)}};
