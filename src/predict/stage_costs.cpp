@@ -29,10 +29,13 @@ UnitCost fused_cost(const UnitWork& w, const UnitCosts& units) {
       total.tp_busy += c.tp_busy;
       total.tp_exposed += c.tp_exposed;
       total.gemm_flops += c.gemm_flops;
+      total.issue += c.issue;
+      total.host_wait += c.host_wait;
       total.first = c.first;  // parts are of one unit only
     }
   }
   if (w.part == UnitWork::Part::kFirstOp) return UnitCost{.seconds = total.first};
+  // The rest keeps what the host added: the first op is too short to hold it.
   if (w.part == UnitWork::Part::kRest) total.seconds -= total.first;
   return total;
 }
@@ -104,6 +107,14 @@ class CommCosts {
   Transfer forward_, backward_;
 };
 
+// The host's cost to issue a unit's op (program/host_costs.hpp, by the op's class and phase).
+double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
+  const auto cls = static_cast<std::size_t>(std::holds_alternative<Gemm>(op.payload)           ? HostOpClass::kGemm
+                                            : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
+                                                                                               : HostOpClass::kCollective);
+  return host.issue[static_cast<std::size_t>(host_phase(op.phase))][cls].value();
+}
+
 }  // namespace
 
 UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp) {
@@ -135,8 +146,11 @@ UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp
     end[i] = ready + seconds;
     stream_end[s] = end[i];
     if (i == 0) c.first = end[i];
+    c.issue += issue_seconds(target.host, op);
   }
   c.seconds = std::max(stream_end[0], stream_end[1]);
+  c.host_wait = std::max(0.0, c.issue - c.seconds);
+  c.seconds += c.host_wait;
   c.tp_exposed = uncovered_length(comm, compute);
   return c;
 }
@@ -220,6 +234,7 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
       folded_[s].tp_busy += c.tp_busy;
       folded_[s].tp_exposed += c.tp_exposed;
       folded_[s].gemm_flops += c.gemm_flops;
+      folded_[s].host_wait += c.host_wait;
     }
   }
 }

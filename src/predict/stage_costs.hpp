@@ -25,6 +25,11 @@ struct UnitCost {
   double tp_exposed = 0.0;  // tp busy while compute is idle
   double gemm_flops = 0.0;
   double first = 0.0;  // when the unit's first op ends (ZeRO-3 prefetches the next unit from there)
+  // The host (Target::host) issues the unit's ops in `issue` seconds. Units follow each other, so in a
+  // steady state the host either keeps ahead of the GPU (hidden) or sets the pace: the unit takes the
+  // longer of the two, and host_wait is what the host added.
+  double issue = 0.0;
+  double host_wait = 0.0;
 };
 [[nodiscard]] UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp);
 
@@ -69,6 +74,7 @@ class StageCosts final : public OpCosts {
     double tp_busy = 0.0;
     double tp_exposed = 0.0;
     double gemm_flops = 0.0;
+    double host_wait = 0.0;
   };
   [[nodiscard]] const std::vector<Folded>& folded() const noexcept { return folded_; }
 

@@ -15,7 +15,7 @@ constexpr std::array kSyncs = {HostSync::kNone, HostSync::kBeforeOptimizer};
 }  // namespace
 
 bool HostCosts::zero() const noexcept {
-  if (step.value() != 0.0) return false;
+  if (step.value() != 0.0 || sync != HostSync::kNone) return false;
   for (const auto& phase : issue) {
     for (const Seconds s : phase) {
       if (s.value() != 0.0) return false;

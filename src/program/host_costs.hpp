@@ -42,6 +42,7 @@ struct HostCosts {
   Seconds step;  // once per step, before the first op (the training loop, zero_grad, a barrier)
   HostSync sync = HostSync::kNone;
 
+  // No cost and no synchronisation: the host issues every op at once (device time alone).
   [[nodiscard]] bool zero() const noexcept;
 };
 

@@ -308,8 +308,14 @@ OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int
   return b.take();
 }
 
-std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept {
-  return size_of(m.dtype) < 4 ? 12 : 8;
+std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m, Optimizer optimizer) noexcept {
+  switch (optimizer) {
+    case Optimizer::kAdam: return size_of(m.dtype) < 4 ? 12 : 8;
+    case Optimizer::kAdamW: return 2 * size_of(m.dtype);
+    case Optimizer::kSgd:
+    case Optimizer::kNone: return 0;
+  }
+  return 0;
 }
 
 Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t head_dim, bool backward) {
@@ -318,11 +324,20 @@ Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t h
   return Flops(product * (backward ? 5.0 : 2.0));
 }
 
-MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters) {
+MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer) {
   const auto w = static_cast<double>(size_of(m.dtype));
-  const auto state = static_cast<double>(optimizer_bytes_per_parameter(m));
-  // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
-  return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+  const auto state = static_cast<double>(optimizer_bytes_per_parameter(m, optimizer));
+  switch (optimizer) {
+    case Optimizer::kAdam:
+      // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+    case Optimizer::kAdamW:  // gradient, weight and moments read; weight and moments written
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w + state, w + state);
+    case Optimizer::kSgd:
+    case Optimizer::kNone:  // (none has no kernel: the builder emits none)
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w, w);
+  }
+  return {};
 }
 
 }  // namespace commscale

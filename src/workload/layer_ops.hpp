@@ -61,12 +61,16 @@ namespace commscale {
 // (QK^T again, dP, dV, dQ, dK), each 2 x seq x causal keys x head_dim x batch.
 [[nodiscard]] Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t head_dim, bool backward);
 
-// Mixed-precision Adam over `parameters` (this rank's optimizer shard): reads gradient, master
-// weight and both moments, writes them and the 16-bit weight.
-[[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters);
+// The optimizer's update over `parameters` (this rank's optimizer shard), one kernel moving what it
+// reads and writes: the gradient, the state (optimizer_bytes_per_parameter) and the weight (for adam the
+// fp32 master weight as part of the state, and the 16-bit weight written). Not for Optimizer::kNone.
+[[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters,
+                                            Optimizer optimizer = Optimizer::kAdam);
 
-// Bytes of optimizer state per parameter: fp32 master weight + two fp32 moments for 16-bit
-// training (12), two moments for fp32 training (8).
-[[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept;
+// Bytes of optimizer state per parameter: adam's fp32 master weight + two fp32 moments for 16-bit
+// training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; none
+// for sgd and none.
+[[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m,
+                                                          Optimizer optimizer = Optimizer::kAdam) noexcept;
 
 }  // namespace commscale

@@ -34,6 +34,21 @@ Recompute parse_recompute(std::string_view text, std::string_view where) {
   return parse_by_name(kModes, text, where, "recompute mode");
 }
 
+std::string_view name(Optimizer o) noexcept {
+  switch (o) {
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kAdamW: return "adamw";
+    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kNone: return "none";
+  }
+  return "?";
+}
+
+Optimizer parse_optimizer(std::string_view text, std::string_view where) {
+  constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgd, Optimizer::kNone};
+  return parse_by_name(kOptimizers, text, where, "optimizer");
+}
+
 int OpListBuilder::add(WorkloadOp op) {
   op.phase = phase_;
   ops_.push_back(std::move(op));

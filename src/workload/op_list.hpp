@@ -19,6 +19,17 @@ enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
 [[nodiscard]] std::string_view name(Recompute r) noexcept;  // none selective full
 [[nodiscard]] Recompute parse_recompute(std::string_view text, std::string_view where);
 
+// The optimizer a step ends with (workload/layer_ops.hpp prices it, workload/memory.hpp sizes its states):
+//   adam   mixed-precision Adam: fp32 master weights and moments, 12 bytes a parameter (Megatron-LM's,
+//          ZeRO's 16 Psi);
+//   adamw  AdamW on the weights' own type (PyTorch's torch.optim.AdamW on bf16 parameters): two moments
+//          of the weights' type, no master copy;
+//   sgd    plain SGD (PyTorch's default, no momentum): no state;
+//   none   no optimizer step at all (forward and backward only, as benchmarks run them).
+enum class Optimizer : std::uint8_t { kAdam, kAdamW, kSgd, kNone };
+[[nodiscard]] std::string_view name(Optimizer o) noexcept;  // adam adamw sgd none
+[[nodiscard]] Optimizer parse_optimizer(std::string_view text, std::string_view where);
+
 // How a layer is split and run: what the per-op costs depend on beyond the model.
 struct LayerSharding {
   int micro_batch = 1;
