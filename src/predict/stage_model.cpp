@@ -219,9 +219,12 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   HostCosts host;
   host.step = target_.host.step;
   host.sync = target_.host.sync;
-  simulate(coarse.set, costs,
-           {.reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_},  // every stage differs
-           sim_);
+  const SimulationOptions options{
+      .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
+  simulate(coarse.set, costs, options, sim_);
+  // Interference between the fused ops and the data-parallel and pipeline communication beside them
+  // (inside a unit it is in the unit's cost); two re-simulations at most keep a search fast.
+  apply_interference(coarse.set, costs, costs, target_.interference, options, sim_, 2);
   CoarseFigures f = coarse_breakdown(coarse.set, sim_);
   for (const double waited : sim_.host_wait) f.host_wait += waited / static_cast<double>(plan.pp);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
