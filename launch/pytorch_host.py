@@ -41,6 +41,8 @@ import statistics
 import sys
 import time
 
+from calibration_profile import read_profile
+
 PHASES = ("fwd", "bwd", "step")
 GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
 GEMM_KERNEL_WORDS = ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sgemm", "hgemm")
@@ -123,13 +125,17 @@ def launches_per_phase(point):
                    if e.name.startswith("commscale.mark."))
     counts = {p: {"gemm": 0, "kernel": 0, "collective": 0} for p in PHASES}
     busy_us = 0.0
+    on_gpu = 0  # kernels the GPU ran (copies and fills are not launches)
+    charged = 0  # kernels charged to an op
     for e in events:
         if e.device_type == torch.autograd.DeviceType.CUDA:
             busy_us += e.time_range.elapsed_us()
+            on_gpu += not e.name.lower().startswith(("memcpy", "memset"))
             continue
-        kernels = getattr(e, "kernels", None) or []
+        kernels = [k for k in getattr(e, "kernels", None) or [] if not k.name.lower().startswith(("memcpy", "memset"))]
         if not kernels or e.name.startswith("commscale.mark."):
             continue
+        charged += len(kernels)
         phase = None  # the phase whose window the op began in: after the mark before it
         for at, name in marks:
             if at > e.time_range.start:
@@ -139,6 +145,9 @@ def launches_per_phase(point):
             continue  # before the step's start mark or after its end
         for k in kernels:
             counts[phase][kernel_class(e.name, k.name)] += 1
+    if charged > 1.05 * on_gpu + 2:
+        fail(f"torch.profiler charged {charged} kernels to ops but the GPU ran {on_gpu}: kernels counted twice "
+             "(this torch links a kernel to more than one event); no figures are written")
     return counts, busy_us
 
 
@@ -215,17 +224,6 @@ def host_rows(fits, step_s, collective_s, note):
     return [eager, megatron]
 
 
-def read_base(path):
-    try:
-        with open(path) as f:
-            profile = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        fail(f"--base {path}: {e}")
-    if profile.get("kind") != "commscale-calibration":
-        fail(f"--base {path}: not a commscale calibration profile")
-    return profile
-
-
 def measure(args):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch
@@ -267,7 +265,7 @@ def main():
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0:
         fail("--steps must be at least 1, --warmup 0 or more")
-    profile = read_base(args.base)
+    profile = read_profile(args.base, "pytorch_host.py")
     details, collective_s = measure(args)
 
     import torch

@@ -54,6 +54,8 @@ import json
 import statistics
 import sys
 
+from calibration_profile import read_profile
+
 try:
     import torch
     import torch.nn.functional as F
@@ -325,17 +327,6 @@ def parse_args():
     return args
 
 
-def read_base(path):
-    try:
-        with open(path) as f:
-            profile = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        fail(f"--base {path}: {e}")
-    if profile.get("kind") != "commscale-calibration":
-        fail(f"--base {path}: not a commscale calibration profile")
-    return profile
-
-
 def measure_memory_rows(args):
     measured = {}  # (kind, phase, bytes) -> ([kernel], [seconds]): kernels of one size are one row, their mean
     for kind, phases, kernel, elements, read, written, setup in cases(args):
@@ -373,7 +364,7 @@ def measure_attention_rows(args):
 
 def main():
     args = parse_args()
-    profile = read_base(args.base)
+    profile = read_profile(args.base, "pytorch_kernels.py")
     if args.dry_run:
         memory = sum(len(c[1]) for c in cases(args))
         attention = sum(1 for _ in attention_cases(args))
