@@ -148,7 +148,7 @@ HostIssueTimes measure_host_issue(const HostIssueOptions& o) {
 
   int version = 0;
   NCCL_CHECK(ncclGetVersion(&version));
-  const std::uint64_t count = kSmallBytes / 8;  // 8 KiB of bf16: latency-bound, as a step's small collectives
+  const std::uint64_t count = 4096;  // 8 KiB of bf16: latency-bound, as a step's small collectives
   {
     const std::unique_ptr<NcclComm> comm = one_rank_comm(timeout);
     const CollectiveCall call{Collective::kAllReduce, at.memory, at.memory, count, DataType::kBFloat16, ReduceOp::kSum, 0};
