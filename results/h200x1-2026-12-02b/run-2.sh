@@ -82,7 +82,7 @@ el "3. calibrate"
 cmd "mpirun -np 1 commscale calibrate -o W/cal.json --measure gemm,memory,host,interference --heat-ms 20 --cluster h200x1"
 timeout "$(budget 120 300)" "${mpi[@]}" "$bin" calibrate -o "$W/cal.json" --measure gemm,memory,host,interference \
   --heat-ms 20 --cluster h200x1 > "$W/calibrate.txt" 2>&1
-echo "$(tag)calibrate rc=$?"; grep -E "^host|^probe|^#" "$W/calibrate.txt" | tail -30
+rc=$?; echo "$(tag)calibrate rc=$rc"; grep -E "^host|^probe|^#|rror" "$W/calibrate.txt" | tail -30
 if [ "$dry" = 1 ]; then
   cp results/h200x1-2026-12-01b/calibration/cal-heat20.json "$W/cal.json"
   echo "DRY RUN: calibrate cannot measure without a GPU (it must exit 2, above); the next steps take results/h200x1-2026-12-01b/calibration/cal-heat20.json, an earlier session's profile, as cal.json"
@@ -94,7 +94,7 @@ dryflag=(); if [ "$dry" = 1 ]; then dryflag=(--dry-run); fi
 cmd "python3 launch/pytorch_kernels.py --base W/cal.json -o W/cal-eager.json"
 timeout "$(budget 75 300)" python3 launch/pytorch_kernels.py --base "$W/cal.json" -o "$W/cal-eager.json" "${dryflag[@]}" \
   > "$W/pytorch-kernels.txt" 2>&1
-echo "$(tag)pytorch_kernels rc=$?"; tail -2 "$W/pytorch-kernels.txt"
+rc=$?; echo "$(tag)pytorch_kernels rc=$rc"; tail -2 "$W/pytorch-kernels.txt"
 if [ "$dry" = 1 ]; then cp "$W/cal.json" "$W/cal-eager.json"; fi
 save
 
@@ -118,7 +118,7 @@ fi
 for profile in cal.json cal-eager.json cal-full.json; do  # each profile must load where predict reads it
   "$bin" predict --layers 2 --hidden 1024 --heads 16 --seq 512 --vocab 0 --cluster h200x1 \
     --calibration "$W/$profile" > "$W/check-$profile.txt" 2>&1
-  echo "$(tag)predict --calibration $profile: rc=$? $(grep -m1 -iE 'error|step time' "$W/check-$profile.txt")"
+  rc=$?; echo "$(tag)predict --calibration $profile: rc=$rc $(grep -m1 -iE 'error|step time' "$W/check-$profile.txt")"
 done
 save
 
@@ -155,7 +155,7 @@ cmd "python3 launch/pytorch_kernels.py --arch llama --hidden 4096 --heads 32 --f
 timeout "$(budget 60 10)" python3 launch/pytorch_kernels.py --arch llama --hidden 4096 --heads 32 --ffn 14336 \
   --tokens 1024,4096,16384 --base "$W/cal-full.json" -o "$W/cal-full-llama.json" "${dryflag[@]}" \
   > "$W/pytorch-kernels-llama.txt" 2>&1
-echo "$(tag)pytorch_kernels --arch llama rc=$?"; tail -1 "$W/pytorch-kernels-llama.txt"
+rc=$?; echo "$(tag)pytorch_kernels --arch llama rc=$rc"; tail -1 "$W/pytorch-kernels-llama.txt"
 if [ -s "$W/cal-full-llama.json" ]; then
   "$bin" predict --layers 2 --hidden 1024 --heads 16 --seq 512 --vocab 0 --cluster h200x1 \
     --calibration "$W/cal-full-llama.json" > "$W/check-cal-full-llama.json.txt" 2>&1
