@@ -164,10 +164,10 @@ def dry_run_check(commscale, points, kind):
 
 def train(args):
     points = read_points(args.points)
-    runner = Runner(args.out, args.budget_s, args.timeout_s)
     kind = "host_framework" if args.command == "host-framework" else "train"
     if args.dry_run and dry_run_check(args.commscale, points, kind):
         return 1
+    runner = Runner(args.out, args.budget_s, args.timeout_s)  # the budget is the runs', not the checks'
     for p, attention, name in train_runs(points, kind):
         if args.dry_run:  # the run as written, at a reduced size, on the CPU backend
             p = dict(p, layers=1, seq=128)
