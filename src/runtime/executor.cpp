@@ -121,7 +121,7 @@ TrainRun run_training(const TransformerConfig& model, const ParallelPlan& plan, 
   const MemoryBreakdown& mine = stages.at(static_cast<std::size_t>(stage_of(out.program, world.rank()))).bytes;
   // The workspace allowance stands for the CUDA context, cuBLAS and NCCL, which allocate for real.
   StepEngineConfig config{&out.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32,
-                          options.skip};
+                          options.skip, options.host};
   const std::unique_ptr<StepEngine> engine = backend.make_step_engine(config);
   out.method = engine->method();
   out.modelled = config.modelled;
