@@ -1,15 +1,11 @@
 #include <algorithm>
 
+#include "kernels/device_timer.cuh"
 #include "kernels/p2p.cuh"
+#include "kernels/vector_copy.cuh"
 
 namespace commscale::kernels {
 namespace {
-
-__device__ std::uint64_t global_timer_ns() {
-  std::uint64_t t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void spin(const volatile int* release, volatile int* timed_out, std::uint64_t timeout_ns) {
   const std::uint64_t start = global_timer_ns();
@@ -23,22 +19,12 @@ __global__ void spin(const volatile int* release, volatile int* timed_out, std::
 }
 
 constexpr unsigned int kCopyThreads = 512;
-constexpr int kInFlight = 4;  // loads each thread issues before its stores: remote reads need many in flight
 
 __global__ void sm_copy(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t vectors,
                         unsigned char* __restrict__ dst_tail, const unsigned char* __restrict__ src_tail,
                         unsigned int tail) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kInFlight - 1) * stride < vectors; i += kInFlight * stride) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int k = 0; k < kInFlight; ++k) v[k] = src[i + k * stride];
-#pragma unroll
-    for (int k = 0; k < kInFlight; ++k) dst[i + k * stride] = v[k];
-  }
-  for (; i < vectors; i += stride) dst[i] = src[i];
   const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  copy_vectors(dst, src, vectors, t, static_cast<std::uint64_t>(gridDim.x) * blockDim.x);
   if (t < tail) dst_tail[t] = src_tail[t];
 }
 

@@ -62,6 +62,8 @@ def pytorch_point(path, doc):
     flags = ["--layers", str(doc["layers"]), "--hidden", str(doc["hidden"]), "--heads", str(doc["heads"]),
              "--seq", str(doc["seq"]), "--vocab", "0", "--micro-batch", str(doc["micro_batch"]),
              "--global-batch", str(doc["micro_batch"] * doc["microbatches"] * replicas)]
+    if doc.get("arch") == "llama":  # a Llama preset's block (RMSNorm, SwiGLU, no biases) at the point's sizes
+        flags = ["--model", "llama2-7b", "--kv-heads", str(doc["kv_heads"]), "--ffn", str(doc["ffn"])] + flags
     flags += {"dp": ["--dp", str(world)], "tp": ["--tp", str(world)],
               "pp": ["--pp", str(world), "--schedule", "gpipe"]}[mode]
     if doc.get("attention") == "sdpa":

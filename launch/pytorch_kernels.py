@@ -30,6 +30,22 @@ writes cal.json with every earlier eager row replaced by the ones measured here.
                       layouts (four kernels of one size, one row)
   add fwd/bwd         a + b (residuals, gradient accumulation), 1-D, 4 Mi to 256 Mi elements
   bias_grad bwd       sum over the tokens of [tokens, n] (n = hidden, 3 hidden, 4 hidden)
+
+With `--arch llama` the block is Llama's (RMSNorm, SwiGLU, grouped-query attention, no biases, no
+dropout; launch/pytorch_blocks.py), and the rows that differ are:
+
+  norm fwd/bwd        F.rms_norm, and its backward (input and weight gradients, all its kernels)
+  activation fwd/bwd  F.silu of SwiGLU's gate and silu_backward, over [tokens, F]
+  add fwd/bwd         also SwiGLU's silu(gate) * up (one mul forward; backward, the two muls of its
+                      gradients, one row their mean), over [tokens, F]: a mul moves what an add does
+and there are no dropout or bias_grad rows (Llama has neither). The permute rows take the QKV of
+--kv-heads key and value heads. Write it to a profile of its own (`-o cal-eager-llama.json`): eager rows
+of one kind, kernel set and phase are one curve, and LayerNorm's and RMSNorm's must not be mixed.
+
+Either way the profile's `attention` rows are replaced by F.scaled_dot_product_attention(is_causal=True)
+forward, and backward (torch.autograd.grad of its output: the whole backward), bf16, at head sizes 64
+and 128, sequences 512 to 8192 and batch x heads 8, 32 and 128 (--attention-* options), timed as the
+memory rows are. `--dry-run` checks --base and prints the cases without timing them.
 """
 
 import argparse
@@ -38,12 +54,22 @@ import json
 import statistics
 import sys
 
-import torch
-import torch.nn.functional as F
+from calibration_profile import read_profile
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # --help and --dry-run need no torch
+    torch = F = None
 
 W = 2  # bytes per bf16 element
 SPACER_CYCLES = 2_000_000  # ~1 ms at H200 clocks: longer than any call takes to queue
 
+
+def fail(message):
+    """Bad input or no GPU: the message on stderr, exit code 2 (as commscale's own)."""
+    print(f"pytorch_kernels.py: {message}", file=sys.stderr)
+    sys.exit(2)
 
 def timed(fn, reps, warmup):
     """Median GPU time of one call. The GPU is kept busy (torch.cuda._sleep) while the call is queued,
@@ -70,9 +96,19 @@ def randn(*shape):
 def cases(args):
     """Yields (kind, phases, kernel, elements, read per element, written per element, setup) where setup()
     returns the call to time (inputs allocated once, outside the timing)."""
-    h, a = args.hidden, args.heads
-    d = h // a
-    s = args.seq
+    yield from (llama_token_cases(args) if args.arch == "llama" else gpt_token_cases(args))
+    yield from attention_layout_cases(args)
+    yield from score_cases(args)
+    for log2 in range(22, 29, 1):
+        def add(n=1 << log2):
+            x, y = randn(n), randn(n)
+            return lambda: x + y
+
+        yield "add", ["fwd", "bwd"], "a + b", 1 << log2, 2 * W, W, add
+
+
+def gpt_token_cases(args):
+    h = args.hidden
     for tokens in args.tokens:
         def norm_fwd(t=tokens):
             x, weight, bias = randn(t, h), randn(h), randn(h)
@@ -108,6 +144,48 @@ def cases(args):
 
             yield "bias_grad", ["bwd"], "sum(0)", tokens * n, W, 0, bias_grad
 
+
+def llama_token_cases(args):
+    """RMSNorm and SwiGLU's kernels over [tokens, hidden] and [tokens, F]."""
+    h, f = args.hidden, args.ffn
+    for tokens in args.tokens:
+        def norm_fwd(t=tokens):
+            x, weight = randn(t, h), randn(h)
+            return lambda: F.rms_norm(x, (h,), weight, 1e-5)
+
+        def norm_bwd(t=tokens):
+            x = randn(t, h).requires_grad_(True)
+            weight = randn(h).requires_grad_(True)
+            y, dy = F.rms_norm(x, (h,), weight, 1e-5), randn(t, h)
+            return lambda: torch.autograd.grad(y, (x, weight), dy, retain_graph=True)
+
+        # As LayerNorm's rows count them: forward reads x, writes y; backward reads x and dy (twice:
+        # input and weight gradients) and writes dx.
+        yield "norm", ["fwd"], "F.rms_norm", tokens * h, W, W, norm_fwd
+        yield "norm", ["bwd"], "rms_norm backward (autograd: input and weight gradients)", tokens * h, 4 * W, W, norm_bwd
+
+        def silu_fwd(t=tokens):
+            gate = randn(t, f)
+            return lambda: F.silu(gate)
+
+        def silu_bwd(t=tokens):
+            gate, dy = randn(t, f), randn(t, f)
+            return lambda: torch.ops.aten.silu_backward(dy, gate)
+
+        def mul(t=tokens):
+            a, b = randn(t, f), randn(t, f)
+            return lambda: a * b
+
+        yield "activation", ["fwd"], "F.silu", tokens * f, W, W, silu_fwd
+        yield "activation", ["bwd"], "silu_backward", tokens * f, 2 * W, W, silu_bwd
+        # SwiGLU's product: one mul forward, two of the same size backward (the row is their mean).
+        yield "add", ["fwd", "bwd"], "mul (SwiGLU's silu(gate) * up)", tokens * f, 2 * W, W, mul
+
+
+def attention_layout_cases(args):
+    h, a = args.hidden, args.heads
+    d = h // a
+    s = args.seq
     for batch in args.batches:
         tokens = batch * s
 
@@ -143,6 +221,10 @@ def cases(args):
             yield ("permute", ["bwd"], f"QKV gradient reshape, {tag}", tokens * 3 * h, W, W,
                    lambda b=batch, f=flash: qkv_copy(b, f))
 
+
+
+def score_cases(args):
+    s = args.seq
     for heads_batch in args.heads_batches:
         scores = heads_batch * s * s
 
@@ -168,14 +250,27 @@ def cases(args):
         yield "softmax", ["bwd"], "_softmax_backward_data", scores, 2 * W, W, softmax_bwd
         yield "mask", ["fwd", "bwd"], "masked_fill_", scores, W, W, mask
         yield "copy", ["fwd", "bwd"], "clone", scores, W, W, copy
-        yield from dropout_cases(scores, (heads_batch, s, s))
+        if args.arch == "gpt":
+            yield from dropout_cases(scores, (heads_batch, s, s))
 
-    for log2 in range(22, 29, 1):
-        def add(n=1 << log2):
-            x, y = randn(n), randn(n)
-            return lambda: x + y
 
-        yield "add", ["fwd", "bwd"], "a + b", 1 << log2, 2 * W, W, add
+def attention_cases(args):
+    """Yields (seq, batch, head_dim, phase, setup): SDPA, causal, bf16, q, k and v of [1, batch, seq, d]."""
+    for d in args.attention_head_dims:
+        for seq in args.attention_seqs:
+            for batch in args.attention_batches:
+                def fwd(s=seq, b=batch, d=d):
+                    q, k, v = randn(1, b, s, d), randn(1, b, s, d), randn(1, b, s, d)
+                    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+                def bwd(s=seq, b=batch, d=d):
+                    q, k, v = (randn(1, b, s, d).requires_grad_(True) for _ in range(3))
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    dout = randn(1, b, s, d)
+                    return lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+
+                yield seq, batch, d, "fwd", fwd
+                yield seq, batch, d, "bwd", bwd
 
 
 def dropout_cases(elements, shape):
@@ -192,40 +287,47 @@ def dropout_cases(elements, shape):
     yield "dropout", ["bwd"], "native_dropout_backward", elements, W + 1, W, bwd
 
 
-def main():
+def int_list(text, name):
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        fail(f"--{name.replace('_', '-')} takes positive integers, comma-separated, not {text!r}")
+    return values
+
+
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, help="calibration profile to add to (commscale calibrate -o FILE)")
     parser.add_argument("-o", "--output", required=True, help="profile to write (may be --base)")
+    parser.add_argument("--arch", choices=("gpt", "llama"), default="gpt", help="whose block's kernels")
     parser.add_argument("--hidden", type=int, default=4096)
     parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--ffn", type=int, default=14336, help="llama: SwiGLU's inner size F")
     parser.add_argument("--seq", type=int, default=2048)
     parser.add_argument("--tokens", default="1024,2048,4096,8192,16384,32768",
                         help="token counts of the [tokens, hidden] kernels")
     parser.add_argument("--batches", default="1,2,4,8,16", help="batch sizes of the permutes (tokens = batch x seq)")
     parser.add_argument("--heads-batches", default="8,16,32,64,128,256",
                         help="batch x heads of the [b a, s, s] attention kernels")
+    parser.add_argument("--attention-seqs", default="512,1024,2048,4096,8192", help="SDPA rows: sequence lengths")
+    parser.add_argument("--attention-batches", default="8,32,128", help="SDPA rows: batch x heads")
+    parser.add_argument("--attention-head-dims", default="64,128", help="SDPA rows: head sizes")
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--dry-run", action="store_true", help="check --base and list the cases; time nothing")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        sys.exit("pytorch_kernels.py: no CUDA GPU visible to PyTorch (the rows time PyTorch's GPU kernels)")
-    try:
-        for name in ("tokens", "batches", "heads_batches"):
-            setattr(args, name, [int(x) for x in getattr(args, name).split(",")])
-            if min(getattr(args, name)) < 1:
-                raise ValueError
-    except ValueError:
-        sys.exit("pytorch_kernels.py: --tokens, --batches and --heads-batches take positive integers, comma-separated")
+    for name in ("tokens", "batches", "heads_batches", "attention_seqs", "attention_batches", "attention_head_dims"):
+        setattr(args, name, int_list(getattr(args, name), name))
     if args.hidden % args.heads:
-        sys.exit(f"pytorch_kernels.py: --hidden {args.hidden} is not a multiple of --heads {args.heads}")
-    try:
-        with open(args.base) as f:
-            profile = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        sys.exit(f"pytorch_kernels.py: --base {args.base}: {e}")
-    if profile.get("kind") != "commscale-calibration":
-        sys.exit(f"pytorch_kernels.py: --base {args.base}: not a commscale calibration profile")
+        fail(f"--hidden {args.hidden} is not a multiple of --heads {args.heads}")
+    if args.reps < 1 or args.warmup < 0 or args.ffn < 1:
+        fail("--reps and --ffn must be at least 1, --warmup 0 or more")
+    return args
 
+
+def measure_memory_rows(args):
     measured = {}  # (kind, phase, bytes) -> ([kernel], [seconds]): kernels of one size are one row, their mean
     for kind, phases, kernel, elements, read, written, setup in cases(args):
         seconds = timed(setup(), args.reps, args.warmup)
@@ -237,20 +339,53 @@ def main():
             kernels, times = measured.setdefault((kind, phase, nbytes), ([], []))
             kernels.append(kernel)
             times.append(seconds)
-
-    rows = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"]
+    rows = []
     for (kind, phase, nbytes), (kernels, times) in sorted(measured.items()):
         names = "; ".join(dict.fromkeys(kernels))  # each kernel once, in the order timed
         rows.append({"bytes": nbytes, "seconds": statistics.fmean(times), "kernel": f"torch {names}",
                      "kind": kind, "kernels": "eager", "phase": phase})
-    profile["memory"] = rows
+    return rows
+
+
+def measure_attention_rows(args):
+    rows = []
+    for seq, batch, d, phase, setup in attention_cases(args):
+        seconds = timed(setup(), args.reps, args.warmup)
+        torch.cuda.empty_cache()
+        keys = seq if seq < 128 else (seq + 128) // 2  # the causal share the step program counts (layer_ops.hpp)
+        flops = 2.0 * seq * keys * d * batch * (5 if phase == "bwd" else 2)
+        print(f" attention {phase:>7} seq {seq:>5} batch {batch:>4} head {d:>3} {seconds * 1e6:>10.1f} us "
+              f"{flops / seconds / 1e12:>7.1f} TFLOP/s (as the step counts them)", flush=True)
+        rows.append({"seq": seq, "batch": batch, "head_dim": d, "dtype": "bf16", "phase": phase, "seconds": seconds,
+                     "kernel": "torch F.scaled_dot_product_attention(is_causal=True)" +
+                               (", torch.autograd.grad of its output" if phase == "bwd" else "")})
+    return rows
+
+
+def main():
+    args = parse_args()
+    profile = read_profile(args.base, "pytorch_kernels.py")
+    if args.dry_run:
+        memory = sum(len(c[1]) for c in cases(args))
+        attention = sum(1 for _ in attention_cases(args))
+        print(f"pytorch_kernels.py --dry-run: {args.arch} block, {memory} memory rows (before merging sizes), "
+              f"{attention} attention rows would be timed into {args.output}; --base {args.base} is a profile "
+              f"of {profile.get('machine', {}).get('gpu', '?')}; nothing was timed")
+        return
+    if torch is None or not torch.cuda.is_available():
+        fail("no CUDA GPU visible to PyTorch (the rows time PyTorch's GPU kernels)")
+
+    memory = measure_memory_rows(args)
+    attention = measure_attention_rows(args)
+    profile["memory"] = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"] + memory
+    profile["attention"] = attention
     machine = profile.setdefault("machine", {})
-    note = (f"eager kernels: launch/pytorch_kernels.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
-            f"{datetime.date.today().isoformat()}")
+    note = (f"eager kernels ({args.arch} block) and attention: launch/pytorch_kernels.py, torch {torch.__version__}, "
+            f"{torch.cuda.get_device_name()}, {datetime.date.today().isoformat()}")
     machine["description"] = "; ".join(x for x in (machine.get("description", ""), note) if x)
     with open(args.output, "w") as f:
         json.dump(profile, f, indent=1)
-    print(f"# {len(measured)} eager rows written to {args.output}")
+    print(f"# {len(memory)} eager rows and {len(attention)} attention rows written to {args.output}")
 
 
 if __name__ == "__main__":

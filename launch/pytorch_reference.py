@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""The PyTorch reference for `commscale train`: the same GPT block stack, run with PyTorch on the same
-GPUs, to check that commscale's executor is at least as fast and that its predictor lands near a real
+"""The PyTorch reference for `commscale train`: the same block stack, run with PyTorch on the same GPUs,
+to check that commscale's executor is at least as fast and that its predictor lands near a real
 framework's step time.
 
 One process per GPU, started by mpirun (or torchrun); NCCL through torch.distributed. The model is the
-stack of GPT blocks commscale builds with `--vocab 0` (pre-norm LayerNorm, QKV, causal attention as
-batched matmuls with softmax and dropout, projection, GELU MLP, dropout and residuals), bf16
-parameters and activations, AdamW (fused). Parallelism, one at a time as the issue's comparison asks:
+stack of blocks commscale builds with `--vocab 0` (launch/pytorch_blocks.py): `--arch gpt` (default)
+GPT's (pre-norm LayerNorm, QKV, causal attention as batched matmuls with softmax and dropout,
+projection, GELU MLP, dropout and residuals), `--arch llama` Llama's (RMSNorm, grouped-query attention
+with --kv-heads, SwiGLU MLP of --ffn, no biases, no dropout, no rotary embedding: commscale has no
+kernel for it), bf16 parameters and activations, AdamW (fused; `--optimizer none` for forward and
+backward only). Parallelism, one at a time as the issue's comparison asks:
 
   --mode dp  DistributedDataParallel, 25 MiB buckets overlapping the last microbatch's backward (the
              others run under no_sync(), as gradient accumulation with DDP does; commscale --dp N)
@@ -25,123 +28,86 @@ Prints one JSON line: median step time over --steps after --warmup, per rank 0. 
 runs one more step under torch.profiler and writes rank 0's GPU kernel times by kernel (JSON): where an
 eager framework's step spends the time that commscale's fused step does not.
 
+`--grid FILE` runs many points in one process (one import, one process group): FILE has one JSON object
+per line whose keys are this script's options with underscores ("hidden", "micro_batch", "kv_heads",
+"attention", "profile", ...) plus an optional "id" echoed in the output; what a line leaves out comes
+from the command line. One JSON line per point; a point that fails (out of memory, say) prints a line
+with "error" and the grid goes on. `--dry-run` prints the points' settings without running (no torch
+needed).
+
 usage: mpirun -np 2 python3 launch/pytorch_reference.py --mode tp --layers 8 --hidden 4096 --heads 32 \
            --seq 2048 --micro-batch 2 --microbatches 4
+       mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid points.jsonl
 """
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import statistics
+import sys
+import time
 
-import torch
-import torch.distributed as dist
-import torch.nn.functional as F
+# The options a grid line may set, with their types (the command line's names, underscores for dashes).
+POINT_KEYS = {"arch": str, "mode": str, "layers": int, "hidden": int, "heads": int, "kv_heads": int, "ffn": int,
+              "seq": int, "micro_batch": int, "microbatches": int, "dropout": float, "attention": str,
+              "compile": bool, "optimizer": str, "steps": int, "warmup": int, "profile": str, "id": str}
+CHOICES = {"arch": ("gpt", "llama"), "mode": ("dp", "tp", "pp"), "attention": ("unfused", "sdpa"),
+           "optimizer": ("adamw", "none")}
 
 
-def init_distributed():
+def fail(message):
+    """Bad input or no GPU: the message on stderr, exit code 2 (as commscale's own)."""
+    print(f"pytorch_reference.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+def init_distributed(device):
+    import torch
+    import torch.distributed as dist
+
     for ours, theirs in (("RANK", "OMPI_COMM_WORLD_RANK"), ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"),
                          ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")):
         if ours not in os.environ and theirs in os.environ:
             os.environ[ours] = os.environ[theirs]
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group("nccl")
+    if device == "cuda":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl" if device == "cuda" else "gloo")
     return dist.get_rank(), dist.get_world_size()
 
 
-class CopyToTensorParallel(torch.autograd.Function):
-    """Identity forward; all-reduce of the gradient backward (Megatron's f)."""
+def timed(step, steps, warmup, device):
+    """Step times: CUDA events around each step (the GPU's span), or the host clock on the CPU."""
+    import torch
+    import torch.distributed as dist
 
-    @staticmethod
-    def forward(ctx, x):
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad = grad.contiguous()
-        dist.all_reduce(grad)
-        return grad
-
-
-class ReduceFromTensorParallel(torch.autograd.Function):
-    """All-reduce forward; identity backward (Megatron's g)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        x = x.contiguous()
-        dist.all_reduce(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
-class Block(torch.nn.Module):
-    def __init__(self, hidden, heads, tp, dropout, attention):
-        super().__init__()
-        self.tp = tp
-        self.attention = attention
-        self.heads = heads // tp
-        self.head_dim = hidden // heads
-        self.dropout = dropout
-        self.ln1 = torch.nn.LayerNorm(hidden)
-        self.qkv = torch.nn.Linear(hidden, 3 * hidden // tp)
-        self.proj = torch.nn.Linear(hidden // tp, hidden)
-        self.ln2 = torch.nn.LayerNorm(hidden)
-        self.fc1 = torch.nn.Linear(hidden, 4 * hidden // tp)
-        self.fc2 = torch.nn.Linear(4 * hidden // tp, hidden)
-
-    def enter(self, x):
-        return CopyToTensorParallel.apply(x) if self.tp > 1 else x
-
-    def leave(self, x):
-        return ReduceFromTensorParallel.apply(x) if self.tp > 1 else x
-
-    def forward(self, x):  # x: [seq, batch, hidden]
-        s, b, _ = x.shape
-        qkv = self.qkv(self.enter(self.ln1(x))).view(s, b, self.heads, 3 * self.head_dim)
-        if self.attention == "sdpa":  # fused (flash) attention: commscale train --flash-attn
-            # [batch, heads, seq, head_dim] views: the layout the flash kernel takes (a 3-D one sends
-            # SDPA to its fp32 math fallback).
-            q, k, v = qkv.permute(1, 2, 0, 3).split(self.head_dim, dim=-1)
-            context = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)
-            context = context.permute(2, 0, 1, 3)
-        else:
-            qkv = qkv.view(s, b * self.heads, 3 * self.head_dim).transpose(0, 1)
-            q, k, v = qkv.split(self.head_dim, dim=-1)
-            scores = torch.baddbmm(torch.empty(b * self.heads, s, s, dtype=x.dtype, device=x.device), q,
-                                   k.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(self.head_dim))
-            mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-            probs = F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), self.dropout, True)
-            context = torch.bmm(probs, v).transpose(0, 1)
-        context = context.reshape(s, b, self.heads * self.head_dim)
-        x = x + F.dropout(self.leave(self.proj(context)), self.dropout, True)
-        h = F.gelu(self.fc1(self.enter(self.ln2(x))), approximate="tanh")
-        return x + F.dropout(self.leave(self.fc2(h)), self.dropout, True)
-
-
-def timed(step, steps, warmup):
     times = []
     for i in range(warmup + steps):
-        torch.cuda.synchronize()
+        if device == "cuda":
+            torch.cuda.synchronize()
         dist.barrier()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        torch.cuda.synchronize()
+        if device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step()
+            end.record()
+            torch.cuda.synchronize()
+            seconds = start.elapsed_time(end) * 1e-3
+        else:
+            begin = time.perf_counter()
+            step()
+            seconds = time.perf_counter() - begin
         if i >= warmup:
-            times.append(start.elapsed_time(end) * 1e-3)
+            times.append(seconds)
     return times
 
 
 def kernel_profile(step, path):
     """One step under torch.profiler: GPU time per kernel name, the GPU busy sum and the step's span."""
+    import torch
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -163,86 +129,152 @@ def kernel_profile(step, path):
                    "kernel_launches": sum(r["calls"] for r in rows), "kernels": rows}, f, indent=1)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("dp", "tp", "pp"), required=True)
-    parser.add_argument("--layers", type=int, default=8)
-    parser.add_argument("--hidden", type=int, default=4096)
-    parser.add_argument("--heads", type=int, default=32)
-    parser.add_argument("--seq", type=int, default=2048)
-    parser.add_argument("--micro-batch", type=int, default=1)
-    parser.add_argument("--microbatches", type=int, default=1, help="per step (per replica with dp)")
-    parser.add_argument("--dropout", type=float, default=0.1)
-    parser.add_argument("--attention", choices=("unfused", "sdpa"), default="unfused",
-                        help="unfused: batched matmuls, mask, softmax, dropout; sdpa: F.scaled_dot_product_attention")
-    parser.add_argument("--compile", action="store_true", help="torch.compile the blocks (fuses the elementwise ops)")
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--profile", metavar="FILE", help="after timing, profile one step: GPU time per kernel (JSON)")
-    args = parser.parse_args()
+def parser():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mode", choices=CHOICES["mode"], default=None, help="required unless every grid line sets it")
+    p.add_argument("--arch", choices=CHOICES["arch"], default="gpt")
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--hidden", type=int, default=4096)
+    p.add_argument("--heads", type=int, default=32)
+    p.add_argument("--kv-heads", type=int, default=None, help="llama: key/value heads (default: --heads)")
+    p.add_argument("--ffn", type=int, default=None, help="llama: the MLP's inner size F (required with llama)")
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--micro-batch", type=int, default=1)
+    p.add_argument("--microbatches", type=int, default=1, help="per step (per replica with dp)")
+    p.add_argument("--dropout", type=float, default=None, help="default 0.1 for gpt; llama has none (0)")
+    p.add_argument("--attention", choices=CHOICES["attention"], default="unfused",
+                   help="unfused: batched matmuls, mask, softmax, dropout; sdpa: F.scaled_dot_product_attention")
+    p.add_argument("--compile", action="store_true", help="torch.compile the blocks (fuses the elementwise ops)")
+    p.add_argument("--optimizer", choices=CHOICES["optimizer"], default="adamw",
+                   help="adamw: fused AdamW; none: forward and backward only (gradients set to None)")
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--profile", metavar="FILE", help="after timing, profile one step: GPU time per kernel (JSON)")
+    p.add_argument("--grid", metavar="FILE", help="points to run in this process, one JSON object per line")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="cpu: gloo and the host clock, for checking a script without a GPU (not a reference)")
+    p.add_argument("--dry-run", action="store_true", help="print the points' settings, run nothing")
+    return p
 
-    rank, world = init_distributed()
-    tp = world if args.mode == "tp" else 1
-    stages = world if args.mode == "pp" else 1
-    stage = rank if args.mode == "pp" else 0
-    layers = args.layers // stages
-    torch.manual_seed(1234 + (rank if args.mode != "tp" else 0))
-    model = torch.nn.Sequential(*[Block(args.hidden, args.heads, tp, args.dropout, args.attention)
-                                  for _ in range(layers)])
-    model = model.to(device="cuda", dtype=torch.bfloat16)
-    if args.compile:
-        for block in model:
-            block.compile()
-    if args.mode == "dp":
-        model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25, gradient_as_bucket_view=True)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    shape = (args.seq, args.micro_batch, args.hidden)
-    inputs = [torch.randn(shape, dtype=torch.bfloat16, device="cuda") for _ in range(args.microbatches)]
 
-    def step_local():
-        for i, x in enumerate(inputs):
-            last = i == len(inputs) - 1
-            with model.no_sync() if args.mode == "dp" and not last else contextlib.nullcontext():
-                model(x).float().pow(2).mean().backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+def check_point(cfg, where):
+    """Completes and checks one point's settings; returns an error message or None."""
+    if cfg.mode is None:
+        return f"{where}: no mode (--mode or a \"mode\" key)"
+    for key, choices in CHOICES.items():
+        if getattr(cfg, key) not in choices:
+            return f"{where}: {key} \"{getattr(cfg, key)}\" is not one of {', '.join(choices)}"
+    if cfg.kv_heads is None:
+        cfg.kv_heads = cfg.heads
+    if cfg.dropout is None:
+        cfg.dropout = 0.1 if cfg.arch == "gpt" else 0.0
+    for key in ("layers", "hidden", "heads", "kv_heads", "seq", "micro_batch", "microbatches", "steps"):
+        if getattr(cfg, key) < 1:
+            return f"{where}: {key} must be at least 1"
+    if cfg.hidden % cfg.heads or cfg.heads % cfg.kv_heads:
+        return f"{where}: hidden {cfg.hidden}, heads {cfg.heads} and kv_heads {cfg.kv_heads} do not divide"
+    if cfg.arch == "llama":
+        if not cfg.ffn:
+            return f"{where}: llama needs ffn (the SwiGLU MLP's inner size)"
+        if cfg.dropout:
+            return f"{where}: llama has no dropout (commscale's Llama block has none to match)"
+    elif cfg.kv_heads != cfg.heads or cfg.ffn not in (None, 4 * cfg.hidden):
+        return f"{where}: gpt has kv_heads = heads and ffn = 4 hidden"
+    return None
 
-    def step_pipeline():
-        outputs, received = [], []
-        for x in inputs:  # GPipe: all forwards ...
-            if stage > 0:
-                x = torch.empty(shape, dtype=torch.bfloat16, device="cuda")
-                dist.recv(x, stage - 1)
-                x.requires_grad_(True)
-            received.append(x)
-            y = model(x)
-            if stage < stages - 1:
-                dist.send(y.detach().contiguous(), stage + 1)
-            outputs.append(y)
-        for x, y in zip(reversed(received), reversed(outputs)):  # ... then all backwards
-            if stage == stages - 1:
-                y.float().pow(2).mean().backward()
-            else:
-                grad = torch.empty(shape, dtype=torch.bfloat16, device="cuda")
-                dist.recv(grad, stage + 1)
-                y.backward(grad)
-            if stage > 0:
-                dist.send(x.grad.contiguous(), stage - 1)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
 
-    step = step_pipeline if args.mode == "pp" else step_local
-    times = timed(step, args.steps, args.warmup)
-    worst = torch.tensor([statistics.median(times)], device="cuda")
+def read_points(args):
+    """The points to run: the command line's, or one per line of --grid over the command line's defaults."""
+    if not args.grid:
+        return [argparse.Namespace(**{k: getattr(args, k) for k in POINT_KEYS if k != "id"}, id=None)]
+    points = []
+    try:
+        with open(args.grid) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        fail(f"--grid {args.grid}: {e}")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{args.grid}:{number}"
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as e:
+            fail(f"{where}: {e}")
+        if not isinstance(entry, dict):
+            fail(f"{where}: not a JSON object")
+        cfg = argparse.Namespace(**{k: getattr(args, k) for k in POINT_KEYS if k != "id"}, id=None)
+        for key, value in entry.items():
+            kind = POINT_KEYS.get(key)
+            if kind is None:
+                fail(f"{where}: unknown key \"{key}\" (known: {', '.join(POINT_KEYS)})")
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                fail(f"{where}: \"{key}\" is {json.dumps(value)}, expected {kind.__name__}")
+            setattr(cfg, key, value)
+        points.append(cfg)
+    if not points:
+        fail(f"--grid {args.grid} has no points")
+    return points
+
+
+def settings(cfg, world):
+    return {"tool": "pytorch", "id": cfg.id, "mode": cfg.mode, "world": world, "arch": cfg.arch, "layers": cfg.layers,
+            "hidden": cfg.hidden, "heads": cfg.heads, "kv_heads": cfg.kv_heads, "ffn": cfg.ffn, "seq": cfg.seq,
+            "micro_batch": cfg.micro_batch, "microbatches": cfg.microbatches, "dropout": cfg.dropout,
+            "attention": cfg.attention, "compile": cfg.compile, "optimizer": cfg.optimizer}
+
+
+def run_point(cfg, rank, world, device):
+    """Builds, times and (optionally) profiles one point; rank 0 prints its line."""
+    import torch
+    import torch.distributed as dist
+    from pytorch_blocks import Point
+
+    point = Point(cfg, rank, world, device)
+    times = timed(point.step, cfg.steps, cfg.warmup, device)
+    worst = torch.tensor([statistics.median(times)], device=device)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     if rank == 0:
-        print(json.dumps({"tool": "pytorch", "torch": torch.__version__, "mode": args.mode, "world": world,
-                          "layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
-                          "micro_batch": args.micro_batch, "microbatches": args.microbatches,
-                          "attention": args.attention, "compile": args.compile,
-                          "step_time_s": worst.item(), "steps": args.steps}))
-    if args.profile:
-        kernel_profile(step, args.profile if rank == 0 else os.devnull)
+        line = {**settings(cfg, world), "torch": torch.__version__, "device": device,
+                "dtype": str(point.dtype).replace("torch.", ""), "step_time_s": worst.item(), "steps": cfg.steps}
+        if cfg.id is None:
+            del line["id"]
+        print(json.dumps(line), flush=True)
+    if cfg.profile:
+        kernel_profile(point.step, cfg.profile if rank == 0 else os.devnull)
+
+
+def main():
+    args = parser().parse_args()
+    points = read_points(args)
+    for i, cfg in enumerate(points):
+        error = check_point(cfg, f"{args.grid}:{i + 1}" if args.grid else "pytorch_reference.py")
+        if error:
+            fail(f"{error}")
+    if args.dry_run:
+        for cfg in points:
+            print(json.dumps({"dry_run": True, **settings(cfg, None)}))
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch
+    import torch.distributed as dist
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        fail("no CUDA GPU visible to PyTorch (--device cpu runs the script on the CPU)")
+    rank, world = init_distributed(args.device)
+    for cfg in points:
+        try:
+            run_point(cfg, rank, world, args.device)
+        except torch.cuda.OutOfMemoryError as e:  # the grid goes on: the next point may fit
+            if rank == 0:
+                print(json.dumps({**settings(cfg, world), "error": f"out of memory: {str(e).splitlines()[0]}"}),
+                      flush=True)
+            if not args.grid:
+                raise
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
     dist.destroy_process_group()
 
 

@@ -1,12 +1,15 @@
 #include "bench/calibrate.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <ostream>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "bench/calibrate_rows.hpp"
 #include "bench/sweep.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
@@ -15,6 +18,9 @@
 #include "hw/kinds.hpp"
 #include "hw/topo_matrix.hpp"
 #include "hw/topology_dir.hpp"
+#include "predict/compute_model.hpp"
+#include "predict/calibration_sections.hpp"
+#include "runtime/calibration_probes.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/gpu_probes.hpp"
 #include "runtime/step_buffers.hpp"
@@ -27,27 +33,42 @@ using Json = nlohmann::ordered_json;
 // GPU memory the GEMM and memory probes rotate their operands through (fits a 24 GB card).
 constexpr Bytes kProbePool(8ull << 30);
 
-// Every (m, n, k) of the grid per type, and the two batched GEMMs of attention (scores and context,
-// head size 128) at three sequence lengths and every batch count of the options.
+// Every (m, n, k) of the grid per type (fp32: its smaller range), and the two batched GEMMs of
+// attention (scores and context) at every sequence length, head size and batch count of the options.
 std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
   std::vector<Gemm> shapes;
   for (DataType type : o.gemm_types) {
-    const std::int64_t cap = type == DataType::kFloat32 ? o.fp32_max_dim : INT64_MAX;
+    const bool fp32 = type == DataType::kFloat32;
+    const std::int64_t low = fp32 ? o.fp32_min_dim : 0;
+    const std::int64_t high = fp32 ? o.fp32_max_dim : INT64_MAX;
     for (std::int64_t m : o.gemm_dims) {
       for (std::int64_t n : o.gemm_dims) {
         for (std::int64_t k : o.gemm_dims) {
-          if (std::max({m, n, k}) <= cap) shapes.push_back(make_gemm(m, n, k, 1, type));
+          if (std::min({m, n, k}) >= low && std::max({m, n, k}) <= high) shapes.push_back(make_gemm(m, n, k, 1, type));
         }
       }
     }
-    for (std::int64_t s : {std::int64_t{1024}, std::int64_t{2048}, std::int64_t{4096}}) {
-      for (std::int64_t batch : o.attention_batches) {
-        shapes.push_back(make_gemm(s, s, 128, batch, type));
-        shapes.push_back(make_gemm(s, 128, s, batch, type));
+    for (std::int64_t s : o.attention_seqs) {
+      for (std::int64_t d : o.attention_head_dims) {
+        if (fp32 && (d != 128 || s < 1024)) continue;
+        for (std::int64_t batch : o.attention_batches) {
+          shapes.push_back(make_gemm(s, s, d, batch, type));
+          shapes.push_back(make_gemm(s, d, s, batch, type));
+        }
       }
     }
   }
   return shapes;
+}
+
+// Timed calls of a GEMM: the options' repetitions, fewer (at least 5) for a GEMM whose calls would run
+// past 100 ms even at the catalog's peak: a long GEMM's median settles in a few calls.
+int repetitions_for(const Gemm& g, const hw::GpuSpec& gpu, int repetitions) {
+  constexpr double kBudgetS = 0.1;
+  const std::optional<FlopsPerSecond> peak = predict::dense_rate(gpu, g.dtype, DataType::kFloat32);
+  if (!peak) return repetitions;
+  const double fastest_s = g.flops.value() / peak->value();
+  return std::clamp(static_cast<int>(std::ceil(kBudgetS / fastest_s)), std::min(5, repetitions), repetitions);
 }
 
 // The catalog GPU of rank 0's device, or --gpu.
@@ -63,8 +84,9 @@ std::string catalog_gpu(const CalibrateOptions& o, const RunContext& context) {
   return *match;
 }
 
-Json measure_gemms(const CalibrateOptions& o, GpuProbes& probes, std::ostream& log) {
+Json measure_gemms(const CalibrateOptions& o, const hw::GpuSpec& gpu, GpuProbes& probes, std::ostream& log) {
   Json rows = Json::array();
+  double last_run_ms = 0.0;  // wall time of the shape timed just before: a heat of its own when long
   for (const Gemm& g : gemm_shapes(o)) {
     const Bytes operands(gemm_operand_layout(g).bytes);  // as the probe places them
     if (operands > kProbePool) {
@@ -72,8 +94,10 @@ Json measure_gemms(const CalibrateOptions& o, GpuProbes& probes, std::ostream& l
                          name(g.dtype), g.m, g.n, g.k, g.batch, operands.gib(), kProbePool.gib());
       continue;
     }
-    if (o.heat_ms > 0) probes.heat(Seconds(o.heat_ms * 1e-3));
-    const Seconds t = probes.gemm(g, o.repetitions);
+    if (o.heat_ms > 0 && last_run_ms < o.heat_ms) probes.heat(Seconds(o.heat_ms * 1e-3));
+    const auto start = std::chrono::steady_clock::now();
+    const Seconds t = probes.gemm(g, repetitions_for(g, gpu, o.repetitions));
+    last_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     log << fmt::format("gemm    {:>4} {:>6} x {:>6} x {:>6} x {:>3}  {:>10.1f} us  {:>7.1f} TFLOP/s\n", name(g.dtype), g.m,
                        g.n, g.k, g.batch, t.value() * 1e6, g.flops.value() / t.value() / 1e12)
         << std::flush;
@@ -200,14 +224,65 @@ Json measure_collectives(const CalibrateOptions& o, const RankSession& session, 
   return curves;
 }
 
+// Rank 0's host costs per op and kernel floor, with the job's barrier timed by every rank.
+void measure_host(const RunContext& context, const MpiComm& world, std::ostream& log, Json* profile) {
+  HostIssueTimes times;
+  if (world.rank() == 0) {
+    log << "# calibrate: host time per op on commscale's launch path (rank 0)\n";
+    times = measure_host_issue(HostIssueOptions{});
+  }
+  std::vector<double> barrier_us;  // the barrier run_step starts with, over this job
+  for (int i = 0; i < 21; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    world.barrier();
+    barrier_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (world.rank() != 0) return;
+  std::sort(barrier_us.begin(), barrier_us.end());
+  const std::string by = fmt::format("commscale calibrate ({}) on {}", context.git_sha, context.ranks.front().gpu_name);
+  const HostCosts h = commscale_host_costs(times, barrier_us[barrier_us.size() / 2], by);
+  log << fmt::format("host    gemm {:.2f} us, kernel {:.2f}, collective {:.2f}, p2p {:.2f} ({}), event record {:.2f}, "
+                     "stream wait {:.2f}, step {:.2f}; kernel floor {:.2f} us\n",
+                     times.gemm_us, times.kernel_us, times.collective_us, times.p2p_us,
+                     times.p2p_measured ? "measured" : "from the collective", times.event_record_us,
+                     times.stream_wait_us, to_us(h.step), times.kernel_floor_us)
+      << std::flush;
+  (*profile)["host"] = Json::array({predict::section_json(h)});
+  (*profile)["device"] = predict::section_json(device_figures(times, by));
+}
+
+Json measure_interference_rows(const CalibrateOptions& o, const RunContext& context, std::ostream& log) {
+  log << "# calibrate: interference probe beside GEMMs and memory kernels (rank 0)\n";
+  InterferenceOptions io;
+  io.sms = o.interference_sms;
+  io.heat_ms = o.heat_ms;
+  const InterferenceResult r = measure_interference(io);
+  for (const InterferenceMeasurement& m : r.rows) {
+    log << fmt::format("probe   {:>3} SMs {:<9} beside {:<6}  compute {:>8.3f} -> {:>8.3f} ms  probe {:>7.1f} -> {:>7.1f} GB/s\n",
+                       m.sms, m.streams_memory ? "streaming" : "held", m.beside_gemm ? "gemm" : "memory",
+                       m.compute_alone_ms, m.compute_together_ms, m.probe_alone_GBps, m.probe_together_GBps);
+  }
+  std::vector<std::string> skipped;
+  const std::string by = fmt::format("commscale calibrate ({}) on {}: {}", context.git_sha,
+                                     context.ranks.front().gpu_name, r.method);
+  Json rows = Json::array();
+  for (const predict::InterferencePoint& p : interference_points(r, by, &skipped)) rows.push_back(predict::section_json(p));
+  for (const std::string& s : skipped) log << "# left out (a slowdown no profile takes): " << s << "\n";
+  return rows;
+}
+
 }  // namespace
 
 Json run_calibration(const CalibrateOptions& o, const RankSession& session, const MpiComm& world,
                      const BenchReporterFactory& sweep_table, std::ostream& log) {
   const RunContext& context = session.context;
   if (context.backend != "gpu") {
+    const bool host_side = o.host || o.interference;
     fail_on_all_ranks(world, InputError("--backend",
-                                        fmt::format("calibrate measures GPUs, and this run has none ({})",
+                                        fmt::format("calibrate measures GPUs{}, and this run has none ({})",
+                                                    host_side ? " (host costs and interference are measured on the "
+                                                                "GPU's launch path and SMs)"
+                                                              : "",
                                                     context.backend_note.empty() ? "CPU backend" : context.backend_note),
                                         "a machine with a GPU; predict without --calibration uses the catalog"));
   }
@@ -228,18 +303,24 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
                                : o.description;
   profile["machine"] = machine;
 
-  if (world.rank() == 0) {
+  const bool kernels = !o.gemm_types.empty() || o.memory_max.count() > 0;
+  if (world.rank() == 0 && kernels) {
     log << fmt::format("# calibrate: GEMMs and memory kernels on rank 0's GPU ({}, catalog {})\n",
                        context.ranks.front().gpu_name, gpu);
+    const hw::GpuSpec spec = hw::Catalog::open(hw::find_topologies_dir()).gpu(gpu, "--gpu");
     const std::unique_ptr<GpuProbes> probes = make_gpu_probes(kProbePool, false);
-    profile["gemm"] = measure_gemms(o, *probes, log);
-    profile["memory"] = measure_memory(o, *probes, log);
+    if (!o.gemm_types.empty()) profile["gemm"] = measure_gemms(o, spec, *probes, log);
+    if (o.memory_max.count() > 0) profile["memory"] = measure_memory(o, *probes, log);
   }
+  if (o.host) measure_host(context, world, log, &profile);
+  if (world.rank() == 0 && o.interference) profile["interference"] = measure_interference_rows(o, context, log);
   world.barrier();
-  if (world.size() == 1) {
-    log << "# one rank: no collective to measure\n";
-  } else {
-    profile["collectives"] = measure_collectives(o, session, world, sweep_table, log);
+  if (!o.collectives.empty()) {
+    if (world.size() == 1) {
+      log << "# one rank: no collective to measure\n";
+    } else {
+      profile["collectives"] = measure_collectives(o, session, world, sweep_table, log);
+    }
   }
   if (world.rank() != 0) return nullptr;
   return profile;

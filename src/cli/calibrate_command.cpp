@@ -33,6 +33,14 @@ struct CalibrateArguments {
   RuntimeOptions runtime;
 };
 
+template <typename T>
+void check_each(const std::vector<T>& values, std::int64_t low, std::int64_t high, const char* flag,
+                const char* expected) {
+  for (const T v : values) {
+    if (v < low || v > high) throw InputError(flag, fmt::format("{}", v), expected);
+  }
+}
+
 void finish(CalibrateArguments& a) {
   CalibrateOptions& o = a.options;
   bool gemm = false;
@@ -45,8 +53,13 @@ void finish(CalibrateArguments& a) {
       memory = true;
     } else if (item == "collectives") {
       collectives = true;
+    } else if (item == "host") {
+      o.host = true;
+    } else if (item == "interference") {
+      o.interference = true;
     } else {
-      throw InputError("--measure", fmt::format("unknown measurement \"{}\"", item), "gemm, memory and/or collectives");
+      throw InputError("--measure", fmt::format("unknown measurement \"{}\"", item),
+                       "gemm, memory, collectives, host and/or interference");
     }
   }
   o.gemm_types.clear();
@@ -72,16 +85,19 @@ void finish(CalibrateArguments& a) {
   }
   if (a.quick) {
     o.gemm_dims = {2048, 8192};
+    o.attention_seqs = {2048};
+    o.attention_head_dims = {128};
     o.attention_batches = {32};
+    o.interference_sms = {4, 16};
     o.collective_max = std::min(o.collective_max, Bytes(64ull << 20));
     o.memory_max = std::min(o.memory_max, Bytes(1ull << 30));
     o.repetitions = std::min(o.repetitions, 10);
   }
-  for (std::int64_t batch : o.attention_batches) {
-    if (batch < 1 || batch > 4096) {
-      throw InputError("--attention-batches", fmt::format("{}", batch), "batch counts from 1 to 4096");
-    }
-  }
+  check_each(o.gemm_dims, 1, 1 << 17, "--gemm-dims", "sizes from 1 to 131072");
+  check_each(o.attention_batches, 1, 4096, "--attention-batches", "batch counts from 1 to 4096");
+  check_each(o.attention_seqs, 1, 1 << 17, "--attention-seqs", "sequence lengths from 1 to 131072");
+  check_each(o.attention_head_dims, 1, 1024, "--attention-head-dims", "head sizes from 1 to 1024");
+  check_each(o.interference_sms, 1, 256, "--interference-sms", "SM counts from 1 to 256");
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
   if (a.merge && !input_exists(a.output)) {
     throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
@@ -119,17 +135,28 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
   auto args = std::make_shared<CalibrateArguments>();
   args->runtime.command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Measure this GPU machine (GEMMs, memory kernels, collectives) into a profile for predict --calibration");
+      "calibrate",
+      "Measure this GPU machine (GEMMs, memory kernels, collectives, host costs, interference) into a profile for "
+      "predict --calibration");
   CalibrateOptions& o = args->options;
   cmd->add_option("-o,--output", args->output, "the profile to write")->required();
   cmd->add_flag("--merge", args->merge,
                 "add to the profile already in -o (rows of the same shape or group replace it): run once per "
                 "transport, e.g. under NCCL_P2P_DISABLE=1, with --measure collectives");
-  cmd->add_option("--measure", args->measure, "what to measure: gemm, memory, collectives")->capture_default_str();
+  cmd->add_option("--measure", args->measure,
+                  "what to measure: gemm, memory, collectives; host (commscale's host time per op, the kernel "
+                  "floor) and interference (a probe holding SMs beside GEMMs and memory kernels), GPU only")
+      ->capture_default_str();
   cmd->add_option("--gemm-types", args->gemm_types, "GEMM types (fp32 runs without TF32)")->capture_default_str();
   cmd->add_option("--gemm-dims", o.gemm_dims, "m, n and k of the GEMM grid (each combination)")->capture_default_str();
   cmd->add_option("--attention-batches", o.attention_batches,
                   "batch counts of the attention GEMMs (micro-batch x heads per tensor-parallel rank)")
+      ->capture_default_str();
+  cmd->add_option("--attention-seqs", o.attention_seqs, "sequence lengths of the attention GEMMs")->capture_default_str();
+  cmd->add_option("--attention-head-dims", o.attention_head_dims,
+                  "head sizes of the attention GEMMs (fp32: 128 only, from sequence 1024)")
+      ->capture_default_str();
+  cmd->add_option("--interference-sms", o.interference_sms, "SMs the interference probe holds, one run each")
       ->capture_default_str();
   add_real_option(*cmd, "--heat-ms", &o.heat_ms,
                   "before each GEMM shape or memory size, a large GEMM runs this long, so the timed calls see "
@@ -140,7 +167,9 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
   cmd->add_option("--max-bytes", args->max_bytes, "largest collective size (from 1K, doubling)")->capture_default_str();
   cmd->add_option("-n,--repetitions", o.repetitions, "timed calls per shape, kernel or size (median kept)")
       ->capture_default_str();
-  cmd->add_flag("--quick", args->quick, "a small grid (2048 and 8192, attention batch 32), collectives to 64M, 10 repetitions");
+  cmd->add_flag("--quick", args->quick,
+                "a small grid (2048 and 8192; attention at seq 2048, head 128, batch 32), probe at 4 and 16 SMs, "
+                "collectives to 64M, 10 repetitions");
   cmd->add_option("--gpu", o.gpu, "the catalog GPU this machine has (default: from the device name)");
   cmd->add_option("--cluster", o.cluster, "the catalog cluster this machine is, recorded in the profile");
   cmd->add_option("--description", o.description, "recorded in the profile");

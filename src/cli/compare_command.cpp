@@ -33,6 +33,7 @@ struct CompareArguments {
   std::vector<std::string> prices;
   std::string scaling;
   std::string calibration;
+  std::string host_framework;
   std::string kernels = "fused";
   double workspace_gib = 2.0;
   predict::CompareInputs inputs;
@@ -93,6 +94,7 @@ int run_compare(CompareArguments& a) {
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
+  in.host = resolve_host_framework(a.host_framework, in.search.kernels, in.calibration.get());
   const predict::CompareResult r = predict::compare_clusters(catalog, in);
   nlohmann::json doc = predict::compare_to_json(r, in);
   doc["command_line"] = a.command_line;
@@ -130,6 +132,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  add_host_framework_option(*cmd, &args->host_framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
                   workspace_gib_range())
       ->capture_default_str();

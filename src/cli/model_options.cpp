@@ -57,6 +57,11 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--recompute", a->recompute, "activation recompute: none, selective or full")
       ->capture_default_str()
       ->group(group);
+  cmd.add_option("--optimizer", a->optimizer,
+                 "the step's optimizer: adam (mixed precision, fp32 master weights and moments), adamw (PyTorch's "
+                 "AdamW on the weights' own type), sgd (no state) or none (forward and backward only)")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_flag("--flash-attn", a->flash_attention, "fused (flash) attention")->group(group);
   cmd.add_option("--kernels", a->kernels,
                  "memory-bound kernels: fused (Megatron-LM's) or eager (PyTorch's, one per tensor operation, "
@@ -134,6 +139,7 @@ CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
   p.sequence_parallel = a.sp;
   p.zero_stage = a.zero;
   p.recompute = parse_recompute(a.recompute, "--recompute");
+  p.optimizer = parse_optimizer(a.optimizer, "--optimizer");
   p.flash_attention = a.flash_attention;
   p.kernels = parse_kernel_set(a.kernels, "--kernels");
   p.micro_batch = a.micro_batch;

@@ -34,6 +34,7 @@ struct ModelPlanArguments {
   bool sp = false;
   int zero = 0;
   std::string recompute = "none";
+  std::string optimizer = "adam";
   bool flash_attention = false;
   std::string kernels = "fused";
   int micro_batch = 1;

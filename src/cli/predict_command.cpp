@@ -30,6 +30,7 @@ struct PredictArguments {
   std::string cluster;
   int nodes = 0;
   std::string calibration;
+  std::string host_framework;
   double workspace_gib = 2.0;
   bool full_simulation = false;
   std::string timeline_path;
@@ -73,8 +74,10 @@ int run_predict(const PredictArguments& a) {
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
   if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
+  const auto calibration = load_calibration_option(a.calibration, catalog);
   const predict::Target target =
-      predict::make_target(catalog, cluster, nodes, load_calibration_option(a.calibration, catalog));
+      predict::make_target(catalog, cluster, nodes, calibration,
+                           resolve_host_framework(a.host_framework, mp.plan().kernels, calibration.get()));
   MemoryOptions memory;
   memory.workspace = gib_to_bytes(a.workspace_gib);
   predict::PredictOptions options;
@@ -108,6 +111,7 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
       ->required();
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  add_host_framework_option(*cmd, &args->host_framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
                   "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",
                   workspace_gib_range())

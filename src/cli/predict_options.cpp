@@ -4,8 +4,19 @@
 
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
+#include "predict/host_catalog.hpp"
 
 namespace commscale {
+namespace {
+
+// The framework that runs a kernel set: commscale's executor runs the fused kernels; the eager list is
+// eager PyTorch's.
+std::string default_host_framework(KernelSet kernels) {
+  (void)kernels;
+  return std::string(predict::kNoHost);
+}
+
+}  // namespace
 
 void add_output_options(CLI::App& command, OutputArguments* args) {
   command.add_flag("--json", args->json, "print the result as JSON (instead of text)");
@@ -21,6 +32,18 @@ bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
   if (!args.json_path.empty()) write_file_atomically(args.json_path, json_text(doc, 2));
   if (args.json) std::cout << json_text(doc, 2);
   return !args.json;
+}
+
+void add_host_framework_option(CLI::App& command, std::string* framework) {
+  command.add_option("--host-framework", *framework,
+                     "whose host issues the step's ops, at its measured cost per op: a framework of "
+                     "topologies/frameworks.json or of --calibration's profile, or none (device time alone); "
+                     "default: commscale's executor for fused kernels, pytorch-eager for --kernels eager");
+}
+
+HostCosts resolve_host_framework(const std::string& given, KernelSet kernels, const predict::CalibrationProfile* profile) {
+  const std::string framework = !given.empty() ? given : default_host_framework(kernels);
+  return predict::host_costs_for(framework, profile, "--host-framework");
 }
 
 std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,

@@ -28,6 +28,12 @@ void finish_output_options(const OutputArguments& args, std::vector<NamedOutput>
 // Writes `doc` to -J's file (atomically) and, with --json, to stdout; returns whether text should follow.
 [[nodiscard]] bool emit_json(const OutputArguments& args, const nlohmann::json& doc);
 
+// --host-framework NAME: whose host issues the step's ops (program/host_costs.hpp). Without it, the
+// host of the plan's kernel set: commscale's own executor for fused kernels, eager PyTorch for eager ones.
+void add_host_framework_option(CLI::App& command, std::string* framework);
+[[nodiscard]] HostCosts resolve_host_framework(const std::string& given, KernelSet kernels,
+                                               const predict::CalibrationProfile* profile);
+
 // --calibration FILE: null when not given. Throws InputError naming the file and key.
 [[nodiscard]] std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,
                                                                                          const hw::Catalog& catalog);

@@ -31,6 +31,7 @@ struct SearchArguments {
   std::string kernels = "fused";
   double node_price_usd = 0.0;
   std::string calibration;
+  std::string host_framework;
   double workspace_gib = 2.0;
   predict::SearchOptions options;
   OutputArguments output;
@@ -113,7 +114,9 @@ int run_search(SearchArguments& a) {
   std::vector<predict::PlanEvaluator*> pointers;
   for (const int gpus : counts) {
     const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, gpus, "--gpus");
-    targets.push_back(std::make_unique<predict::Target>(predict::make_target(catalog, cluster, nodes, calibration)));
+    targets.push_back(std::make_unique<predict::Target>(predict::make_target(
+        catalog, cluster, nodes, calibration,
+        resolve_host_framework(a.host_framework, a.options.kernels, calibration.get()))));
     if (gpus > targets.back()->gpus()) {
       throw InputError(
           "--gpus", fmt::format("{}", gpus),
@@ -167,6 +170,7 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   add_real_option(*cmd, "--price", &args->node_price_usd, "price of one node in USD (default: the cluster's, if any)",
                   node_price_range());
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  add_host_framework_option(*cmd, &args->host_framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
                   workspace_gib_range())
       ->capture_default_str();

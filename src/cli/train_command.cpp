@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
+#include "cli/predict_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -16,6 +17,7 @@
 #include "hw/catalog.hpp"
 #include "hw/gpu_match.hpp"
 #include "hw/topology_dir.hpp"
+#include "predict/host_catalog.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/progress.hpp"
 #include "report/train_report.hpp"
@@ -43,10 +45,29 @@ struct TrainArguments {
   bool quiet = false;
   bool progress = false;
   std::string jsonl_path;
+  std::string host_framework;  // --host-framework: issue ops at this framework's host costs
+  std::string calibration;     // --calibration: where its costs come from, before the catalog
   ReliabilityArguments reliability;
   TrainOptions options;
   std::optional<CheckedPlan> resolved;
 };
+
+// --host-framework NAME [--calibration FILE]: the framework's host costs, from the profile's `host` row,
+// else the catalog's (predict/host_catalog.hpp).
+void finish_host_framework(TrainArguments& a) {
+  if (a.host_framework.empty()) {
+    if (!a.calibration.empty()) {
+      throw InputError("--calibration", "is given without --host-framework",
+                       "--host-framework NAME: train reads only the host costs of a profile");
+    }
+    return;
+  }
+  std::shared_ptr<const predict::CalibrationProfile> profile;
+  if (!a.calibration.empty()) {
+    profile = load_calibration_option(a.calibration, hw::Catalog::open(hw::find_topologies_dir()));
+  }
+  a.options.host = predict::host_costs_for(a.host_framework, profile.get(), "--host-framework");
+}
 
 void finish(TrainArguments& a) {
   a.resolved = finish_model_plan_options(a.model_plan);
@@ -75,6 +96,7 @@ void finish(TrainArguments& a) {
                    {"--timeline", a.timeline_path}, {jsonl_flag(a.reliability), a.jsonl_path}});
   }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
+  finish_host_framework(a);
 }
 
 hw::MathRate rate_for(DataType type, bool tf32) {
@@ -179,6 +201,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   report.step_only_s = run.step_only_s;
   report.gemm_checks = run.gemm_checks;
   report.comm_rates = comm_rates(step.program, run.timeline);
+  if (!a.host_framework.empty()) report.host = a.options.host;
 
   print_train_text(std::cout, report);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(train_json(report), 1));
@@ -212,6 +235,12 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
                   workspace_gib_range())
       ->capture_default_str();
   cmd->add_option("--gpu", args->gpu, "catalog GPU whose peak the MFU refers to (default: the device's own name)");
+  cmd->add_option("--host-framework", args->host_framework,
+                  "issue every op at this framework's host cost per op (the larger of it and commscale's own), "
+                  "with its per-step cost and synchronisation: pytorch-eager, megatron, ... from --calibration's "
+                  "`host` rows, else topologies/frameworks.json; none: as fast as commscale issues");
+  cmd->add_option("--calibration", args->calibration,
+                  "a calibration profile whose `host` row of --host-framework's framework is used");
   add_real_option(*cmd, "-T,--timeout", &args->timeout_s, "seconds a step may take before the job is aborted (0: none)",
                   timeout_s_range())
       ->capture_default_str();

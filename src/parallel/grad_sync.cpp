@@ -118,6 +118,7 @@ void StageBuilder::end_of_step() {
                     Bytes(table * w), Phase::kStep, -1, -1, {last_compute_});
   }
   if (last_dp_ != kNone) optimizer_deps.push_back(last_dp_);
+  if (p_.optimizer == Optimizer::kNone) return;  // forward and backward only: nothing to update
 
   const std::uint64_t params = stage_parameters(m_, p_, stage_);
   const bool sharded = p_.zero_stage >= 1 && p_.dp > 1;
@@ -126,7 +127,7 @@ void StageBuilder::end_of_step() {
   step.phase = Phase::kStep;
   step.name = "step.optimizer";
   step.deps = optimizer_deps;
-  step.payload = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params);
+  step.payload = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params, p_.optimizer);
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 

@@ -98,6 +98,10 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   validate_tensor_parallel(m, p);
   if (p.zero_stage < 0 || p.zero_stage > 3)
     throw InputError("--zero", fmt::format("stage {}", p.zero_stage), "0, 1, 2 or 3");
+  if (p.zero_stage > 0 && p.optimizer == Optimizer::kNone) {
+    throw InputError("--zero", fmt::format("stage {} with --optimizer none", p.zero_stage),
+                     "stage 0: ZeRO shards the optimizer's update and state, and there is none");
+  }
   require_at_least(p.micro_batch, 1, "--micro-batch");
   require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");
@@ -134,6 +138,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
           {"sequence_parallel", p.sequence_parallel},
           {"zero_stage", p.zero_stage},
           {"recompute", name(p.recompute)},
+          {"optimizer", name(p.optimizer)},
           {"flash_attention", p.flash_attention},
           {"kernels", name(p.kernels)},
           {"micro_batch", p.micro_batch},

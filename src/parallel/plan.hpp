@@ -22,6 +22,7 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
+  Optimizer optimizer = Optimizer::kAdam;
   bool flash_attention = false;
   KernelSet kernels = KernelSet::kFused;
   int micro_batch = 1;

@@ -67,7 +67,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     s.stage = stage;
     s.layers = per_chunk * p.chunks;
     s.parameters = stage_parameters(m, p, stage);
-    const ModelStateBytes states = model_state_bytes(m, s.parameters, p.zero_stage, p.dp);
+    const ModelStateBytes states = model_state_bytes(m, s.parameters, p.zero_stage, p.dp, p.optimizer);
     s.bytes.weights = states.weights;
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;

@@ -10,6 +10,7 @@
 #include "hw/json_numbers.hpp"
 #include "hw/json_reader.hpp"
 #include "predict/calibration.hpp"
+#include "predict/calibration_sections.hpp"
 #include "predict/compute_model.hpp"
 
 namespace commscale::predict {
@@ -173,6 +174,22 @@ CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::strin
   if (top.has("collectives")) {
     for (JsonObject& o : top.objects("collectives")) p.collectives.push_back(read_curve(o));
   }
+  if (top.has("attention")) {
+    for (JsonObject& o : top.objects("attention")) p.attention.push_back(read_attention(o, p.gpu));
+    reject_duplicate_attention(p.attention, top.where("attention"));
+  }
+  if (top.has("host")) {
+    for (JsonObject& o : top.objects("host")) p.host.push_back(read_host_costs(o));
+    reject_duplicate_host(p.host, top.where("host"));
+  }
+  if (top.has("device")) {
+    JsonObject device = top.object("device");
+    p.device = read_device(device);
+  }
+  if (top.has("interference")) {
+    for (JsonObject& o : top.objects("interference")) p.interference.push_back(read_interference(o));
+    reject_duplicate_interference(p.interference, top.where("interference"));
+  }
   top.finish();
   return p;
 }
@@ -221,12 +238,23 @@ nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
     curve["points"] = points;
     curves.push_back(curve);
   }
-  return {{"schema_version", kCalibrationSchemaVersion},
-          {"kind", "commscale-calibration"},
-          {"machine", machine},
-          {"gemm", gemm},
-          {"memory", memory},
-          {"collectives", curves}};
+  nlohmann::ordered_json out = {{"schema_version", kCalibrationSchemaVersion},
+                                {"kind", "commscale-calibration"},
+                                {"machine", machine},
+                                {"gemm", gemm},
+                                {"memory", memory},
+                                {"collectives", curves}};
+  // The newer sections only where the profile has them: older profiles are written back unchanged.
+  const auto rows = [](const auto& items) {
+    nlohmann::ordered_json array = nlohmann::ordered_json::array();
+    for (const auto& item : items) array.push_back(section_json(item));
+    return array;
+  };
+  if (!p.attention.empty()) out["attention"] = rows(p.attention);
+  if (!p.host.empty()) out["host"] = rows(p.host);
+  if (p.device.kernel_floor || !p.device.source.empty()) out["device"] = section_json(p.device);
+  if (!p.interference.empty()) out["interference"] = rows(p.interference);
+  return out;
 }
 
 }  // namespace commscale::predict

@@ -32,7 +32,30 @@
 //     {"collective": "all_reduce", "ranks": 2, "nodes": 1, "path_class": "nvlink",
 //      "env": "", "source": "commscale bench ...",         env, source optional
 //      "points": [{"size_bytes": 1024, "time_us": 6.4}, {"size_bytes": 4294967296, "time_us": 12496}]}
-//   ]                                   path_class: nvlink | pcie | host_staged | socket | network
+//   ],                                  path_class: nvlink | pcie | host_staged | socket | network
+//   "attention": [                      optional: fused (flash) causal attention, one row per timed call
+//     {"seq": 4096, "batch": 64, "head_dim": 128, "dtype": "bf16", "phase": "fwd", "seconds": 1.1e-3,
+//      "kernel": "torch SDPA (cuDNN flash)"}
+//   ],                                  batch = micro-batch x heads; phase fwd | bwd (the whole
+//                                       backward kernel); the row's FLOPs are counted as the step
+//                                       program counts flash attention (workload/layer_ops.hpp)
+//   "host": [                           optional: host time to issue ops, per framework
+//     {"framework": "pytorch-eager", "source": "launch/pytorch_host.py ...",
+//      "issue_us": {"gemm": 21.0, "kernel": 12.5, "collective": 30.0, "p2p": 35.0,
+//                   "bwd.gemm": 9.5, "bwd.kernel": 6.0},
+//      "step_us": 150.0, "sync": "none"}
+//   ],                                  issue_us: every class (gemm, kernel, collective, p2p) for all
+//                                       phases, and optional overrides for one phase (fwd., bwd.,
+//                                       step. before the class); step_us: once per step; sync: none |
+//                                       before_optimizer (program/host_costs.hpp)
+//   "device": {"kernel_floor_us": 2.1, "source": "..."},   optional: the shortest a kernel takes on the
+//                                       GPU, launched back to back (an empty kernel's period)
+//   "interference": [                   optional: a probe kernel holding `sms` SMs and streaming memory
+//     {"sms": 16, "probe_GBps": 1900.0, "beside": "gemm", "compute_slowdown": 1.11,
+//      "probe_slowdown": 1.25, "source": "..."}
+//   ]                                   probe_GBps: what the probe moved alone (0: it only held SMs);
+//                                       beside gemm | memory: what ran beside it; slowdowns: time
+//                                       together over time alone, of the compute kernel and the probe
 // }
 //
 // Unknown keys are errors; every error names the file and the key (`cal.json: gemm[3].seconds`).
@@ -51,6 +74,11 @@
 //  - carrying over: GEMM and memory fractions apply to any GPU of the same compute-capability major
 //    (the same family: Hopper to H100/H200, Ampere to A100/3090...), on that GPU's own peak and
 //    bandwidth; to another family they do not apply (the prediction says so).
+//  - attention: a flash-attention GEMM (Gemm::flash) takes the efficiency of the attention rows of its
+//    phase and dtype (recompute counts as backward: it is part of the backward kernel), interpolated as
+//    GEMM rows are over (log2 seq, log2 batch) among rows of its head size; without such rows, the GEMM
+//    rule above.
+//  - host, device, interference: program/host_costs.hpp, predict/interference.hpp.
 //  - collectives: a curve replaces the collective model for groups with the same collective, rank
 //    count, node count and bottleneck path class, on a cluster of the profile's GPU. Time is
 //    interpolated linearly in log(size)-log(time); below the smallest size, the smallest size's time;
@@ -67,6 +95,7 @@
 #include "core/units.hpp"
 #include "hw/catalog.hpp"
 #include "hw/gpu_spec.hpp"
+#include "program/host_costs.hpp"
 #include "program/op.hpp"
 
 namespace commscale::predict {
@@ -117,6 +146,35 @@ struct CollectiveCurve {
   std::vector<CollectivePoint> points;  // sorted by size, sizes distinct
 };
 
+struct AttentionPoint {
+  std::int64_t seq = 0;
+  std::int64_t batch = 0;  // micro-batch x heads
+  std::int64_t head_dim = 0;
+  DataType dtype = DataType::kBFloat16;
+  bool backward = false;
+  Seconds time;
+  std::string kernel;
+  double efficiency = 0.0;  // filled at load: the program's FLOPs for it over the profile GPU's dense peak
+};
+
+// What ran beside the interference probe.
+enum class Beside : std::uint8_t { kGemm, kMemory };
+[[nodiscard]] std::string_view name(Beside b) noexcept;  // gemm memory
+
+struct InterferencePoint {
+  int sms = 0;
+  double probe_GBps = 0.0;
+  Beside beside = Beside::kGemm;
+  double compute_slowdown = 1.0;
+  double probe_slowdown = 1.0;
+  std::string source;
+};
+
+struct DeviceFigures {
+  std::optional<Seconds> kernel_floor;
+  std::string source;
+};
+
 struct CalibrationProfile {
   std::string file;
   hw::GpuSpec gpu;  // the measured GPU, from the catalog
@@ -128,6 +186,10 @@ struct CalibrationProfile {
   std::vector<GemmPoint> gemm;
   std::vector<MemoryPoint> memory;
   std::vector<CollectiveCurve> collectives;
+  std::vector<AttentionPoint> attention;
+  std::vector<HostCosts> host;
+  DeviceFigures device;
+  std::vector<InterferencePoint> interference;
 };
 
 // Reads and validates a profile; throws InputError naming the file and key.
@@ -146,6 +208,11 @@ struct CalibrationProfile {
 // from the rows of `key` where there are some, else from the generic rows.
 [[nodiscard]] std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw,
                                                  std::optional<MemoryRowKey> key = std::nullopt);
+// The efficiency of a flash-attention GEMM from the attention rows; nullopt without rows for its phase,
+// dtype and head size.
+[[nodiscard]] std::optional<double> attention_efficiency(const CalibrationProfile& profile, const Gemm& gemm,
+                                                         bool backward);
+[[nodiscard]] const HostCosts* find_host_costs(const CalibrationProfile& profile, std::string_view framework);
 [[nodiscard]] const CollectiveCurve* find_curve(const CalibrationProfile& profile, Collective c, int ranks, int nodes,
                                                 hw::PathClass path_class);
 [[nodiscard]] Seconds curve_time(const CollectiveCurve& curve, Bytes size);

@@ -43,28 +43,24 @@ std::optional<Seconds> interpolated_memory_time(const std::vector<MemoryPoint>& 
   return transfer_time(bytes, bw * below->efficiency);
 }
 
-}  // namespace
 
-bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
-  const ComputeCapability ca = parse_capability(*a.compute_capability.value);
-  const ComputeCapability cb = parse_capability(*b.compute_capability.value);
-  return ca.major > 0 && ca.major == cb.major;
-}
-
-std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm) {
-  const auto q = shape_point(gemm.m, gemm.n, gemm.k, gemm.batch);
+// Nearest-rows interpolation (calibration.hpp): the rows `rows` keeps, as (point, efficiency), weighted
+// by inverse squared distance to `q`; an exact point returns its own row.
+template <class Row, std::size_t N, class Keep, class Point>
+std::optional<double> nearest_efficiency(const std::vector<Row>& rows, const std::array<double, N>& q, Keep keep,
+                                         Point point) {
   struct Near {
     double d2;
     double efficiency;
   };
   std::vector<Near> near;
-  for (const GemmPoint& p : profile.gemm) {
-    if (p.dtype != gemm.dtype) continue;
-    const auto x = shape_point(p.m, p.n, p.k, p.batch);
+  for (const Row& row : rows) {
+    if (!keep(row)) continue;
+    const std::array<double, N> x = point(row);
     double d2 = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) d2 += (x[i] - q[i]) * (x[i] - q[i]);
-    if (d2 < 1e-18) return p.efficiency;
-    near.push_back({d2, p.efficiency});
+    for (std::size_t i = 0; i < N; ++i) d2 += (x[i] - q[i]) * (x[i] - q[i]);
+    if (d2 < 1e-18) return row.efficiency;
+    near.push_back({d2, row.efficiency});
   }
   if (near.empty()) return std::nullopt;
   // Only the nearest rows: over a whole grid, the many far rows would outweigh the few near ones.
@@ -78,6 +74,41 @@ std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const G
     weights += 1.0 / near[i].d2;
   }
   return weighted / weights;
+}
+
+}  // namespace
+
+bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
+  const ComputeCapability ca = parse_capability(*a.compute_capability.value);
+  const ComputeCapability cb = parse_capability(*b.compute_capability.value);
+  return ca.major > 0 && ca.major == cb.major;
+}
+
+std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm) {
+  return nearest_efficiency(
+      profile.gemm, shape_point(gemm.m, gemm.n, gemm.k, gemm.batch),
+      [&](const GemmPoint& p) { return p.dtype == gemm.dtype; },
+      [](const GemmPoint& p) { return shape_point(p.m, p.n, p.k, p.batch); });
+}
+
+std::optional<double> attention_efficiency(const CalibrationProfile& profile, const Gemm& gemm, bool backward) {
+  // A flash product's m is the sequence, its batch micro-batch x heads, and its head size the one
+  // dimension that is neither the sequence nor the causal keys.
+  const std::int64_t head_dim = std::min({gemm.m, gemm.n, gemm.k});
+  const auto log2 = [](std::int64_t v) { return std::log2(static_cast<double>(v)); };
+  return nearest_efficiency(
+      profile.attention, std::array<double, 2>{log2(gemm.m), log2(gemm.batch)},
+      [&](const AttentionPoint& p) {
+        return p.dtype == gemm.dtype && p.backward == backward && p.head_dim == head_dim;
+      },
+      [&](const AttentionPoint& p) { return std::array<double, 2>{log2(p.seq), log2(p.batch)}; });
+}
+
+const HostCosts* find_host_costs(const CalibrationProfile& profile, std::string_view framework) {
+  for (const HostCosts& h : profile.host) {
+    if (h.framework == framework) return &h;
+  }
+  return nullptr;
 }
 
 MemoryRowKey memory_row_key(const MemoryKernel& kernel, Phase phase) noexcept {

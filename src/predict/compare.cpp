@@ -18,7 +18,7 @@ CostAssumptions costs_for(const CompareInputs& in, const std::string& cluster) {
 std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int gpus,
                                       const CompareInputs& in, CompareEntry* entry) {
   const int nodes = nodes_for(cluster, gpus, "--clusters");
-  const Target target = make_target(catalog, cluster, nodes, in.calibration);
+  const Target target = make_target(catalog, cluster, nodes, in.calibration, in.host);
   PlanEvaluator evaluator(in.model, target, in.search.memory, gpus);
   SearchOptions options = in.search;
   options.costs = costs_for(in, cluster.name);
@@ -46,7 +46,7 @@ CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice
   e.cost = cluster_cost(cluster, e.gpus, costs_for(in, cluster.name));
   e.best = best_plan(catalog, cluster, e.gpus, in, &e);
   if (!e.best) return e;
-  const Target target = make_target(catalog, cluster, e.nodes, in.calibration);
+  const Target target = make_target(catalog, cluster, e.nodes, in.calibration, in.host);
   // The search's plans passed validate_plan in its enumeration; CheckedPlan says so again, cheaply.
   e.prediction = predict_step(prepare_for(CheckedPlan(in.model, e.best->plan), target, in.search.memory), target);
   const double tokens = e.prediction->summary.tokens_per_s;

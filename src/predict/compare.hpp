@@ -67,6 +67,7 @@ struct CompareInputs {
   SearchOptions search;
   std::map<std::string, double> node_prices;  // by cluster name: USD per node
   std::shared_ptr<const CalibrationProfile> calibration;
+  HostCosts host;  // the framework whose host issues every plan's ops
   std::optional<ClusterChoice> scaling;  // the cluster to sweep
   int scaling_max_gpus = 4096;
 };

@@ -159,6 +159,25 @@ const GroupLinks* ProgramCosts::group_links(int rank, std::uint32_t handle) cons
   return &links_[static_cast<std::size_t>(of[handle])];
 }
 
+InterferenceModel::Load ProgramCosts::comm_load(int rank, const Op& op) const {
+  const double seconds = duration(rank, op).value();
+  if (seconds <= 0) return {};
+  if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+    const int g = group_of_.at(static_cast<std::size_t>(rank)).at(c->group);
+    const GroupLinks& links = links_[static_cast<std::size_t>(g)];
+    const GBps busbw = CommModel::bus_bandwidth(c->kind, c->bytes, c->dtype, links.ranks, Seconds(seconds));
+    return target_.interference.load(nccl_channels(links.bottleneck_class()), busbw);
+  }
+  const auto& p = std::get<PointToPoint>(op.payload);
+  const bool send = p.direction == P2pDirection::kSend;
+  const FlowLinks& flow = flows_[static_cast<std::size_t>(flow_of_.at({rank, p.group, p.peer, send ? 1 : 0}))];
+  return target_.interference.load(nccl_channels(flow.path_class), bandwidth(p.bytes, Seconds(seconds)));
+}
+
+double ProgramCosts::gemm_share(int /*rank*/, const Op& op) const {
+  return std::holds_alternative<Gemm>(op.payload) ? 1.0 : 0.0;
+}
+
 Seconds ProgramCosts::duration(int rank, const Op& op) const {
   if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
     const int g = group_of_.at(static_cast<std::size_t>(rank)).at(c->group);

@@ -13,17 +13,22 @@
 #include <vector>
 
 #include "predict/group_links.hpp"
+#include "predict/interference.hpp"
 #include "predict/simulator.hpp"
 #include "predict/target.hpp"
 
 namespace commscale::predict {
 
-class ProgramCosts final : public OpCosts {
+class ProgramCosts final : public OpCosts, public InterferenceCosts {
  public:
   ProgramCosts(const ProgramSet& set, const Target& target, LinkAnalyzer& analyzer);
 
   [[nodiscard]] Seconds duration(int rank, const Op& op) const override;
   [[nodiscard]] std::uint64_t signature(int rank) const override;
+  // The load a communication op puts on its GPU: its path's NCCL channels, and the bus bandwidth it
+  // achieves (its size over its duration, as bench defines busbw).
+  [[nodiscard]] InterferenceModel::Load comm_load(int rank, const Op& op) const override;
+  [[nodiscard]] double gemm_share(int rank, const Op& op) const override;
 
   // The links of a collective group, or null when no collective runs on it.
   [[nodiscard]] const GroupLinks* group_links(int rank, std::uint32_t handle) const;

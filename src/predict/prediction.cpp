@@ -1,5 +1,7 @@
 #include "predict/prediction.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -57,6 +59,19 @@ std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBrea
   return out;
 }
 
+// The host's figures of a simulation: issue time of the busiest simulated rank, the GPU's wait for
+// the host as a mean over all ranks (each simulated rank stands for its class).
+void record_host(const Simulation& sim, Prediction& p) {
+  double waited = 0.0;
+  int ranks = 0;
+  for (std::size_t i = 0; i < sim.issued.size(); ++i) {
+    if (!sim.issued[i].empty()) p.host_issue = std::max(p.host_issue, Seconds(sim.issued[i].back()));
+    waited += sim.host_wait[i] * sim.class_size[i];
+    ranks += sim.class_size[i];
+  }
+  if (ranks > 0) p.host_wait = Seconds(waited / ranks);
+}
+
 }  // namespace
 
 PreparedStep prepare_for(const CheckedPlan& plan, const Target& target, const MemoryOptions& memory) {
@@ -92,8 +107,18 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
 
   LinkAnalyzer analyzer(target.graph, target.achievable);
   const ProgramCosts costs(step.program, target, analyzer);
-  Simulation sim = simulate(step.program, costs, {options.reduce});
+  const SimulationOptions sim_options{.reduce = options.reduce, .host = &target.host};
+  Simulation sim = simulate(step.program, costs, sim_options);
+  const InterferenceResult interference =
+      apply_interference(step.program, costs, costs, target.interference, sim_options, sim);
+  p.interference_source = target.interference.source();
+  p.interference_compute = Seconds(interference.added_compute_s);
+  p.interference_comm = Seconds(interference.added_comm_s);
+  p.interference_iterations = interference.iterations;
   const StepBreakdown b = simulated_breakdown(step.program, sim);
+  p.host_framework = target.host.framework;
+  p.host_source = target.host.source;
+  record_host(sim, p);
   p.summary = job_summary(b, world, p);
   p.groups = group_reports(costs, b);
   for (const GroupReport& g : p.groups) p.exposed_by_link[std::string(hw::name(g.link))] += g.exposed;

@@ -58,6 +58,19 @@ struct Prediction {
   FlopsPerSecond peak;
   std::vector<StageMemory> memory;
   FitVerdict fit;
+  // The host that issued the ops (Target::host): its framework, the host time it spends issuing one
+  // rank's step (the busiest simulated rank), and the time the GPU's compute stream stood ready but
+  // for the host (mean per rank, part of the bubble).
+  std::string host_framework;
+  std::string host_source;
+  Seconds host_issue;
+  Seconds host_wait;
+  // Interference (interference.hpp): where its figures came from ("" without), the time it added to
+  // compute and to communication (mean per rank), and how many re-simulations it took.
+  std::string interference_source;
+  Seconds interference_compute;
+  Seconds interference_comm;
+  int interference_iterations = 0;
   std::vector<std::string> notes;
   int simulated_ranks = 0;
   std::size_t simulated_ops = 0;

@@ -72,11 +72,24 @@ class Channels {
   sim_detail::ChannelSlots& slots_;
 };
 
+// The host thread of each simulated rank (SimulationOptions::host): a cursor through the op list that
+// issues one op after another at their issue costs, and stops at the step phase's first op, with
+// HostSync::kBeforeOptimizer, until every op before it has completed.
+struct HostCursor {
+  OpId next = 0;                   // the next op to issue
+  double clock = 0.0;              // when the host finished issuing the op before `next`
+  OpId sync_at = 0;                // the op the host waits before (the op count: never)
+  OpId completed_before_sync = 0;  // ops before sync_at that have completed
+  double last_end_before_sync = 0.0;
+  std::vector<int> waiting;  // streams that wait for the host while it waits at sync_at
+};
+
 class Engine {
  public:
   Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim, const std::vector<ProgramIndex>* indexes,
-         SimStorage::Impl& storage)
+         SimStorage::Impl& storage, const HostCosts* host)
       : costs_(costs),
+        host_(host),
         sim_(sim),
         index_(set, sim, indexes),
         channels_(set, sim, storage.slots),
@@ -99,6 +112,9 @@ class Engine {
       instance_[i].assign(ops, 0);
       for (int s = 0; s < kStreamCount; ++s) work_.push_back({static_cast<int>(i), s});
     }
+    sim.host_wait.assign(host_ != nullptr ? n : 0, 0.0);
+    sim.issued.resize(host_ != nullptr ? n : 0);
+    if (host_ != nullptr) start_hosts();
   }
 
   void run() {
@@ -133,6 +149,15 @@ class Engine {
         if (std::isnan(end[d])) return;  // its completion pushes this stream again
         ready = std::max(ready, end[d]);
       }
+      if (host_ != nullptr) {
+        const double issued = issue(i, id);
+        if (std::isnan(issued)) {  // the host waits at its synchronisation: its end pushes this stream again
+          hosts_[static_cast<std::size_t>(i)].waiting.push_back(s);
+          return;
+        }
+        if (issued > ready && index.compute[id] != 0) sim_.host_wait[static_cast<std::size_t>(i)] += issued - ready;
+        ready = std::max(ready, issued);
+      }
       start[id] = ready;
       const Op& op = program(i)[id];
       if (index.compute[id] != 0) {
@@ -151,8 +176,49 @@ class Engine {
     return costs_.duration(sim_.simulated[static_cast<std::size_t>(i)], op).value();
   }
 
+  void start_hosts() {
+    hosts_.assign(sim_.simulated.size(), {});
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      const std::vector<Op>& ops = program(static_cast<int>(i));
+      HostCursor& h = hosts_[i];
+      h.clock = host_->step.value();
+      h.sync_at = static_cast<OpId>(ops.size());
+      if (host_->sync == HostSync::kBeforeOptimizer) {
+        const auto first = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.phase == Phase::kStep; });
+        h.sync_at = static_cast<OpId>(first - ops.begin());
+      }
+      sim_.issued[i].assign(ops.size(), kUnset);
+    }
+  }
+
+  // When the host of rank i finished issuing op `id` (issuing every op before it first), or NaN while
+  // it waits at its synchronisation.
+  double issue(int i, OpId id) {
+    auto& issued = sim_.issued[static_cast<std::size_t>(i)];
+    HostCursor& h = hosts_[static_cast<std::size_t>(i)];
+    while (h.next <= id) {
+      if (h.next == h.sync_at) {
+        if (h.completed_before_sync < h.sync_at) return kUnset;
+        h.clock = std::max(h.clock, h.last_end_before_sync);
+      }
+      h.clock += issue_cost(*host_, program(i)[h.next]).value();
+      issued[h.next++] = h.clock;
+    }
+    return issued[id];
+  }
+
   void complete(int i, OpId id, double at) {
     sim_.end[static_cast<std::size_t>(i)][id] = at;
+    if (host_ != nullptr) {
+      HostCursor& h = hosts_[static_cast<std::size_t>(i)];
+      if (id < h.sync_at) {
+        h.last_end_before_sync = std::max(h.last_end_before_sync, at);
+        if (++h.completed_before_sync == h.sync_at) {
+          for (const int s : h.waiting) work_.push_back({i, s});
+          h.waiting.clear();
+        }
+      }
+    }
     const ProgramIndex& index = index_of(i);
     for (std::uint32_t k = index.dependents_begin[id]; k < index.dependents_begin[id + 1]; ++k) {
       work_.push_back({i, static_cast<int>(program(i)[index.dependents[k]].stream)});
@@ -224,6 +290,8 @@ class Engine {
   }
 
   const OpCosts& costs_;
+  const HostCosts* host_;  // null: ops are issued at once
+  std::vector<HostCursor> hosts_;
   Simulation& sim_;
   SimIndex index_;
   std::vector<const std::vector<Op>*> programs_;  // by simulated index: its op list and index, looked up once
@@ -271,7 +339,8 @@ void simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptio
   std::unique_ptr<SimStorage> own;
   if (options.storage == nullptr) own = std::make_unique<SimStorage>();
   SimStorage& storage = options.storage != nullptr ? *options.storage : *own;
-  Engine(set, costs, sim, options.indexes, storage.impl()).run();
+  const HostCosts* host = options.host != nullptr && !options.host->zero() ? options.host : nullptr;
+  Engine(set, costs, sim, options.indexes, storage.impl(), host).run();
   double last = 0.0;
   for (const auto& ends : sim.end) {
     for (const double e : ends) last = std::max(last, e);

@@ -26,6 +26,7 @@
 
 #include "core/units.hpp"
 #include "program/breakdown.hpp"
+#include "program/host_costs.hpp"
 #include "predict/program_index.hpp"
 #include "program/op.hpp"
 #include "program/timeline.hpp"
@@ -61,6 +62,12 @@ class SimStorage {
 
 struct SimulationOptions {
   bool reduce = true;  // simulate one rank per symmetry class
+  // The host that issues each rank's ops (program/host_costs.hpp): one thread per rank issues the ops
+  // in program order, each at its issue cost after the one before, starting `step` after the step
+  // starts; an op cannot start on the GPU before it has been issued, and with HostSync::kBeforeOptimizer
+  // the first op of the step phase is issued only once every op before it has completed. Null or zero
+  // costs: ops are issued at once (device time alone).
+  const HostCosts* host = nullptr;
   // index_programs(set) (program_index.hpp), where the caller keeps them for many runs of one set;
   // null: the run builds its own.
   const std::vector<ProgramIndex>* indexes = nullptr;
@@ -76,6 +83,11 @@ struct Simulation {
   // [simulated index][op]: when a communication op began to move data (every participant there); the
   // start of a compute op.
   std::vector<std::vector<double>> data_start;
+  // [simulated index][op]: when the host finished issuing the op; empty without host costs.
+  std::vector<std::vector<double>> issued;
+  // By simulated index: the time the compute stream of the rank stood idle, ready but for the host
+  // (ops not yet issued): how much of the step the host, not the GPU, set.
+  std::vector<double> host_wait;
   Seconds step_time;  // the latest end
 };
 

@@ -29,10 +29,14 @@ UnitCost fused_cost(const UnitWork& w, const UnitCosts& units) {
       total.tp_busy += c.tp_busy;
       total.tp_exposed += c.tp_exposed;
       total.gemm_flops += c.gemm_flops;
+      total.gemm_seconds += c.gemm_seconds;
+      total.issue += c.issue;
+      total.host_wait += c.host_wait;
       total.first = c.first;  // parts are of one unit only
     }
   }
   if (w.part == UnitWork::Part::kFirstOp) return UnitCost{.seconds = total.first};
+  // The rest keeps what the host added: the first op is too short to hold it.
   if (w.part == UnitWork::Part::kRest) total.seconds -= total.first;
   return total;
 }
@@ -84,6 +88,19 @@ class CommCosts {
     return last.seconds;
   }
 
+  // What the op loads the GPU with (interference.hpp), given its duration.
+  InterferenceModel::Load load(const Op& op, double seconds) const {
+    if (seconds <= 0) return {};
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      const GroupLinks& g = group(c->group);
+      return target_.interference.load(nccl_channels(g.bottleneck_class()),
+                                       CommModel::bus_bandwidth(c->kind, c->bytes, c->dtype, g.ranks, Seconds(seconds)));
+    }
+    const auto& p = std::get<PointToPoint>(op.payload);
+    const FlowLinks& flow = p.group == kPpForwardGroup ? links_.forward : links_.backward;
+    return target_.interference.load(nccl_channels(flow.path_class), bandwidth(p.bytes, Seconds(seconds)));
+  }
+
  private:
   [[nodiscard]] const GroupLinks& group(std::uint32_t handle) const noexcept {
     if (handle == kTpGroup) return links_.tp;
@@ -104,39 +121,102 @@ class CommCosts {
   Transfer forward_, backward_;
 };
 
+// The host's cost to issue a unit's op (program/host_costs.hpp, by the op's class and phase).
+double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
+  const auto cls = static_cast<std::size_t>(std::holds_alternative<Gemm>(op.payload)           ? HostOpClass::kGemm
+                                            : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
+                                                                                               : HostOpClass::kCollective);
+  return host.issue[static_cast<std::size_t>(host_phase(op.phase))][cls].value();
+}
+
+}  // namespace
+
+namespace {
+
+// A unit's ops on the compute (0) and tp (1) streams at the given durations: each op's interval.
+struct UnitRun {
+  std::vector<Interval> busy;  // by op
+  std::array<double, 2> stream_end{0.0, 0.0};
+};
+UnitRun run_unit(const OpList& ops, const std::vector<double>& seconds) {
+  UnitRun r;
+  r.busy.resize(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::size_t s = std::holds_alternative<TpCollective>(ops[i].payload) ? 1 : 0;
+    double ready = r.stream_end[s];
+    for (const int d : ops[i].deps) ready = std::max(ready, r.busy[static_cast<std::size_t>(d)].end);
+    r.busy[i] = {ready, ready + seconds[i]};
+    r.stream_end[s] = r.busy[i].end;
+  }
+  return r;
+}
+
+// Interference inside a unit (interference.hpp): each compute op lengthened by its overlap with the
+// unit's collectives, and each collective by its overlap with compute, once (a unit's overlaps are a
+// reduction beside a weight-gradient GEMM: short, and one pass settles them).
+std::vector<double> interfered(const OpList& ops, const std::vector<double>& seconds, const UnitRun& run,
+                               const Target& target, const GroupLinks& tp) {
+  std::vector<double> out = seconds;
+  if (target.interference.empty()) return out;
+  for (std::size_t m = 0; m < ops.size(); ++m) {
+    const auto* c = std::get_if<TpCollective>(&ops[m].payload);
+    if (c == nullptr || seconds[m] <= 0) continue;
+    const GBps busbw = CommModel::bus_bandwidth(c->kind, c->bytes, c->dtype, tp.ranks, Seconds(seconds[m]));
+    const InterferenceModel::Load load = target.interference.load(nccl_channels(tp.bottleneck_class()), busbw);
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      if (std::holds_alternative<TpCollective>(ops[k].payload)) continue;
+      const double o = std::max(0.0, std::min(run.busy[k].end, run.busy[m].end) -
+                                         std::max(run.busy[k].start, run.busy[m].start));
+      if (o <= 0) continue;
+      const Beside kind = std::holds_alternative<Gemm>(ops[k].payload) ? Beside::kGemm : Beside::kMemory;
+      out[k] += o * (1 - 1 / target.interference.compute_slowdown(kind, load));
+      out[m] += o * (1 - 1 / target.interference.comm_slowdown(kind, load));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp) {
   UnitCost c;
-  std::vector<double> end(ops.size(), 0.0);
-  std::array<double, 2> stream_end{0.0, 0.0};
-  std::vector<Interval> compute;
-  std::vector<Interval> comm;
+  std::vector<double> seconds(ops.size(), 0.0);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const WorkloadOp& op = ops[i];
-    const auto* collective = std::get_if<TpCollective>(&op.payload);
-    const std::size_t s = collective != nullptr ? 1 : 0;
-    double ready = stream_end[s];
-    for (const int d : op.deps) ready = std::max(ready, end[static_cast<std::size_t>(d)]);
-    double seconds = 0.0;
-    if (collective != nullptr) {
-      seconds = target.comm.collective(collective->kind, collective->bytes, tp).time.value();
-      comm.push_back({ready, ready + seconds});
-      c.tp_busy += seconds;
+    if (const auto* collective = std::get_if<TpCollective>(&op.payload)) {
+      seconds[i] = target.comm.collective(collective->kind, collective->bytes, tp).time.value();
     } else {
       const OpPayload payload = std::holds_alternative<Gemm>(op.payload)
                                     ? OpPayload(std::get<Gemm>(op.payload))
                                     : OpPayload(std::get<MemoryKernel>(op.payload));
-      seconds = target.compute.time(payload, op.phase).value();
-      compute.push_back({ready, ready + seconds});
-      c.compute += seconds;
-      if (const auto* g = std::get_if<Gemm>(&op.payload)) c.gemm_flops += g->flops.value();
+      seconds[i] = target.compute.time(payload, op.phase).value();
     }
-    end[i] = ready + seconds;
-    stream_end[s] = end[i];
-    if (i == 0) c.first = end[i];
+    c.issue += issue_seconds(target.host, op);
   }
-  c.seconds = std::max(stream_end[0], stream_end[1]);
+  UnitRun run = run_unit(ops, seconds);
+  if (!target.interference.empty()) {
+    seconds = interfered(ops, seconds, run, target, tp);
+    run = run_unit(ops, seconds);
+  }
+  std::vector<Interval> compute;
+  std::vector<Interval> comm;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (std::holds_alternative<TpCollective>(ops[i].payload)) {
+      comm.push_back(run.busy[i]);
+      c.tp_busy += seconds[i];
+      continue;
+    }
+    compute.push_back(run.busy[i]);
+    c.compute += seconds[i];
+    if (const auto* g = std::get_if<Gemm>(&ops[i].payload)) {
+      c.gemm_flops += g->flops.value();
+      c.gemm_seconds += seconds[i];
+    }
+  }
+  if (!ops.empty()) c.first = run.busy[0].end;
+  c.seconds = std::max(run.stream_end[0], run.stream_end[1]);
+  c.host_wait = std::max(0.0, c.issue - c.seconds);
+  c.seconds += c.host_wait;
   c.tp_exposed = uncovered_length(comm, compute);
   return c;
 }
@@ -192,34 +272,50 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
   FusedCosts fused(units);
   seconds_.resize(program.set.programs.size());
   folded_.resize(program.set.programs.size());
+  gemm_share_.resize(program.set.programs.size());
+  loads_.resize(program.set.programs.size());
   std::vector<UnitCost> by_class;
   std::vector<bool> is_fused;
+  std::vector<double> class_share;  // GEMM share of a compute class's time; -1 for communication
+  std::vector<InterferenceModel::Load> class_load;
   for (std::size_t s = 0; s < program.set.programs.size(); ++s) {
     const std::vector<Op>& ops = program.set.programs[s];
     by_class.clear();
     is_fused.clear();
+    class_share.clear();
+    class_load.clear();
     for (const OpId id : classes.representative[s]) {
       const Op& op = ops[id];
       const UnitWork& work = program.work[s][id];
       is_fused.push_back(!work.empty());
       if (!work.empty()) {
         by_class.push_back(fused(work));
+        const UnitCost& u = by_class.back();
+        class_share.push_back(u.compute > 0 ? u.gemm_seconds / u.compute : 0.0);
       } else if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
         by_class.push_back({.seconds = target.compute.time(op.payload, op.phase).value()});
+        class_share.push_back(std::holds_alternative<Gemm>(op.payload) ? 1.0 : 0.0);
       } else {
         by_class.push_back({.seconds = comm(op)});
+        class_share.push_back(-1.0);
       }
+      class_load.push_back(class_share.back() < 0 ? comm.load(op, by_class.back().seconds) : InterferenceModel::Load{});
     }
     std::vector<double>& seconds = seconds_[s];
     seconds.resize(ops.size());
+    gemm_share_[s].resize(ops.size());
+    loads_[s].resize(ops.size());
     const std::vector<std::uint32_t>& of = classes.of[s];
     for (std::size_t id = 0; id < ops.size(); ++id) {
       const UnitCost& c = by_class[of[id]];
       seconds[id] = c.seconds;
+      gemm_share_[s][id] = std::max(0.0, class_share[of[id]]);
+      loads_[s][id] = class_load[of[id]];
       if (!is_fused[of[id]]) continue;
       folded_[s].tp_busy += c.tp_busy;
       folded_[s].tp_exposed += c.tp_exposed;
       folded_[s].gemm_flops += c.gemm_flops;
+      folded_[s].host_wait += c.host_wait;
     }
   }
 }

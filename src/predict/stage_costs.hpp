@@ -11,6 +11,7 @@
 
 #include "parallel/program_builder.hpp"
 #include "predict/group_links.hpp"
+#include "predict/interference.hpp"
 #include "predict/simulator.hpp"
 #include "predict/target.hpp"
 #include "workload/op_list.hpp"
@@ -24,7 +25,13 @@ struct UnitCost {
   double tp_busy = 0.0;     // tp stream busy
   double tp_exposed = 0.0;  // tp busy while compute is idle
   double gemm_flops = 0.0;
+  double gemm_seconds = 0.0;  // of `compute`, the GEMMs' (the rest is memory-bound kernels)
   double first = 0.0;  // when the unit's first op ends (ZeRO-3 prefetches the next unit from there)
+  // The host (Target::host) issues the unit's ops in `issue` seconds. Units follow each other, so in a
+  // steady state the host either keeps ahead of the GPU (hidden) or sets the pace: the unit takes the
+  // longer of the two, and host_wait is what the host added.
+  double issue = 0.0;
+  double host_wait = 0.0;
 };
 [[nodiscard]] UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp);
 
@@ -54,7 +61,7 @@ struct CostClasses {
 };
 
 // The durations of a coarse program's ops, computed once per class.
-class StageCosts final : public OpCosts {
+class StageCosts final : public OpCosts, public InterferenceCosts {
  public:
   StageCosts(const CoarseProgram& program, const CostClasses& classes, const UnitCosts& units,
              const LayoutLinks& links, const Target& target);
@@ -63,18 +70,27 @@ class StageCosts final : public OpCosts {
     return Seconds(seconds_[static_cast<std::size_t>(rank)][op.id]);
   }
   [[nodiscard]] std::uint64_t signature(int rank) const override { return static_cast<std::uint64_t>(rank); }
+  [[nodiscard]] InterferenceModel::Load comm_load(int rank, const Op& op) const override {
+    return loads_[static_cast<std::size_t>(rank)][op.id];
+  }
+  [[nodiscard]] double gemm_share(int rank, const Op& op) const override {
+    return gemm_share_[static_cast<std::size_t>(rank)][op.id];
+  }
 
   // What the fused ops of a stage hold inside them (one rank of the stage, per step).
   struct Folded {
     double tp_busy = 0.0;
     double tp_exposed = 0.0;
     double gemm_flops = 0.0;
+    double host_wait = 0.0;
   };
   [[nodiscard]] const std::vector<Folded>& folded() const noexcept { return folded_; }
 
  private:
   std::vector<std::vector<double>> seconds_;  // [stage][op]
-  std::vector<Folded> folded_;                // by stage
+  std::vector<std::vector<double>> gemm_share_;
+  std::vector<std::vector<InterferenceModel::Load>> loads_;
+  std::vector<Folded> folded_;  // by stage
 };
 
 }  // namespace commscale::predict

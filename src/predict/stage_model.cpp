@@ -40,6 +40,7 @@ CoarseFigures extend(const CoarseFigures& a, const CoarseFigures& b, double t) {
   f.compute = line(a.compute, b.compute);
   f.exposed = line(a.exposed, b.exposed);
   f.gemm_flops = line(a.gemm_flops, b.gemm_flops);
+  f.host_wait = line(a.host_wait, b.host_wait);
   for (const auto& [name, g] : b.groups) {
     const auto found = a.groups.find(name);
     const GroupTime base = found == a.groups.end() ? GroupTime{} : found->second;
@@ -212,11 +213,25 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   const std::shared_ptr<const Prepared> program = coarse_program(plan);
   const CoarseProgram& coarse = program->coarse;
   const StageCosts costs(coarse, program->classes, unit_costs(plan, links.tp), links, target_);
-  simulate(coarse.set, costs, {.reduce = false, .indexes = &program->indexes, .storage = &sim_storage_}, sim_);  // every stage differs
+  // The units hold the host's issue costs (stage_costs.hpp); the step's own host work and its
+  // synchronisation stay with the simulation.
+  HostCosts host;
+  host.step = target_.host.step;
+  host.sync = target_.host.sync;
+  const SimulationOptions options{
+      .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
+  simulate(coarse.set, costs, options, sim_);
+  // Interference between the fused ops and the data-parallel and pipeline communication beside them
+  // (inside a unit it is in the unit's cost); two re-simulations at most keep a search fast.
+  apply_interference(coarse.set, costs, costs, target_.interference, options, sim_, 2);
   CoarseFigures f = coarse_breakdown(coarse.set, sim_);
+  for (const double waited : sim_.host_wait) f.host_wait += waited / static_cast<double>(plan.pp);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
   const double stages = static_cast<double>(plan.pp);
   for (const StageCosts::Folded& stage : costs.folded()) {
+    // Inside a fused op the GPU also waited for the host: idle, not compute.
+    f.compute -= stage.host_wait / stages;
+    f.host_wait += stage.host_wait / stages;
     f.compute -= stage.tp_exposed / stages;
     f.exposed += stage.tp_exposed / stages;
     if (plan.tp > 1) {
@@ -251,6 +266,7 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   e.step_time = Seconds(f.step);
   e.compute = Seconds(f.compute);
   e.exposed_comm = Seconds(f.exposed);
+  e.host_wait = Seconds(f.host_wait);
   const double bubble = f.step - f.compute - f.exposed;
   e.bubble = Seconds(bubble < 0 && bubble > -1e-9 * f.step ? 0.0 : bubble);  // rounding residue: none
   e.groups = f.groups;

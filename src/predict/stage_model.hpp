@@ -56,6 +56,7 @@ struct PlanEstimate {
   Seconds compute;
   Seconds exposed_comm;
   Seconds bubble;
+  Seconds host_wait;                        // of the bubble: the GPU ready but for the host
   std::map<std::string, GroupTime> groups;  // mean per rank, as the breakdown's
   double tokens_per_s = 0.0;
   double mfu = 0.0;
@@ -68,6 +69,7 @@ struct CoarseFigures {
   double compute = 0.0;
   double exposed = 0.0;
   double gemm_flops = 0.0;  // one rank per stage, summed over stages
+  double host_wait = 0.0;   // the GPU waiting for the host, mean per rank (part of the bubble)
   std::map<std::string, GroupTime> groups;
 };
 

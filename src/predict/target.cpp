@@ -8,7 +8,7 @@
 namespace commscale::predict {
 
 Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int nodes,
-                   std::shared_ptr<const CalibrationProfile> calibration) {
+                   std::shared_ptr<const CalibrationProfile> calibration, HostCosts host) {
   hw::LinkGraph graph = hw::LinkGraph::build(cluster, nodes);
   std::vector<double> achievable = achievable_link_bw(graph, cluster, catalog.reference());
   const CalibrationProfile* profile = calibration.get();
@@ -19,7 +19,10 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
            std::move(calibration),
            ComputeModel(cluster.gpu, profile),
            CommModel(parse_capability(*cluster.gpu.compute_capability.value), cluster.gpu.name, profile),
+           std::move(host),
+           interference_for(cluster.gpu, profile),
            {}};
+  if (t.host.framework.empty()) t.host.framework = "none";
   t.notes = t.compute.notes();
   if (profile != nullptr && !profile->collectives.empty() && profile->gpu.name != cluster.gpu.name) {
     t.notes.push_back(

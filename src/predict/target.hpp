@@ -14,6 +14,7 @@
 #include "predict/calibration.hpp"
 #include "predict/comm_model.hpp"
 #include "predict/compute_model.hpp"
+#include "predict/interference.hpp"
 
 namespace commscale::predict {
 
@@ -25,6 +26,9 @@ struct Target {
   std::shared_ptr<const CalibrationProfile> calibration;
   ComputeModel compute;
   CommModel comm;
+  // The framework whose host issues the ops (program/host_costs.hpp); "none" by default: device time.
+  HostCosts host;
+  InterferenceModel interference;  // the calibration's rows, else the catalog's, else none
   std::vector<std::string> notes;  // what the prediction should say about its inputs
 
   [[nodiscard]] int gpus() const noexcept { return graph.ranks(); }
@@ -32,7 +36,7 @@ struct Target {
 
 // `nodes` as LinkGraph::build takes it (InputError "--nodes" outside what the cluster allows).
 [[nodiscard]] Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int nodes,
-                                 std::shared_ptr<const CalibrationProfile> calibration);
+                                 std::shared_ptr<const CalibrationProfile> calibration, HostCosts host = {});
 
 // The nodes a world of `world` ranks needs on this cluster: 1 when it fits one node, else world / G.
 // Throws InputError naming `where` when world is above one node and not a whole number of nodes, or

@@ -62,6 +62,10 @@ struct Gemm {
   DataType dtype = DataType::kBFloat16;      // inputs and output
   DataType accumulate = DataType::kFloat32;  // accumulator
   Flops flops;
+  // One of the products of a fused (flash) causal attention kernel: its shape is the causal share of
+  // the full product (workload/layer_ops.hpp), and the predictor prices it at the attention kernel's
+  // efficiency where a calibration profile has one.
+  bool flash = false;
 };
 
 enum class MemoryKernelKind : std::uint8_t {

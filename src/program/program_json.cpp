@@ -63,6 +63,7 @@ void payload_to_json(json& j, const OpPayload& payload) {
               {"dtype", name(g->dtype)},
               {"accumulate_dtype", name(g->accumulate)},
               {"flops", g->flops.value()}});
+    if (g->flash) j["flash"] = true;  // absent: a plain GEMM
   } else if (const auto* k = std::get_if<MemoryKernel>(&payload)) {
     j["type"] = "memory";
     j.update({{"kernel", name(k->kind)},
@@ -99,11 +100,15 @@ OpPayload payload_from_json(const json& j) {
     }
   };
   if (type == "gemm") {
-    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops"});
+    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash"});
     Gemm g = make_gemm(number<std::int64_t>(j, "m"), number<std::int64_t>(j, "n"), number<std::int64_t>(j, "k"),
                        number<std::int64_t>(j, "batch"), parse_data_type(text(j, "dtype"), where(j, "dtype")));
     g.accumulate = parse_data_type(text(j, "accumulate_dtype"), where(j, "accumulate_dtype"));
     g.flops = Flops(number<double>(j, "flops"));
+    if (j.contains("flash")) {
+      if (!j.at("flash").is_boolean()) throw InputError(where(j, "flash"), "not true or false", "a boolean");
+      g.flash = j.at("flash").get<bool>();
+    }
     return g;
   }
   if (type == "memory") {

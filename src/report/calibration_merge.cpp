@@ -50,6 +50,10 @@ void merge_calibration(Json& base, const Json& more, const std::string& where) {
     return key(a) == key(b);
   });
   merge("collectives", equal_on({"collective", "ranks", "nodes", "path_class"}));
+  merge("attention", equal_on({"seq", "batch", "head_dim", "dtype", "phase"}));
+  merge("host", equal_on({"framework"}));
+  merge("interference", equal_on({"sms", "probe_GBps", "beside"}));
+  if (more.contains("device")) base["device"] = more["device"];
   base["machine"]["source"] =
       fmt::format("{}; {}", base["machine"].value("source", ""), more["machine"].value("source", ""));
 }

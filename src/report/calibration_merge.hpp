@@ -10,8 +10,9 @@
 namespace commscale {
 
 // Adds the rows of `more` to `base`: GEMM and memory rows replace rows of the same shape, collective
-// curves replace curves of the same collective, ranks, nodes and path class; machine.source records
-// both. Both must be of the same GPU: InputError naming `where` otherwise.
+// curves replace curves of the same collective, ranks, nodes and path class, attention rows those of
+// the same case, host rows those of the same framework, interference rows those of the same probe
+// setting, and `device` replaces `device`; machine.source records both. Both must be of the same GPU: InputError naming `where` otherwise.
 void merge_calibration(nlohmann::ordered_json& base, const nlohmann::ordered_json& more, const std::string& where);
 
 }  // namespace commscale

@@ -91,6 +91,16 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"nodes", p.nodes},
             {"gpus_per_node", p.gpus_per_node}}},
           {"calibration", p.calibration.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.calibration)},
+          {"host",
+           {{"framework", p.host_framework},
+            {"source", p.host_source},
+            {"issue_s", p.host_issue.value()},
+            {"gpu_waited_s", p.host_wait.value()}}},
+          {"interference",
+           {{"source", p.interference_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.interference_source)},
+            {"added_compute_s", p.interference_compute.value()},
+            {"added_comm_s", p.interference_comm.value()},
+            {"iterations", p.interference_iterations}}},
           {"summary", p.summary},
           {"model_flops_per_step", p.model_flops.value()},
           {"hardware_flops_per_step", p.hardware_flops.value()},
@@ -124,6 +134,19 @@ void print_prediction(std::ostream& out, const Prediction& p) {
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
+  if (p.host_framework != "none") {
+    out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it "
+                       "({})\n",
+                       p.host_framework, to_ms(p.host_issue), to_ms(p.host_wait), p.host_source);
+  } else {
+    out << "host     none: device time only (no host issue costs)\n";
+  }
+  if (p.interference_source.empty()) {
+    out << "overlap  free: no interference figures (calibrate --measure interference)\n";
+  } else if (p.interference_iterations > 0) {
+    out << fmt::format("overlap  compute +{:.3f} ms, communication +{:.3f} ms where they run together ({})\n",
+                       to_ms(p.interference_compute), to_ms(p.interference_comm), p.interference_source);
+  }
   out << "\n";
   print_summary(out, p);
   print_groups(out, p);

@@ -7,6 +7,7 @@
 
 #include "core/size.hpp"
 #include "workload/model_spec.hpp"
+#include "predict/calibration_sections.hpp"
 
 namespace commscale {
 namespace {
@@ -36,6 +37,11 @@ void print_header(std::ostream& out, const TrainReport& r) {
                      "its bytes, not as PyTorch's kernel)"
                    : "");
   fmt::print(out, "# {} warm-up and {} timed steps, timing {}; {}\n", r.warmup_steps, r.steps, r.timing, r.method);
+  if (r.host) {
+    fmt::print(out, "# host: ops issued at {}'s host costs (the larger of its cost and commscale's own per op), "
+               "{:.1f} us per step, sync {}; {}\n",
+               r.host->framework, to_us(r.host->step), name(r.host->sync), r.host->source);
+  }
   fmt::print(out, "# memory per rank: {} allocated for the step's data ({} modelled, without the workspace allowance)\n",
              format_size(r.pool), format_size(r.modelled));
   for (const RankPlacement& p : c.ranks) {
@@ -134,7 +140,8 @@ nlohmann::json train_json(const TrainReport& r) {
             {"gpu", r.gpu},
             {"peak_tflops", r.peak_tflops ? nlohmann::json(*r.peak_tflops) : nlohmann::json(nullptr)},
             {"memory_pool_bytes", r.pool.count()},
-            {"memory_modelled_bytes", r.modelled.count()}}},
+            {"memory_modelled_bytes", r.modelled.count()},
+            {"host_framework", r.host ? nlohmann::json(predict::section_json(*r.host)) : nlohmann::json(nullptr)}}},
           {"summary", r.summary},
           {"step_times_s", r.step_s},
           {"step_only_times_s", r.step_only_s},

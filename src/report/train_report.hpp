@@ -14,6 +14,7 @@
 #include "core/units.hpp"
 #include "parallel/plan.hpp"
 #include "program/comm_rates.hpp"
+#include "program/host_costs.hpp"
 #include "program/step_summary.hpp"
 #include "workload/transformer.hpp"
 #include "core/run_context.hpp"
@@ -40,6 +41,7 @@ struct TrainReport {
   std::vector<double> step_only_s;  // step-only steps
   std::vector<GemmCheck> gemm_checks;  // --gemm-check
   std::vector<CommRate> comm_rates;    // per-op steps: the bandwidth of each kind of call inside the step
+  std::optional<HostCosts> host;       // --host-framework: the host costs ops were issued at
 };
 
 void print_train_text(std::ostream& out, const TrainReport& report);

@@ -89,7 +89,7 @@ TrainRun run_training(const PreparedStep& step, const TrainOptions& options, Bac
   const MemoryBreakdown& mine = step.summary.memory.at(static_cast<std::size_t>(step.stage_of(world.rank()))).bytes;
   // The workspace allowance stands for the CUDA context, cuBLAS and NCCL, which allocate for real.
   StepEngineConfig config{&step.program, world.rank(), mine.total() - mine.workspace, options.timeout, options.tf32,
-                          options.skip};
+                          options.skip, options.host};
   const std::unique_ptr<StepEngine> engine = backend.make_step_engine(config);
   out.method = engine->method();
   out.modelled = config.modelled;

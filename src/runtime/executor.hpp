@@ -11,6 +11,7 @@
 
 #include "parallel/prepared_step.hpp"
 #include "program/breakdown.hpp"
+#include "program/host_costs.hpp"
 #include "program/step_summary.hpp"
 #include "program/timeline.hpp"
 #include "runtime/backend.hpp"
@@ -35,6 +36,8 @@ struct TrainOptions {
   // Called on rank 0 after each step (warm-up included) with the steps done and the steps in all.
   std::function<void(int done, int total)> on_step;
   std::optional<CollectiveSkip> skip;  // testing: a rank that skips one collective call
+  // train --host-framework: issue every op at this framework's host costs (runtime/host_pacer.hpp).
+  HostCosts host;
 };
 
 // One timed step as it completes, on rank 0: for JSON Lines written as the run goes.

@@ -30,6 +30,7 @@
 #include "core/size.hpp"
 #include "runtime/control_plane.hpp"
 #include "runtime/host_backend.hpp"
+#include "runtime/host_pacer.hpp"
 #include "runtime/interrupt.hpp"
 #include "runtime/mpi_communicator.hpp"
 #include "runtime/step_engine.hpp"
@@ -65,7 +66,8 @@ class HostStepEngine final : public StepEngine {
       : config_(config),
         world_(world),
         ops_(ops_of(*config.set, config.rank)),
-        buffers_(place_step_buffers(ops_, config.modelled, sizeof(float))) {
+        buffers_(place_step_buffers(ops_, config.modelled, sizeof(float))),
+        pacer_(config.host) {
     openblas_set_num_threads(1);  // one rank per core: threads would only contend
 #if defined(__SSE__)
     _mm_setcsr(_mm_getcsr() | 0x8040);  // flush denormals to zero: their slow path is not what we measure
@@ -203,6 +205,7 @@ class HostStepEngine final : public StepEngine {
   std::map<P2pLink, std::shared_ptr<GroupCalls>> links_;
   std::string activity_;
   std::array<std::vector<OpId>, kStreamCount> by_stream_;
+  HostPacer pacer_;
 };
 
 StepRun HostStepEngine::run_step(StepTiming timing) {
@@ -221,6 +224,7 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
   const WaitingFor waiting(activity_);
   const Clock::time_point t0 = Clock::now();
   auto now = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  pacer_.begin_step();
   while (finished < n) {
     throw_if_interrupted();  // a stage may compute for long between waits
     bool progressed = false;
@@ -242,6 +246,13 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
       if (next[s] >= by_stream_[s].size()) continue;
       const Op& op = ops_[by_stream_[s][next[s]]];
       if (!std::all_of(op.deps.begin(), op.deps.end(), [&](OpId d) { return done[d] != 0; })) continue;
+      if (pacer_.must_sync_before(op)) {
+        // The host waits for every op started so far: compute ran to completion when it started, so
+        // only communication can still be in flight.
+        if (std::any_of(running.begin(), running.end(), [](const auto& f) { return f.has_value(); })) continue;
+        pacer_.synced();
+      }
+      pacer_.before_issue(op);
       ++next[s];
       progressed = true;
       run.start_s[op.id] = now();

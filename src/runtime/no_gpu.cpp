@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "runtime/gpu.hpp"
+#include "runtime/calibration_probes.hpp"
 #include "runtime/gpu_probes.hpp"
 
 namespace commscale {
@@ -17,6 +18,14 @@ std::unique_ptr<Backend> make_gpu_backend(const MpiComm&, int, Seconds) {
 }
 
 std::unique_ptr<GpuProbes> make_gpu_probes(Bytes, bool) {
+  throw RuntimeFailure("this commscale was built without the GPU backend");
+}
+
+HostIssueTimes measure_host_issue(const HostIssueOptions&) {
+  throw RuntimeFailure("this commscale was built without the GPU backend");
+}
+
+InterferenceResult measure_interference(const InterferenceOptions&) {
   throw RuntimeFailure("this commscale was built without the GPU backend");
 }
 

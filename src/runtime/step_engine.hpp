@@ -15,6 +15,7 @@
 
 #include "core/fault_injection.hpp"
 #include "core/units.hpp"
+#include "program/host_costs.hpp"
 #include "program/op.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/step_buffers.hpp"
@@ -41,6 +42,8 @@ struct StepEngineConfig {
   Seconds timeout{0.0};  // bounds every wait of a step; 0 waits forever
   bool tf32 = false;     // fp32 GEMMs on TF32 tensor cores (GPU), as torch's allow_tf32
   std::optional<CollectiveSkip> skip;  // testing only
+  // The host costs ops are issued at (runtime/host_pacer.hpp); zero costs: as fast as the executor can.
+  HostCosts host;
 };
 
 class StepEngine {

@@ -18,6 +18,15 @@ MemoryKernel kernel(KernelSet kernels, K kind, std::uint64_t elements, double re
                                       : memory_kernel(kind, elements, read_per_element, written_per_element);
 }
 
+// One product of flash attention: the causal share of the full product over `seq` keys, and marked so.
+// `keys_in_n`: the keys are the product's n (QK^T, dP = dO V^T), else its k (PV, dV, dQ, dK).
+Gemm flash_gemm(const LayerDims& d, bool keys_in_n) {
+  const std::int64_t keys = flash_causal_keys(d.seq);
+  Gemm g = keys_in_n ? gemm(d, d.seq, keys, d.head_dim, d.heads_batch) : gemm(d, d.seq, d.head_dim, keys, d.heads_batch);
+  g.flash = true;
+  return g;
+}
+
 // Names of the collective after a row-parallel GEMM and before a column-parallel one.
 Collective reduce_kind(const LayerDims& d) { return d.sp ? Collective::kReduceScatter : Collective::kAllReduce; }
 std::string reduce_name(const LayerDims& d, const std::string& prefix) {
@@ -25,22 +34,25 @@ std::string reduce_name(const LayerDims& d, const std::string& prefix) {
 }
 
 // Q K^T, softmax, dropout, P V: the part of attention whose activations grow with s^2. With eager
-// kernels as PyTorch runs it: masked_fill as a copy and a fill before the softmax, and (unfused) the
-// context's transposing copy back to [s, b, h].
+// kernels as PyTorch runs it: masked_fill as a copy and a fill before the softmax, and the context's
+// transposing copy back to [s, b, h]. Flash attention: the two products' causal shares, nothing else.
 void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
-  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
-  if (!flash) {
-    if (eager) {
-      b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
-      b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
-    }
-    b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, d.w, d.w));
-    b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
+  if (flash) {
+    b.compute("attn.scores", flash_gemm(d, true));
+    b.compute("attn.context", flash_gemm(d, false));
+    return;
   }
+  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+  if (eager) {
+    b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
+    b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
+  }
+  b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, d.w, d.w));
+  b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
   b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
-  if (eager && !flash) {
+  if (eager) {
     b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
   }
 }
@@ -85,27 +97,31 @@ struct Linear {
 };
 
 // With eager kernels as PyTorch runs it: masked_fill's backward too, and the QKV gradient assembled
-// by a cat and a copy back to [s, b, 3h].
+// by a cat and a copy back to [s, b, 3h]. Flash attention: QK^T recomputed, then the four gradient
+// products, each the causal share.
 void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   if (flash) {
     b.set_phase(Phase::kRecompute);
-    b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+    b.compute("attn.scores", flash_gemm(d, true));
     b.set_phase(Phase::kBackward);
-  }
-  b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
-  b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
-  if (!flash) {
+    b.compute("attn.context.dp", flash_gemm(d, true));   // dP = dO V^T
+    b.compute("attn.context.dv", flash_gemm(d, false));  // dV = P^T dO
+    b.compute("attn.scores.dq", flash_gemm(d, false));   // dQ = dS K
+    b.compute("attn.scores.dk", flash_gemm(d, false));   // dK = dS^T Q
+  } else {
+    b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
+    b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
     b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w + 1, d.w));
     b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, 2 * d.w, d.w));
     if (eager) {
       b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
       b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
     }
+    b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dQ = dS K
+    b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
   }
-  b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dQ = dS K
-  b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
   if (eager) {
     b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
     b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
@@ -292,15 +308,36 @@ OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int
   return b.take();
 }
 
-std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept {
-  return size_of(m.dtype) < 4 ? 12 : 8;
+std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m, Optimizer optimizer) noexcept {
+  switch (optimizer) {
+    case Optimizer::kAdam: return size_of(m.dtype) < 4 ? 12 : 8;
+    case Optimizer::kAdamW: return 2 * size_of(m.dtype);
+    case Optimizer::kSgd:
+    case Optimizer::kNone: return 0;
+  }
+  return 0;
 }
 
-MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters) {
+Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t head_dim, bool backward) {
+  const double product = 2.0 * static_cast<double>(seq) * static_cast<double>(flash_causal_keys(seq)) *
+                         static_cast<double>(head_dim) * static_cast<double>(batch);
+  return Flops(product * (backward ? 5.0 : 2.0));
+}
+
+MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer) {
   const auto w = static_cast<double>(size_of(m.dtype));
-  const auto state = static_cast<double>(optimizer_bytes_per_parameter(m));
-  // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
-  return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+  const auto state = static_cast<double>(optimizer_bytes_per_parameter(m, optimizer));
+  switch (optimizer) {
+    case Optimizer::kAdam:
+      // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+    case Optimizer::kAdamW:  // gradient, weight and moments read; weight and moments written
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w + state, w + state);
+    case Optimizer::kSgd:
+    case Optimizer::kNone:  // (none has no kernel: the builder emits none)
+      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w, w);
+  }
+  return {};
 }
 
 }  // namespace commscale

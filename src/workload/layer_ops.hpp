@@ -13,8 +13,11 @@
 // with sequence parallelism the sharded norm output is all-gathered again for the wgrad (Megatron-LM
 // keeps only the shard, which is what makes activations 1/t).
 //
-// Flash attention keeps the scores and context GEMMs (same FLOPs) but drops the softmax and dropout
-// kernels (fused, no s x s tensor in memory), and its backward recomputes QK^T (one more GEMM).
+// Flash attention keeps the scores and context GEMMs but drops the softmax and dropout kernels (fused,
+// no s x s tensor in memory), and its backward recomputes QK^T (one more GEMM). A causal flash kernel
+// skips the tiles above the diagonal, so each of its products runs over the causal share of the keys
+// (flash_causal_keys), and is marked Gemm::flash: the predictor prices it at the attention kernel's
+// efficiency, the executor runs it as a GEMM of that shape.
 // Selective recompute re-runs scores, softmax, dropout and context before the attention backward
 // (with flash attention there is nothing left to recompute). Full recompute re-runs the whole layer
 // forward, its collectives included, before the layer's backward.
@@ -49,12 +52,25 @@ namespace commscale {
 [[nodiscard]] OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp,
                                        bool accumulate = false);
 
-// Mixed-precision Adam over `parameters` (this rank's optimizer shard): reads gradient, master
-// weight and both moments, writes them and the 16-bit weight.
-[[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters);
+// The keys one query row of a causal flash kernel works through on average: the tiles on and below
+// the diagonal, with FlashAttention-2's 128-row tiles, (s + 128) / 2 (at most s).
+[[nodiscard]] constexpr std::int64_t flash_causal_keys(std::int64_t seq) noexcept {
+  return seq < 128 ? seq : (seq + 128) / 2;
+}
+// FLOPs of one flash-attention call as the step program counts them: 2 products forward, 5 backward
+// (QK^T again, dP, dV, dQ, dK), each 2 x seq x causal keys x head_dim x batch.
+[[nodiscard]] Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t head_dim, bool backward);
 
-// Bytes of optimizer state per parameter: fp32 master weight + two fp32 moments for 16-bit
-// training (12), two moments for fp32 training (8).
-[[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m) noexcept;
+// The optimizer's update over `parameters` (this rank's optimizer shard), one kernel moving what it
+// reads and writes: the gradient, the state (optimizer_bytes_per_parameter) and the weight (for adam the
+// fp32 master weight as part of the state, and the 16-bit weight written). Not for Optimizer::kNone.
+[[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters,
+                                            Optimizer optimizer = Optimizer::kAdam);
+
+// Bytes of optimizer state per parameter: adam's fp32 master weight + two fp32 moments for 16-bit
+// training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; none
+// for sgd and none.
+[[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m,
+                                                          Optimizer optimizer = Optimizer::kAdam) noexcept;
 
 }  // namespace commscale

@@ -13,9 +13,10 @@ std::uint64_t shard(std::uint64_t total, int ways) {
 
 }  // namespace
 
-ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp) {
+ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp,
+                                  Optimizer optimizer) {
   const std::uint64_t w = size_of(m.dtype);
-  const std::uint64_t o = optimizer_bytes_per_parameter(m);
+  const std::uint64_t o = optimizer_bytes_per_parameter(m, optimizer);
   ModelStateBytes s;
   s.weights = Bytes(w * (zero_stage >= 3 ? shard(parameters, dp) : parameters));
   s.gradients = Bytes(w * (zero_stage >= 2 ? shard(parameters, dp) : parameters));

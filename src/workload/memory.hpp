@@ -15,14 +15,15 @@ namespace commscale {
 struct ModelStateBytes {
   Bytes weights;
   Bytes gradients;
-  Bytes optimizer;  // fp32 master weights and Adam moments
+  Bytes optimizer;  // the optimizer's state: for adam fp32 master weights and moments
 };
 
-// `parameters` is this rank's share after tensor and pipeline sharding (Psi in MODEL.md). Mixed
-// precision Adam, w = bytes of the model dtype, o = 12 (16-bit) or 8 (fp32):
+// `parameters` is this rank's share after tensor and pipeline sharding (Psi in MODEL.md); w = bytes of
+// the model dtype, o = the optimizer's state per parameter (optimizer_bytes_per_parameter: mixed
+// precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, SGD and none 0):
 // stage 0 (w + w + o) Psi; 1: optimizer / d; 2: gradients too; 3: weights too. Shards round up.
 [[nodiscard]] ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage,
-                                                int dp);
+                                                int dp, Optimizer optimizer = Optimizer::kAdam);
 
 // Bytes one layer keeps from its forward to its backward for one microbatch on one tensor-parallel
 // rank. Korthikanti et al.'s count generalized to GQA (K and V are g/a of Q), any MLP size and SwiGLU

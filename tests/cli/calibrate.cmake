@@ -22,3 +22,15 @@ expect_contains("${err}" "--max-bytes")
 
 commscale_run(EXPECT 2 ERROR err ARGS calibrate)
 expect_contains("${err}" "--output")
+
+# Host costs and interference are measured on a GPU's launch path and SMs: no GPU, exit 2, no profile.
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --measure host,interference --backend cpu)
+expect_contains("${err}" "calibrate measures GPUs (host costs and interference are measured on the GPU's")
+if(EXISTS "${WORK_DIR}/cal.json")
+  message(FATAL_ERROR "calibrate --measure host,interference without a GPU wrote a profile")
+endif()
+
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --measure interference --interference-sms 4,0)
+expect_contains("${err}" "--interference-sms")
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --attention-head-dims 0)
+expect_contains("${err}" "--attention-head-dims")

@@ -46,6 +46,28 @@ TEST(CalibrationMerge, MemoryRowsOfAnotherKindAreAdded) {
   EXPECT_EQ(base["memory"][0]["seconds"], 1e-6);
 }
 
+// calibrate --measure host,interference, and the PyTorch scripts, add these sections to a profile.
+TEST(CalibrationMerge, HostInterferenceAttentionAndDeviceAreMerged) {
+  Json base = profile("h200-sxm", "nvlink", 6.0);
+  base["host"] = Json::array({{{"framework", "commscale"}, {"step_us", 10}}, {{"framework", "megatron"}}});
+  base["device"] = {{"kernel_floor_us", 2.0}, {"source", "old"}};
+  Json more = profile("h200-sxm", "nvlink", 6.0);
+  more["host"] = Json::array({{{"framework", "commscale"}, {"step_us", 12}}, {{"framework", "pytorch-eager"}}});
+  more["device"] = {{"kernel_floor_us", 2.5}, {"source", "new"}};
+  more["interference"] = Json::array({{{"sms", 4}, {"probe_GBps", 0.0}, {"beside", "gemm"}},
+                                      {{"sms", 4}, {"probe_GBps", 0.0}, {"beside", "memory"}}});
+  more["attention"] = Json::array({{{"seq", 512}, {"batch", 8}, {"head_dim", 64}, {"dtype", "bf16"}, {"phase", "fwd"}}});
+  merge_calibration(base, more, "cal.json");
+  ASSERT_EQ(base["host"].size(), 3u);  // commscale replaced, megatron kept, pytorch-eager added
+  EXPECT_EQ(base["host"][0]["step_us"], 12);
+  EXPECT_EQ(base["host"][2]["framework"], "pytorch-eager");
+  EXPECT_EQ(base["device"]["kernel_floor_us"], 2.5);
+  EXPECT_EQ(base["interference"].size(), 2u);  // the same SMs beside two kinds of work: two rows
+  merge_calibration(base, more, "cal.json");
+  EXPECT_EQ(base["interference"].size(), 2u);
+  EXPECT_EQ(base["attention"].size(), 1u);
+}
+
 TEST(CalibrationMerge, RefusesAnotherGpusProfile) {
   Json base = profile("h200-sxm", "nvlink", 6.0);
   try {

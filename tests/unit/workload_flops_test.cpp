@@ -139,9 +139,19 @@ TEST(StepFlops, SelectiveRecomputeAndFlashAddAttentionGemmsOnly) {
   const double plain = list_flops(layer_backward_ops(m, sharding(1, 1)));
   EXPECT_DOUBLE_EQ(list_flops(layer_backward_ops(m, sharding(1, 1, false, Recompute::kSelective))) - plain,
                    4 * s * s * h);
-  // Flash attention's backward recomputes QK^T once: 2 B s^2 h.
+  // Flash attention's backward recomputes QK^T once and runs its four gradient products, each over the
+  // causal share of the keys, (s + 128) / 2 = 1088 at s = 2048 (FlashAttention-2's 128-row tiles):
+  // 5 x 2 B s 1088 h, where the unfused backward's four products run over all s keys: 4 x 2 B s^2 h.
+  const double keys = (s + 128) / 2;
   EXPECT_DOUBLE_EQ(list_flops(layer_backward_ops(m, sharding(1, 1, false, Recompute::kNone, true))) - plain,
-                   2 * s * s * h);
+                   5 * 2 * s * keys * h - 4 * 2 * s * s * h);
+  // Forward: the two products over the causal share instead of all keys.
+  EXPECT_DOUBLE_EQ(list_flops(layer_forward_ops(m, sharding(1, 1))) -
+                       list_flops(layer_forward_ops(m, sharding(1, 1, false, Recompute::kNone, true))),
+                   2 * 2 * s * (s - keys) * h);
+  EXPECT_DOUBLE_EQ(flash_attention_flops(2048, 96, 128, false).value(), 2 * 2 * s * keys * h);
+  EXPECT_DOUBLE_EQ(flash_attention_flops(2048, 96, 128, true).value(), 5 * 2 * s * keys * h);
+  EXPECT_EQ(flash_causal_keys(64), 64);  // shorter than one tile: every key
 }
 
 TEST(StepFlops, MegatronGeneralFormCoversGqaAndSwiglu) {

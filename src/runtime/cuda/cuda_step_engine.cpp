@@ -25,6 +25,7 @@
 #include "runtime/cuda/cuda_step_engine.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
 #include "runtime/cuda/probe_timing.hpp"
+#include "runtime/host_pacer.hpp"
 
 namespace commscale {
 namespace {
@@ -49,11 +50,12 @@ class CudaStepEngine final : public StepEngine {
         ops_(ops_of(*config.set, config.rank)),
         buffers_(place_step_buffers(ops_, config.modelled)),
         cross_(cross_stream_dependencies(ops_)),
-        gemm_(config.tf32) {
+        gemm_(config.tf32),
+        pacer_(config.host) {
     allocate_pool();
     make_group_comms();
     make_link_comms();
-    for (std::size_t i = 0; i < 2 * ops_.size() + 2 + kStreamCount; ++i) events_.emplace_back();
+    for (std::size_t i = 0; i < 2 * ops_.size() + 2 + 2 * kStreamCount; ++i) events_.emplace_back();
     NCCL_CHECK(ncclGetVersion(&nccl_version_));
   }
   ~CudaStepEngine() override { CUDA_CHECK_NOTHROW(cudaFree(pool_)); }
@@ -91,6 +93,8 @@ class CudaStepEngine final : public StepEngine {
   [[nodiscard]] cudaEvent_t start_event(OpId id) const { return events_[2 * id].get(); }
   [[nodiscard]] cudaEvent_t end_event(OpId id) const { return events_[2 * id + 1].get(); }
   [[nodiscard]] cudaEvent_t step_event(std::size_t k) const { return events_[2 * ops_.size() + k].get(); }
+  // The host's wait for every op issued so far (HostSync::kBeforeOptimizer).
+  void sync_issued();
 
   StepEngineConfig config_;
   const MpiComm& world_;
@@ -100,7 +104,9 @@ class CudaStepEngine final : public StepEngine {
   std::byte* pool_ = nullptr;
   CublasLtGemm gemm_;
   std::array<CudaStream, kStreamCount> streams_;
+  HostPacer pacer_;
   std::vector<CudaEvent> events_;  // start and end of each op; then step start, step end, one per stream
+                                   // at the step's end and one per stream for the host's sync
   std::vector<cudaEvent_t> started_by_;  // per-op timing: the event that marks each op's start
   std::unique_ptr<NcclComm> world_comm_;
   std::vector<std::unique_ptr<NcclComm>> group_comms_;   // by handle; null where unused
@@ -263,6 +269,14 @@ void CudaStepEngine::wait_for(cudaEvent_t event) {
   }
 }
 
+void CudaStepEngine::sync_issued() {
+  for (std::size_t s = 0; s < kStreamCount; ++s) {
+    const cudaEvent_t event = step_event(2 + kStreamCount + s);
+    CUDA_CHECK(cudaEventRecord(event, streams_[s].get()));
+    wait_for(event);
+  }
+}
+
 // Names, per stream, the first communication op that has not completed and, for a collective, the ranks
 // of its group that did not reach it. Every communication op's end event is recorded (run_step).
 std::string CudaStepEngine::timeout_message() {
@@ -305,12 +319,21 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
   for (std::size_t s = 1; s < kStreamCount; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), step_event(0), 0));
   // Per-op timing records one event per op where it can: back to back on a stream, an op starts when
   // the one before it ends, so that end event is its start too. Each event costs GPU time (about a
-  // microsecond), which is what keeps per-op timing within 1% of the step.
+  // microsecond), which is what keeps per-op timing within 1% of the step. At a framework's host costs
+  // the GPU waits for the host between ops, and each op gets a start event of its own, recorded when
+  // it is issued, so that the wait shows as idle time and not as the op's.
   if (per_op) started_by_.assign(ops_.size(), nullptr);
   std::array<cudaEvent_t, kStreamCount> last_end{};
+  pacer_.begin_step();
   for (const Op& op : ops_) {
     const cudaStream_t stream = stream_of(op);
     const auto s = static_cast<std::size_t>(op.stream);
+    if (pacer_.must_sync_before(op)) {
+      sync_issued();
+      pacer_.synced();
+    }
+    pacer_.before_issue(op);
+    if (pacer_.active()) last_end[s] = nullptr;
     for (OpId d : op.deps) {
       if (ops_[d].stream != op.stream) {
         CUDA_CHECK(cudaStreamWaitEvent(stream, end_event(d), 0));

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Eager PyTorch's host time per op, by phase (fwd, bwd, step) and class (gemm, kernel), measured on the
+training step of launch/pytorch_reference.py itself (launch/pytorch_blocks.py: the same blocks, the
+same DistributedDataParallel wrapping with no_sync on all but the last microbatch, the same fused AdamW)
+at tiny shapes where the GPU is never the bottleneck, and written into a calibration profile as `host`
+rows (src/predict/calibration.hpp) for `commscale predict` and `train --host-framework`.
+
+Method, for each of four block stacks (gpt and llama, unfused and SDPA attention; hidden 256, 4 heads,
+seq 128, micro-batch 1, 4 layers, 4 microbatches):
+  - host time of each phase of a step, by time.perf_counter, with no synchronisation inside the step
+    (the step's own code calls back as each phase's host work ends: every microbatch's forward, then
+    its backward, then the optimizer and zero_grad), the median over --steps steps after --warmup;
+  - the kernels each phase launches, from one more step under torch.profiler: every kernel is charged to
+    the PyTorch op that launched it and to the phase that op began in; a kernel is of class gemm when
+    it is a cuBLAS GEMM or an attention kernel (commscale prices fused attention as GEMMs: Gemm::flash),
+    of class collective when it is NCCL's, else of class kernel;
+  - per phase, the host time less the collectives' (at the cost measured below) is fitted as
+    gemm launches x c_gemm + kernel launches x c_kernel over the four stacks (least squares); when the
+    fit gives a negative or unstable figure, both classes take the phase's time over its launches, and
+    the source says so;
+  - the step's host time outside the phases (the loop itself) is step_us;
+  - collective: torch.distributed.all_reduce of 8 KiB bf16 on this one rank (NCCL's one-rank path),
+    calls queued behind a spin kernel, median per call. p2p: torch.distributed refuses a send to the
+    process itself, so p2p is taken as the collective's cost, and the source says so.
+The GPU's busy time in the profiled steps is checked against their host time: if the GPU were the
+bottleneck, the host would have waited for the launch queue and the figures would not be the host's.
+
+A second row, framework "megatron", is derived from the same figures with sync before_optimizer
+(Megatron-LM runs eager PyTorch, with fused kernels where PyTorch has several; its gradient-norm and
+inf checks read a value back to the host before the optimizer). It is not measured on Megatron-LM, and
+its source says so.
+
+    mpirun -np 1 python3 launch/pytorch_host.py --base cal-eager.json -o cal-full.json --details host.json
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+
+from calibration_profile import read_profile
+
+PHASES = ("fwd", "bwd", "step")
+GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
+GEMM_KERNEL_WORDS = ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sgemm", "hgemm")
+ATTENTION_WORDS = ("flash", "fmha", "cudnn", "scaled_dot_product", "attention")
+SPIN_CYCLES = 40_000_000  # ~20 ms at H200 clocks: longer than the calls take to queue
+
+
+def fail(message):
+    """Bad input or no GPU: the message on stderr, exit code 2 (as commscale's own)."""
+    print(f"pytorch_host.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+def configs(args):
+    base = {"mode": "dp", "layers": 4, "hidden": 256, "heads": 4, "seq": 128, "micro_batch": 1, "microbatches": 4,
+            "compile": False, "optimizer": "adamw", "id": None}
+    out = []
+    for arch in ("gpt", "llama"):
+        for attention in ("unfused", "sdpa"):
+            extra = ({"kv_heads": 4, "ffn": 1024, "dropout": 0.1} if arch == "gpt"
+                     else {"kv_heads": 2, "ffn": 704, "dropout": 0.0})
+            out.append(argparse.Namespace(**base, **extra, arch=arch, attention=attention,
+                                          steps=args.steps, warmup=args.warmup, profile=None))
+    return out
+
+
+def kernel_class(op_name, kernel_name):
+    k, o = kernel_name.lower(), op_name.lower()
+    if "nccl" in k:
+        return "collective"
+    if any(w in k for w in ATTENTION_WORDS) or any(w in o for w in ATTENTION_WORDS):
+        return "gemm"
+    if op_name in GEMM_OPS or any(w in k for w in GEMM_KERNEL_WORDS):
+        return "gemm"
+    return "kernel"
+
+
+def phase_host_times(point, steps, warmup):
+    """Median host seconds per phase, and of the step outside the phases."""
+    import torch
+
+    samples = {p: [] for p in (*PHASES, "other")}
+    for i in range(warmup + steps):
+        torch.cuda.synchronize()
+        spent = dict.fromkeys(PHASES, 0.0)
+        last = [time.perf_counter()]
+
+        def mark(phase):
+            now = time.perf_counter()
+            spent[phase] += now - last[0]
+            last[0] = now
+
+        start = last[0]
+        point.step(mark)
+        total = time.perf_counter() - start
+        torch.cuda.synchronize()
+        if i >= warmup:
+            for p in PHASES:
+                samples[p].append(spent[p])
+            samples["other"].append(total - sum(spent.values()))
+    return {p: statistics.median(v) for p, v in samples.items()}
+
+
+def launches_per_phase(point):
+    """Kernels launched in each phase of one profiled step, by class, and the GPU's busy time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    def mark(phase):
+        with record_function(f"commscale.mark.{phase}"):
+            pass
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        with record_function("commscale.mark.start"):
+            pass
+        point.step(mark)
+        torch.cuda.synchronize()
+    events = prof.events()
+    marks = sorted((e.time_range.start, e.name.rsplit(".", 1)[1]) for e in events
+                   if e.name.startswith("commscale.mark."))
+    counts = {p: {"gemm": 0, "kernel": 0, "collective": 0} for p in PHASES}
+    busy_us = 0.0
+    on_gpu = 0  # kernels the GPU ran (copies and fills are not launches)
+    charged = 0  # kernels charged to an op
+    for e in events:
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            busy_us += e.time_range.elapsed_us()
+            on_gpu += not e.name.lower().startswith(("memcpy", "memset"))
+            continue
+        kernels = [k for k in getattr(e, "kernels", None) or [] if not k.name.lower().startswith(("memcpy", "memset"))]
+        if not kernels or e.name.startswith("commscale.mark."):
+            continue
+        charged += len(kernels)
+        phase = None  # the phase whose window the op began in: after the mark before it
+        for at, name in marks:
+            if at > e.time_range.start:
+                phase = name
+                break
+        if phase not in counts:
+            continue  # before the step's start mark or after its end
+        for k in kernels:
+            counts[phase][kernel_class(e.name, k.name)] += 1
+    if charged > 1.05 * on_gpu + 2:
+        fail(f"torch.profiler charged {charged} kernels to ops but the GPU ran {on_gpu}: kernels counted twice "
+             "(this torch links a kernel to more than one event); no figures are written")
+    return counts, busy_us
+
+
+def fit_phase(rows, collective_s):
+    """Least squares of host = gemm x c_gemm + kernel x c_kernel over the stacks (rows of
+    (host_s, counts)), after the collectives' host time; falls back to one figure per phase."""
+    ys, gs, ks = [], [], []
+    for host_s, counts in rows:
+        ys.append(host_s - counts["collective"] * collective_s)
+        gs.append(counts["gemm"])
+        ks.append(counts["kernel"])
+    sgg = sum(g * g for g in gs)
+    skk = sum(k * k for k in ks)
+    sgk = sum(g * k for g, k in zip(gs, ks))
+    det = sgg * skk - sgk * sgk
+    launches = sum(gs) + sum(ks)
+    if launches == 0:
+        return None
+    mean = sum(ys) / launches
+    if det > 1e-9 * sgg * skk:
+        sgy = sum(g * y for g, y in zip(gs, ys))
+        sky = sum(k * y for k, y in zip(ks, ys))
+        c_gemm = (skk * sgy - sgk * sky) / det
+        c_kernel = (sgg * sky - sgk * sgy) / det
+        if c_gemm > 0 and c_kernel > 0:
+            residual = [y - (g * c_gemm + k * c_kernel) for y, g, k in zip(ys, gs, ks)]
+            worst = max(abs(r) / y for r, y in zip(residual, ys) if y > 0)
+            return {"gemm": c_gemm, "kernel": c_kernel, "fit": f"fitted, largest residual {100 * worst:.1f}%"}
+    return {"gemm": mean, "kernel": mean, "fit": "one figure for both classes (the fit was unstable or negative)"}
+
+
+def collective_host_s(reps=9, calls=100):
+    """Host seconds per torch.distributed.all_reduce call on this rank, queued behind a spin kernel."""
+    import torch
+    import torch.distributed as dist
+
+    x = torch.zeros(4096, dtype=torch.bfloat16, device="cuda")
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+    samples = []
+    cycles = SPIN_CYCLES
+    while len(samples) < reps:
+        torch.cuda._sleep(cycles)
+        spun = torch.cuda.Event()
+        spun.record()
+        start = time.perf_counter()
+        for _ in range(calls):
+            dist.all_reduce(x)
+        seconds = time.perf_counter() - start
+        queued = not spun.query()
+        torch.cuda.synchronize()
+        if not queued:
+            cycles *= 2
+            continue
+        samples.append(seconds / calls)
+    return statistics.median(samples)
+
+
+def host_rows(fits, step_s, collective_s, note):
+    issue = {}
+    for phase in PHASES:
+        for cls in ("gemm", "kernel"):
+            issue[f"{phase}.{cls}"] = round(fits[phase][cls] * 1e6, 3)
+    issue["collective"] = round(collective_s * 1e6, 3)
+    issue["p2p"] = round(collective_s * 1e6, 3)
+    eager = {"framework": "pytorch-eager", "source": note, "issue_us": issue, "step_us": round(step_s * 1e6, 3),
+             "sync": "none"}
+    megatron = {"framework": "megatron",
+                "source": ("derived, not measured on Megatron-LM: the pytorch-eager row's per-launch host costs "
+                           "(Megatron-LM runs eager PyTorch, with fused kernels where PyTorch has several) with "
+                           "sync before_optimizer (its gradient-norm and inf checks read a value back before the "
+                           "optimizer); pytorch-eager's source: " + note),
+                "issue_us": dict(issue), "step_us": round(step_s * 1e6, 3), "sync": "before_optimizer"}
+    return [eager, megatron]
+
+
+def measure(args):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch
+    import torch.distributed as dist
+    from pytorch_blocks import Point
+    from pytorch_reference import init_distributed
+
+    if not torch.cuda.is_available():
+        fail("no CUDA GPU visible to PyTorch (it times PyTorch's launches of GPU kernels)")
+    rank, world = init_distributed("cuda")
+    if world != 1:
+        fail("run it on one rank (mpirun -np 1): the figures are one process's host")
+    collective_s = collective_host_s()
+    details = []
+    for cfg in configs(args):
+        point = Point(cfg, rank, world, "cuda")
+        times = phase_host_times(point, args.steps, args.warmup)
+        counts, busy_us = launches_per_phase(point)
+        host_us = sum(times.values()) * 1e6
+        details.append({"arch": cfg.arch, "attention": cfg.attention, "host_s": times, "launches": counts,
+                        "gpu_busy_us_profiled_step": busy_us, "host_us_step": host_us})
+        print(f"{cfg.arch:>5} {cfg.attention:>7}: " + ", ".join(
+            f"{p} {times[p] * 1e3:.2f} ms / {counts[p]['gemm']} gemm + {counts[p]['kernel']} kernel"
+            f" + {counts[p]['collective']} nccl" for p in PHASES) +
+            f", other {times['other'] * 1e3:.2f} ms; GPU busy {busy_us / 1e3:.2f} ms (profiled step)", flush=True)
+        del point
+        torch.cuda.empty_cache()
+    dist.destroy_process_group()
+    return details, collective_s
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="calibration profile to add to")
+    parser.add_argument("-o", "--output", required=True, help="profile to write (may be --base)")
+    parser.add_argument("--details", help="also write the per-stack phase times and launch counts (JSON)")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    if args.steps < 1 or args.warmup < 0:
+        fail("--steps must be at least 1, --warmup 0 or more")
+    profile = read_profile(args.base, "pytorch_host.py")
+    details, collective_s = measure(args)
+
+    import torch
+
+    fits = {}
+    for phase in PHASES:
+        fit = fit_phase([(d["host_s"][phase], d["launches"][phase]) for d in details], collective_s)
+        if fit is None:
+            fail(f"no kernel launch seen in phase {phase}: the profiler saw no kernels")
+        fits[phase] = fit
+    step_s = statistics.median(d["host_s"]["other"] for d in details)
+    busiest = max(d["gpu_busy_us_profiled_step"] / d["host_us_step"] for d in details)
+    note = (f"launch/pytorch_host.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
+            f"{datetime.date.today().isoformat()}: host time per phase by perf_counter (median of {args.steps} "
+            f"steps) over its kernel launches (torch.profiler), gpt and llama blocks with unfused and SDPA "
+            f"attention at hidden 256, seq 128, micro-batch 1, 4 layers, 4 microbatches, DDP on one rank, fused "
+            f"AdamW; " + "; ".join(f"{p}: {fits[p]['fit']}" for p in PHASES) +
+            f"; GPU busy at most {100 * busiest:.0f}% of the host's step time (the GPU never held the host back); "
+            f"collective: torch.distributed.all_reduce 8 KiB on one rank (NCCL's one-rank path); p2p: taken as "
+            f"the collective's (torch.distributed has no send to the process itself); step_us: the step's host "
+            f"time outside its phases")
+    rows = host_rows(fits, step_s, collective_s, note)
+    if busiest > 0.5:
+        print(f"# warning: the GPU was busy {100 * busiest:.0f}% of a step's host time: the figures may hold GPU "
+              "time", flush=True)
+    kept = [r for r in profile.get("host", []) if r.get("framework") not in {r2["framework"] for r2 in rows}]
+    profile["host"] = kept + rows
+    with open(args.output, "w") as f:
+        json.dump(profile, f, indent=1)
+    if args.details:
+        with open(args.details, "w") as f:
+            json.dump({"collective_host_s": collective_s, "fits": fits, "stacks": details}, f, indent=1)
+    for r in rows:
+        print(f"# {r['framework']}: " + ", ".join(f"{k} {v:.1f} us" for k, v in r["issue_us"].items()) +
+              f", step {r['step_us']:.1f} us, sync {r['sync']}")
+    print(f"# host rows written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+// Compute–communication interference (interference.hpp).
+
+#include "predict/interference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "hw/json_reader.hpp"
+#include "hw/topology_dir.hpp"
+#include "predict/calibration_sections.hpp"
+
+namespace commscale::predict {
+namespace {
+
+double figure_or(const hw::Figure<int>& f, double fallback) {
+  return f.value ? static_cast<double>(*f.value) : fallback;
+}
+
+// Linear in x between points sorted by x, from (0, y0) below the first, flat past the last.
+template <class Point, class X, class Y>
+double along(const std::vector<const Point*>& points, double x, double y0, X get_x, Y get_y) {
+  double px = 0.0;
+  double py = y0;
+  for (const Point* p : points) {
+    if (x <= get_x(*p)) {
+      const double span = get_x(*p) - px;
+      return span > 0 ? py + (get_y(*p) - py) * (x - px) / span : get_y(*p);
+    }
+    px = get_x(*p);
+    py = get_y(*p);
+  }
+  return py;
+}
+
+// The durations of a simulation's ops as lengthened by interference: one list per symmetry class.
+class Lengthened final : public OpCosts {
+ public:
+  Lengthened(const Simulation& first, std::vector<std::vector<double>> seconds)
+      : stand_in_(first.stand_in), seconds_(std::move(seconds)) {}
+  [[nodiscard]] Seconds duration(int rank, const Op& op) const override {
+    return Seconds(seconds_[static_cast<std::size_t>(stand_in_[static_cast<std::size_t>(rank)])][op.id]);
+  }
+  [[nodiscard]] std::uint64_t signature(int rank) const override {
+    return static_cast<std::uint64_t>(stand_in_[static_cast<std::size_t>(rank)]);
+  }
+
+ private:
+  std::vector<int> stand_in_;
+  std::vector<std::vector<double>> seconds_;
+};
+
+struct Busy {
+  double start = 0.0;
+  double end = 0.0;
+  OpId op = 0;
+};
+
+double overlap(const Busy& a, const Busy& b) { return std::max(0.0, std::min(a.end, b.end) - std::max(a.start, b.start)); }
+
+// For every pair of a compute op and a communication op of one simulated rank that overlap: `visit`
+// with both. Each stream's ops run one at a time, so each list is sorted and a sweep finds the pairs.
+template <class Visit>
+void overlapping_pairs(const std::vector<Busy>& compute, const std::vector<Busy>& comm, Visit visit) {
+  std::size_t first = 0;
+  for (const Busy& c : compute) {
+    while (first < comm.size() && comm[first].end <= c.start) ++first;
+    for (std::size_t j = first; j < comm.size() && comm[j].start < c.end; ++j) {
+      const double o = overlap(c, comm[j]);
+      if (o > 0) visit(c, comm[j], o);
+    }
+  }
+}
+
+}  // namespace
+
+InterferenceModel::InterferenceModel(std::vector<InterferencePoint> rows, const hw::GpuSpec& probe_gpu,
+                                     const hw::GpuSpec& gpu, std::string source)
+    : sms_(figure_or(gpu.sm_count, 0.0)),
+      memory_GBps_(gpu.memory_bw.value ? gpu.memory_bw.value->value() : 0.0),
+      source_(std::move(source)) {
+  const double probe_sms = figure_or(probe_gpu.sm_count, 0.0);
+  const double probe_bw = probe_gpu.memory_bw.value ? probe_gpu.memory_bw.value->value() : 0.0;
+  if (probe_sms <= 0 || probe_bw <= 0 || sms_ <= 0 || memory_GBps_ <= 0) return;  // no shares: no model
+  for (const InterferencePoint& p : rows) {
+    rows_.push_back({p.sms / probe_sms, p.probe_GBps / probe_bw, p.beside, p.compute_slowdown, p.probe_slowdown});
+  }
+  std::sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) { return a.sm_share < b.sm_share; });
+}
+
+InterferenceModel::Load InterferenceModel::load(int channels, GBps bus_bw) const noexcept {
+  if (sms_ <= 0 || memory_GBps_ <= 0) return {};
+  return {std::min(1.0, channels / sms_), std::min(1.0, 2.0 * bus_bw.value() / memory_GBps_)};
+}
+
+double InterferenceModel::slowdown(Beside kind, const Load& load, bool of_compute) const noexcept {
+  std::vector<const Row*> stream;
+  std::vector<const Row*> spin;
+  for (const Row& r : rows_) {
+    if (r.beside == kind) (r.probe_share > 0 ? stream : spin).push_back(&r);
+  }
+  const auto x = [](const Row& r) { return r.sm_share; };
+  const auto y = [of_compute](const Row& r) { return of_compute ? r.compute : r.probe; };
+  const double held = spin.empty() ? 1.0 : along(spin, load.sm_share, 1.0, x, y);
+  if (stream.empty()) return std::max(1.0, held);
+  const double streaming = along(stream, load.sm_share, 1.0, x, y);
+  const double rate = along(stream, load.sm_share, 0.0, x, [](const Row& r) { return r.probe_share; });
+  const double traffic = rate > 0 ? std::min(1.0, load.hbm_share / rate) : 1.0;
+  return std::max(1.0, held + (streaming - held) * traffic);
+}
+
+double InterferenceModel::compute_slowdown(Beside kind, const Load& load) const noexcept {
+  return slowdown(kind, load, true);
+}
+
+double InterferenceModel::comm_slowdown(Beside kind, const Load& load) const noexcept {
+  return slowdown(kind, load, false);
+}
+
+int nccl_channels(hw::PathClass path) noexcept {
+  switch (path) {
+    case hw::PathClass::kNvlink: return 16;
+    case hw::PathClass::kPcie: return 8;
+    case hw::PathClass::kHostStaged:
+    case hw::PathClass::kSocket: return 4;
+    case hw::PathClass::kNetwork: return 8;
+  }
+  return 8;
+}
+
+InterferenceModel interference_for(const hw::GpuSpec& gpu, const CalibrationProfile* profile) {
+  if (profile != nullptr && !profile->interference.empty()) {
+    return {profile->interference, profile->gpu, gpu, fmt::format("{} (measured on {})", profile->file, profile->gpu.name)};
+  }
+  const std::filesystem::path file = hw::find_topologies_dir() / "interference.json";
+  if (!std::filesystem::exists(file)) return {};
+  const nlohmann::json doc = hw::read_json_file(file);
+  hw::JsonObject top(doc, file.string(), "");
+  if (top.integer("schema_version", 0, 1000) != 1) throw InputError(top.where("schema_version"), "unsupported version", "1");
+  if (top.string("kind") != "interference") throw InputError(top.where("kind"), "not an interference file", "\"interference\"");
+  const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
+  const hw::GpuSpec probe_gpu = catalog.gpu(top.string("gpu"), top.where("gpu"));
+  const std::string source = top.string("source");
+  std::vector<InterferencePoint> rows;
+  for (hw::JsonObject& o : top.objects("rows")) rows.push_back(read_interference(o));
+  reject_duplicate_interference(rows, top.where("rows"));
+  top.finish();
+  return {std::move(rows), probe_gpu, gpu, fmt::format("{} ({})", file.filename().string(), source)};
+}
+
+InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& costs, const InterferenceCosts& loads,
+                                      const InterferenceModel& model, const SimulationOptions& options,
+                                      Simulation& sim, int max_iterations) {
+  InterferenceResult result;
+  if (model.empty()) return result;
+  const Simulation first = sim;
+  // Base durations, by simulated rank and op.
+  std::vector<std::vector<double>> base(first.simulated.size());
+  std::vector<std::vector<double>> share(first.simulated.size());  // GEMM share of compute ops; -1: communication
+  std::vector<std::vector<InterferenceModel::Load>> load(first.simulated.size());
+  for (std::size_t i = 0; i < first.simulated.size(); ++i) {
+    const int rank = first.simulated[i];
+    const std::vector<Op>& ops = ops_of(set, rank);
+    base[i].resize(ops.size());
+    share[i].resize(ops.size());
+    load[i].resize(ops.size());
+    for (const Op& op : ops) {
+      base[i][op.id] = costs.duration(rank, op).value();
+      const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
+      share[i][op.id] = compute ? loads.gemm_share(rank, op) : -1.0;
+      if (!compute) load[i][op.id] = loads.comm_load(rank, op);
+    }
+  }
+  double previous = sim.step_time.value();
+  for (int iteration = 0; iteration < max_iterations; ++iteration) {
+    std::vector<std::vector<double>> seconds = base;
+    double added_compute = 0.0;
+    double added_comm = 0.0;
+    for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
+      const std::vector<Op>& ops = ops_of(set, sim.simulated[i]);
+      std::vector<Busy> compute;
+      std::array<std::vector<Busy>, kStreamCount> comm;
+      for (const Op& op : ops) {
+        const Busy b{sim.data_start[i][op.id], sim.end[i][op.id], op.id};
+        if (share[i][op.id] >= 0) {
+          compute.push_back(b);
+        } else {
+          comm[static_cast<std::size_t>(op.stream)].push_back(b);
+        }
+      }
+      for (auto& stream : comm) {
+        overlapping_pairs(compute, stream, [&](const Busy& c, const Busy& m, double o) {
+          const double g = share[i][c.op];
+          const InterferenceModel::Load& l = load[i][m.op];
+          const double slow_c = g * model.compute_slowdown(Beside::kGemm, l) +
+                                (1 - g) * model.compute_slowdown(Beside::kMemory, l);
+          const double slow_m = g * model.comm_slowdown(Beside::kGemm, l) + (1 - g) * model.comm_slowdown(Beside::kMemory, l);
+          seconds[i][c.op] += o * (1 - 1 / slow_c);
+          seconds[i][m.op] += o * (1 - 1 / slow_m);
+          added_compute += o * (1 - 1 / slow_c);
+          added_comm += o * (1 - 1 / slow_m);
+        });
+      }
+    }
+    if (added_compute == 0.0 && added_comm == 0.0) break;  // nothing overlaps
+    const auto ranks = static_cast<double>(sim.simulated.size());
+    result.added_compute_s = added_compute / ranks;
+    result.added_comm_s = added_comm / ranks;
+    const Lengthened lengthened(first, std::move(seconds));
+    simulate(set, lengthened, options, sim);
+    ++result.iterations;
+    const double now = sim.step_time.value();
+    if (std::abs(now - previous) <= 1e-3 * previous) break;
+    previous = now;
+  }
+  return result;
+}
+
+}  // namespace commscale::predict

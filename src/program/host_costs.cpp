@@ -1,0 +1,87 @@
+#include "program/host_costs.hpp"
+
+#include <array>
+
+#include "core/names.hpp"
+
+namespace commscale {
+namespace {
+
+constexpr std::array kClasses = {HostOpClass::kGemm, HostOpClass::kKernel, HostOpClass::kCollective,
+                                 HostOpClass::kP2p};
+constexpr std::array kHostPhases = {HostPhase::kForward, HostPhase::kBackward, HostPhase::kStep};
+constexpr std::array kSyncs = {HostSync::kNone, HostSync::kBeforeOptimizer};
+
+}  // namespace
+
+bool HostCosts::zero() const noexcept {
+  if (step.value() != 0.0 || sync != HostSync::kNone) return false;
+  for (const auto& phase : issue) {
+    for (const Seconds s : phase) {
+      if (s.value() != 0.0) return false;
+    }
+  }
+  return true;
+}
+
+HostOpClass host_op_class(const OpPayload& payload) noexcept {
+  switch (payload.index()) {
+    case 0: return HostOpClass::kGemm;
+    case 1: return HostOpClass::kKernel;
+    case 2: return HostOpClass::kCollective;
+    default: return HostOpClass::kP2p;
+  }
+}
+
+HostPhase host_phase(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::kForward:
+    case Phase::kRecompute: return HostPhase::kForward;
+    case Phase::kBackward: return HostPhase::kBackward;
+    case Phase::kStep: return HostPhase::kStep;
+  }
+  return HostPhase::kStep;
+}
+
+Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept {
+  return costs.issue[static_cast<std::size_t>(host_phase(op.phase))][static_cast<std::size_t>(host_op_class(op.payload))];
+}
+
+std::string_view name(HostOpClass c) noexcept {
+  switch (c) {
+    case HostOpClass::kGemm: return "gemm";
+    case HostOpClass::kKernel: return "kernel";
+    case HostOpClass::kCollective: return "collective";
+    case HostOpClass::kP2p: return "p2p";
+  }
+  return "?";
+}
+
+std::string_view name(HostPhase p) noexcept {
+  switch (p) {
+    case HostPhase::kForward: return "fwd";
+    case HostPhase::kBackward: return "bwd";
+    case HostPhase::kStep: return "step";
+  }
+  return "?";
+}
+
+std::string_view name(HostSync s) noexcept {
+  switch (s) {
+    case HostSync::kNone: return "none";
+    case HostSync::kBeforeOptimizer: return "before_optimizer";
+  }
+  return "?";
+}
+
+HostOpClass parse_host_op_class(std::string_view text, std::string_view where) {
+  return parse_by_name(kClasses, text, where, "op class");
+}
+HostPhase parse_host_phase(std::string_view text, std::string_view where) {
+  return parse_by_name(kHostPhases, text, where, "phase");
+}
+HostSync parse_host_sync(std::string_view text, std::string_view where) {
+  return parse_by_name(kSyncs, text, where, "host synchronisation");
+}
+
+}  // namespace commscale

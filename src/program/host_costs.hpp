@@ -1,0 +1,61 @@
+#pragma once
+
+// The host side of a step: a framework's issuing thread spends host (CPU) time on every op before the
+// GPU can start it (a CUDA launch, a cuBLASLt call, an NCCL call; for an eager framework also Python,
+// the dispatcher and autograd), and may block where the framework synchronises. Both engines use one
+// description: the predictor's simulator issues each rank's ops in program order at these costs, and
+// `train --host-framework` spins the host for the same costs before issuing each op, so that a step
+// bound by its host can be measured and predicted alike.
+//
+// Costs are per op class and phase; an op's class is what its payload is (a GEMM, a memory-bound
+// kernel, a collective, a point-to-point transfer), its phase the program's (recompute counts as
+// forward: an eager framework re-runs its forward code).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/units.hpp"
+#include "program/op.hpp"
+
+namespace commscale {
+
+enum class HostOpClass : std::uint8_t { kGemm, kKernel, kCollective, kP2p };
+inline constexpr int kHostOpClassCount = 4;
+enum class HostPhase : std::uint8_t { kForward, kBackward, kStep };
+inline constexpr int kHostPhaseCount = 3;
+
+// Where the host waits for the GPU inside a step.
+enum class HostSync : std::uint8_t {
+  kNone,             // never inside the step (commscale's executor, PyTorch without a loss readback)
+  kBeforeOptimizer,  // before the first op of the step phase, the host waits for every op issued
+                     // before it to complete (Megatron-LM's gradient-norm and inf checks read a
+                     // value back to the host there)
+};
+
+struct HostCosts {
+  std::string framework;  // "commscale", "pytorch-eager", "megatron", or a name a profile gives
+  std::string source;     // who measured it, how, on what host
+  // Host time to issue one op: [phase][class].
+  std::array<std::array<Seconds, kHostOpClassCount>, kHostPhaseCount> issue{};
+  Seconds step;  // once per step, before the first op (the training loop, zero_grad, a barrier)
+  HostSync sync = HostSync::kNone;
+
+  // No cost and no synchronisation: the host issues every op at once (device time alone).
+  [[nodiscard]] bool zero() const noexcept;
+};
+
+[[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
+[[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
+[[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
+
+[[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p
+[[nodiscard]] std::string_view name(HostPhase p) noexcept;    // fwd bwd step
+[[nodiscard]] std::string_view name(HostSync s) noexcept;     // none before_optimizer
+// Inverses; throw InputError naming `where`.
+[[nodiscard]] HostOpClass parse_host_op_class(std::string_view text, std::string_view where);
+[[nodiscard]] HostPhase parse_host_phase(std::string_view text, std::string_view where);
+[[nodiscard]] HostSync parse_host_sync(std::string_view text, std::string_view where);
+
+}  // namespace commscale

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The PyTorch scripts on a machine without PyTorch: --help works, the reference's --grid is read and
+# checked (--dry-run lists the points; a bad line is refused with exit 2 naming the file and line),
+# pytorch_kernels.py --dry-run checks its profile and counts its cases, and regime_grid.py writes the
+# grid both engines share and refuses a bad points file. (The scripts' measurements need a GPU: the
+# run-2.sh dry run and the GPU machine.)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py; do
+  python3 "$root/launch/$script" --help > /dev/null || fail "$script --help"
+done
+points="$root/results/h200x1-2026-12-02b/points.jsonl"
+python3 "$root/launch/regime_grid.py" pytorch-grid "$points" --out "$work" > /dev/null
+python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/grid.jsonl" --dry-run > "$work/listed.txt"
+[ "$(grep -c '"dry_run": true' "$work/listed.txt")" = 19 ] || fail "19 PyTorch runs expected from points.jsonl"
+grep -q '"id": "q05-s512-mb1-sdpa", .*"arch": "llama", .*"kv_heads": 2, "ffn": 4864' "$work/listed.txt" ||
+  fail "the Llama point's settings: $(head -1 "$work/listed.txt")"
+grep -q '"dropout": 0.0' "$work/listed.txt" || fail "Llama runs without dropout"
+
+refused() {  # refused WANT_TEXT COMMAND...: exit 2 and the text on stderr
+  local want=$1 rc=0
+  shift
+  "$@" > /dev/null 2> "$work/err" || rc=$?
+  [ "$rc" = 2 ] || fail "exit 2 expected from '$*', got $rc"
+  grep -qF -- "$want" "$work/err" || fail "'$want' expected from '$*', got: $(cat "$work/err")"
+}
+printf '{"hidden": 1024, "heads": 16}\n{"hiden": 1}\n' > "$work/bad.jsonl"
+refused "bad.jsonl:2: unknown key \"hiden\"" python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/bad.jsonl" --dry-run
+printf '{"arch": "llama", "hidden": 1024, "heads": 16}\n' > "$work/bad.jsonl"
+refused "llama needs ffn" python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/bad.jsonl" --dry-run
+printf '{"layers": "8"}\n' > "$work/bad.jsonl"
+refused '"layers" is "8", expected int' python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/bad.jsonl" --dry-run
+
+base="$root/results/h200x1-2026-12-01b/calibration/cal-heat20.json"
+python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --dry-run | grep -q "60 attention rows" ||
+  fail "pytorch_kernels.py --dry-run: 60 attention rows expected"
+[ ! -e "$work/x.json" ] || fail "a dry run wrote a profile"
+echo '{}' > "$work/notprofile.json"
+refused "not a commscale calibration profile" python3 "$root/launch/pytorch_kernels.py" --base "$work/notprofile.json" -o "$work/x.json" --dry-run
+refused "--attention-seqs takes positive integers" python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --attention-seqs 0 --dry-run
+
+printf '{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n' > "$work/points.jsonl"
+refused 'id "a" appears twice' python3 "$root/launch/regime_grid.py" pytorch-grid "$work/points.jsonl" --out "$work"
+echo "python_scripts: ok"

@@ -1,0 +1,159 @@
+// The simulator's host (program/host_costs.hpp) and compute–communication interference
+// (predict/interference.hpp) on hand-built programs whose times can be worked out by hand.
+#include <gtest/gtest.h>
+
+#include "predict/interference.hpp"
+#include "predict/simulator.hpp"
+#include "predict_test_support.hpp"
+
+namespace commscale::predict {
+namespace {
+
+using testing::op;
+using testing::TableCosts;
+
+// One rank, three GEMMs of 1 s each on the compute stream, one after another.
+ProgramSet three_gemms() {
+  ProgramSet set;
+  set.world_size = 1;
+  const Gemm g = make_gemm(64, 64, 64, 1, DataType::kBFloat16);
+  set.programs.push_back(
+      {op(0, Stream::kCompute, {}, "a", g), op(1, Stream::kCompute, {}, "b", g), op(2, Stream::kCompute, {}, "c", g)});
+  set.ranks.push_back(RankProgram{0, 0, {}});
+  return set;
+}
+
+HostCosts per_op(double gemm_s, double step_s = 0.0) {
+  HostCosts h;
+  h.framework = "test";
+  for (auto& phase : h.issue) phase[static_cast<std::size_t>(HostOpClass::kGemm)] = Seconds(gemm_s);
+  h.step = Seconds(step_s);
+  return h;
+}
+
+TEST(SimulatorHost, AHostSlowerThanTheGpuSetsThePace) {
+  const ProgramSet set = three_gemms();
+  const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});
+  const HostCosts host = per_op(2.0);
+  const Simulation sim = simulate(set, costs, {.host = &host});
+  // Issued at 2, 4, 6; each runs 1 s from its issue: 2..3, 4..5, 6..7.
+  EXPECT_DOUBLE_EQ(sim.issued[0][2], 6.0);
+  EXPECT_DOUBLE_EQ(sim.start[0][1], 4.0);
+  EXPECT_DOUBLE_EQ(sim.step_time.value(), 7.0);
+  // The GPU waited 2 s before a, then 1 s before b and before c.
+  EXPECT_DOUBLE_EQ(sim.host_wait[0], 4.0);
+}
+
+TEST(SimulatorHost, AHostAheadOfTheGpuCostsOnlyTheFirstIssue) {
+  const ProgramSet set = three_gemms();
+  const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});
+  const HostCosts host = per_op(0.5, 0.25);
+  const Simulation sim = simulate(set, costs, {.host = &host});
+  // The step's host work 0.25, then a issued at 0.75, b at 1.25, c at 1.75: a runs 0.75..1.75, b and c
+  // follow back to back.
+  EXPECT_DOUBLE_EQ(sim.start[0][0], 0.75);
+  EXPECT_DOUBLE_EQ(sim.step_time.value(), 3.75);
+  EXPECT_DOUBLE_EQ(sim.host_wait[0], 0.75);
+}
+
+TEST(SimulatorHost, NoCostsIsTheDeviceTimeAlone) {
+  const ProgramSet set = three_gemms();
+  const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});
+  const HostCosts none;
+  const Simulation with = simulate(set, costs, {.host = &none});
+  const Simulation without = simulate(set, costs);
+  EXPECT_DOUBLE_EQ(with.step_time.value(), 3.0);
+  EXPECT_DOUBLE_EQ(without.step_time.value(), 3.0);
+  EXPECT_TRUE(with.issued.empty());
+}
+
+TEST(SimulatorHost, SyncBeforeTheOptimizerWaitsForTheBackward) {
+  // A backward GEMM (1 s), then the optimizer (a step-phase memory kernel, 1 s); 0.1 s to issue each.
+  ProgramSet set;
+  set.world_size = 1;
+  Op backward = op(0, Stream::kCompute, {}, "bwd", make_gemm(64, 64, 64, 1, DataType::kBFloat16));
+  backward.phase = Phase::kBackward;
+  Op optimizer = op(1, Stream::kCompute, {}, "opt", MemoryKernel{});
+  optimizer.phase = Phase::kStep;
+  set.programs.push_back({backward, optimizer});
+  set.ranks.push_back(RankProgram{0, 0, {}});
+  const TableCosts costs({{"bwd", 1}, {"opt", 1}});
+  HostCosts host;
+  host.framework = "test";
+  for (auto& phase : host.issue) phase.fill(Seconds(0.1));
+  // Without a sync the optimizer is issued at 0.2 and runs when the backward ends: 1.1..2.1.
+  EXPECT_DOUBLE_EQ(simulate(set, costs, {.host = &host}).step_time.value(), 2.1);
+  // With it the host waits until 1.1, issues the optimizer by 1.2, and it runs 1.2..2.2.
+  host.sync = HostSync::kBeforeOptimizer;
+  const Simulation sim = simulate(set, costs, {.host = &host});
+  EXPECT_DOUBLE_EQ(sim.issued[0][1], 1.2);
+  EXPECT_DOUBLE_EQ(sim.step_time.value(), 2.2);
+}
+
+// Interference: a GEMM of 4 s beside an all-reduce of 2 s on one rank (no dependency between them).
+class FixedLoads final : public InterferenceCosts {
+ public:
+  [[nodiscard]] InterferenceModel::Load comm_load(int, const Op&) const override { return {0.25, 0.5}; }
+  [[nodiscard]] double gemm_share(int, const Op& op) const override {
+    return std::holds_alternative<Gemm>(op.payload) ? 1.0 : 0.0;
+  }
+};
+
+hw::GpuSpec gpu_with(int sms, double memory_GBps) {
+  hw::GpuSpec gpu;
+  gpu.name = "test";
+  gpu.sm_count.value = sms;
+  gpu.memory_bw.value = GBps(memory_GBps);
+  return gpu;
+}
+
+TEST(Interference, SlowdownsFollowTheProbesShareOfTheGpu) {
+  // A probe of 25 SMs of 100 streaming 500 GB/s of 1000: the GEMM beside it 1.25x, the probe 1.5x;
+  // holding the SMs alone (spin) 1.1x and 1.0x.
+  const hw::GpuSpec gpu = gpu_with(100, 1000);
+  const InterferenceModel model({{25, 500, Beside::kGemm, 1.25, 1.5, ""}, {25, 0, Beside::kGemm, 1.1, 1.0, ""}}, gpu,
+                                gpu, "test");
+  // At the probe's share: its own figures.
+  EXPECT_DOUBLE_EQ(model.compute_slowdown(Beside::kGemm, {0.25, 0.5}), 1.25);
+  EXPECT_DOUBLE_EQ(model.comm_slowdown(Beside::kGemm, {0.25, 0.5}), 1.5);
+  // Half the probe's traffic: halfway between spinning and streaming, 1.1 + (1.25 - 1.1) / 2.
+  EXPECT_DOUBLE_EQ(model.compute_slowdown(Beside::kGemm, {0.25, 0.25}), 1.175);
+  // Half its SMs: every figure halfway to 1 (linear from no SMs): spin 1.05, stream 1.125, rate 0.25,
+  // so at 0.25 of the memory the stream's figure.
+  EXPECT_DOUBLE_EQ(model.compute_slowdown(Beside::kGemm, {0.125, 0.25}), 1.125);
+  // Nothing measured beside memory kernels: no slowdown.
+  EXPECT_DOUBLE_EQ(model.compute_slowdown(Beside::kMemory, {0.25, 0.5}), 1.0);
+}
+
+TEST(Interference, OverlapLengthensBothSides) {
+  ProgramSet set;
+  set.world_size = 1;
+  set.programs.push_back({op(0, Stream::kCompute, {}, "gemm", make_gemm(64, 64, 64, 1, DataType::kBFloat16)),
+                          op(1, Stream::kDp, {}, "ar", CollectiveOp{Collective::kAllReduce, 0, Bytes(64)})});
+  set.ranks.push_back(RankProgram{0, 0, {Group{"dp", {0}}}});
+  const TableCosts costs({{"gemm", 4}, {"ar", 2}});
+  const hw::GpuSpec gpu = gpu_with(100, 1000);
+  const InterferenceModel model({{25, 500, Beside::kGemm, 1.25, 1.5, ""}}, gpu, gpu, "test");
+  Simulation sim = simulate(set, costs);
+  ASSERT_DOUBLE_EQ(sim.step_time.value(), 4.0);
+  const InterferenceResult r = apply_interference(set, costs, FixedLoads{}, model, {}, sim);
+  // They overlap for 2 s: the GEMM progresses 2 / 1.25 = 1.6 s of its work there and needs 2.4 s more,
+  // so it ends at 4.4; the all-reduce 2 / 1.5 = 4/3 s of its work, so it ends at 2 + 2/3. Iterating on the
+  // longer overlap (2 + 2/3 s) converges on the fixed point: the all-reduce ends at t with
+  // t = 2 + t / 3 (t = 3), the GEMM at 4 + 3 x 0.2 = 4.6.
+  EXPECT_GE(r.iterations, 2);
+  EXPECT_NEAR(sim.end[0][1], 3.0, 0.05);
+  EXPECT_NEAR(sim.step_time.value(), 4.6, 0.05);
+}
+
+TEST(Interference, NoRowsNoChange) {
+  const ProgramSet set = three_gemms();
+  const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});
+  Simulation sim = simulate(set, costs);
+  const InterferenceResult r = apply_interference(set, costs, FixedLoads{}, InterferenceModel{}, {}, sim);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_DOUBLE_EQ(sim.step_time.value(), 3.0);
+}
+
+}  // namespace
+}  // namespace commscale::predict
