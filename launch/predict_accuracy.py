@@ -25,10 +25,12 @@ import statistics
 import subprocess
 import sys
 
+PYTORCH_HOST_FRAMEWORK = None  # --pytorch-host-framework
+
 # train flags that say how to measure, not what to run: predict does not take them.
 MEASUREMENT_FLAGS_WITH_VALUE = {"--steps", "--warmup", "--timing", "-J", "--output_file", "--csv", "--trace",
                                 "--timeline", "-T", "--timeout", "--backend", "--gpu"}
-MEASUREMENT_FLAGS = {"--gemm-check", "--tf32"}
+MEASUREMENT_FLAGS = {"--gemm-check", "--tf32", "-q", "--quiet"}
 
 
 def train_point(path, doc):
@@ -70,6 +72,10 @@ def pytorch_point(path, doc):
         flags.append("--flash-attn")
     if not doc.get("compile"):  # eager PyTorch: its own kernel list (torch.compile fuses as Megatron does)
         flags += ["--kernels", "eager"]
+    if doc.get("optimizer"):  # the reference's optimizer (torch.optim.AdamW on bf16 weights: adamw)
+        flags += ["--optimizer", doc["optimizer"]]
+    if PYTORCH_HOST_FRAMEWORK:
+        flags += ["--host-framework", PYTORCH_HOST_FRAMEWORK]
     return {"kind": "pytorch-compile" if doc.get("compile") else "pytorch", "flags": flags, "world": world,
             "environment": {},
             "measured": {"step_time_s": doc["step_time_s"]}}
@@ -139,9 +145,13 @@ def main():
     parser.add_argument("--commscale", required=True)
     parser.add_argument("--calibration")
     parser.add_argument("--cluster")
+    parser.add_argument("--pytorch-host-framework", help="predict PyTorch points with this --host-framework "
+                        "(default: predict's own default)")
     parser.add_argument("--out", required=True)
     parser.add_argument("points", nargs="+")
     args = parser.parse_args()
+    global PYTORCH_HOST_FRAMEWORK
+    PYTORCH_HOST_FRAMEWORK = args.pytorch_host_framework
     os.makedirs(os.path.join(args.out, "predictions"), exist_ok=True)
 
     rows = []

@@ -12,7 +12,7 @@ A points file has one JSON object per line:
 
 `train`: the attentions commscale trains it with (flash: --flash-attn); `pytorch`: those of the reference
 (sdpa: F.scaled_dot_product_attention); `trace`: train runs that also write --trace and --timeline;
-`profile`: PyTorch runs that also write their kernel listing; `host_framework`: train runs repeated with
+`profile`: PyTorch runs that also write their kernel listing; `optimizer`: train's --optimizer (default adam); `host_framework`: train runs repeated with
 --kernels eager --host-framework pytorch-eager --calibration FILE. Every run is
 `--vocab 0 --steps 5 --warmup 2`, bf16, 4 microbatches per step on one rank.
 
@@ -38,7 +38,7 @@ import time
 
 KEYS = {"id": str, "regime": str, "arch": str, "layers": int, "hidden": int, "heads": int, "kv_heads": int,
         "ffn": int, "seq": int, "micro_batch": int, "train": list, "pytorch": list, "trace": list, "profile": list,
-        "host_framework": list}
+        "host_framework": list, "optimizer": str}
 REQUIRED = ("id", "arch", "layers", "hidden", "heads", "seq", "micro_batch")
 MICROBATCHES = 4
 STEPS = ["--steps", "5", "--warmup", "2"]
@@ -93,6 +93,8 @@ def model_flags(p):
               "--kv-heads", str(p.get("kv_heads", p["heads"])), "--seq", str(p["seq"]), "--vocab", "0"]
     if p["arch"] == "llama":
         flags += ["--ffn", str(p["ffn"])]
+    if "optimizer" in p:  # e.g. adamw (bf16 moments, no fp32 master) where Adam's states do not fit
+        flags += ["--optimizer", p["optimizer"]]
     mb = p["micro_batch"]
     return flags + ["--micro-batch", str(mb), "--global-batch", str(MICROBATCHES * mb)]
 

@@ -84,7 +84,8 @@ cmd "mpirun -np 1 commscale calibrate -o W/cal.json --measure gemm,memory,host,i
 timeout "$(budget 120 300)" "${mpi[@]}" "$bin" calibrate -o "$W/cal.json" --measure gemm,memory,host,interference \
   --heat-ms 20 --cluster h200x1 > "$W/calibrate.txt" 2>&1
 rc=$?; echo "$(tag)calibrate rc=$rc"
-if [ "$rc" = 0 ]; then grep -E "^host|^probe|^#" "$W/calibrate.txt" | tail -30; else tail -3 "$W/calibrate.txt"; fi
+if [ "$rc" = 0 ]; then grep -E "^host|^probe|^#" "$W/calibrate.txt" | tail -30
+else grep -m 1 "^commscale:" "$W/calibrate.txt" || tail -3 "$W/calibrate.txt"; fi  # its own message, not mpirun's
 if [ "$dry" = 1 ]; then
   cp results/h200x1-2026-12-01b/calibration/cal-heat20.json "$W/cal.json"
   echo "DRY RUN: calibrate cannot measure without a GPU (it must exit 2, above); the next steps take results/h200x1-2026-12-01b/calibration/cal-heat20.json, an earlier session's profile, as cal.json"

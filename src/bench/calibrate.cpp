@@ -262,6 +262,7 @@ Json measure_interference_rows(const CalibrateOptions& o, const RunContext& cont
                        m.sms, m.streams_memory ? "streaming" : "held", m.beside_gemm ? "gemm" : "memory",
                        m.compute_alone_ms, m.compute_together_ms, m.probe_alone_GBps, m.probe_together_GBps);
   }
+  for (const std::string& why : r.not_measured) log << "# not measured: " << why << "\n";
   std::vector<std::string> skipped;
   const std::string by = fmt::format("commscale calibrate ({}) on {}: {}", context.git_sha,
                                      context.ranks.front().gpu_name, r.method);
@@ -313,7 +314,10 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
     if (o.memory_max.count() > 0) profile["memory"] = measure_memory(o, *probes, log);
   }
   if (o.host) measure_host(context, world, log, &profile);
-  if (world.rank() == 0 && o.interference) profile["interference"] = measure_interference_rows(o, context, log);
+  if (world.rank() == 0 && o.interference) {
+    Json rows = measure_interference_rows(o, context, log);
+    if (!rows.empty()) profile["interference"] = std::move(rows);
+  }
   world.barrier();
   if (!o.collectives.empty()) {
     if (world.size() == 1) {

@@ -11,9 +11,12 @@ namespace {
 
 // The framework that runs a kernel set: commscale's executor runs the fused kernels; the eager list is
 // eager PyTorch's.
+// A step of commscale's fused kernels is issued as commscale's executor issues it (the catalog's row,
+// measured by calibrate --measure host); eager PyTorch's measured row holds GPU time (an upper bound:
+// topologies/frameworks.json says by how much), so eager steps default to device time alone until a
+// profile or --host-framework says otherwise.
 std::string default_host_framework(KernelSet kernels) {
-  (void)kernels;
-  return std::string(predict::kNoHost);
+  return std::string(kernels == KernelSet::kFused ? "commscale" : predict::kNoHost);
 }
 
 }  // namespace

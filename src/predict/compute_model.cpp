@@ -10,6 +10,19 @@
 namespace commscale::predict {
 namespace {
 
+// The bytes a GEMM moves through HBM: its operands and result, except, for a flash-attention product,
+// the sequence x keys matrix (scores or probabilities), which the fused kernel keeps on chip: only the
+// operands with the head dimension (the product's smallest) are read or written.
+Bytes hbm_bytes(const Gemm& g) noexcept {
+  if (!g.flash) return gemm_bytes_read(g) + gemm_bytes_written(g);
+  const std::int64_t head = std::min({g.m, g.n, g.k});
+  const auto operand = [&](std::int64_t rows, std::int64_t cols) -> std::uint64_t {
+    if (rows != head && cols != head) return 0;
+    return static_cast<std::uint64_t>(rows * cols * g.batch) * size_of(g.dtype);
+  };
+  return Bytes(operand(g.m, g.k) + operand(g.k, g.n) + operand(g.m, g.n));
+}
+
 using hw::MathRate;
 
 std::optional<FlopsPerSecond> rate_of(const hw::GpuSpec& gpu, MathRate r) {
@@ -81,20 +94,25 @@ double ComputeModel::default_efficiency(const Gemm& g) const {
   return kGemmEfficiency * std::min(1.0, quantized) * depth;
 }
 
-double ComputeModel::efficiency(const Gemm& g) const {
-  if (calibration_ != nullptr) {
-    if (auto e = gemm_efficiency(*calibration_, g)) return *e;
+std::optional<double> ComputeModel::measured_efficiency(const Gemm& g, Phase phase) const {
+  if (calibration_ == nullptr) return std::nullopt;
+  if (g.flash) {
+    if (auto e = attention_efficiency(*calibration_, g, phase == Phase::kBackward)) return e;
   }
-  return default_efficiency(g);
+  return gemm_efficiency(*calibration_, g);
 }
 
-Seconds ComputeModel::time(const Gemm& g) const {
+double ComputeModel::efficiency(const Gemm& g, Phase phase) const {
+  return measured_efficiency(g, phase).value_or(default_efficiency(g));
+}
+
+Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (g.flops.value() <= 0) return Seconds(0.0);
   const FlopsPerSecond rate = peak(g.dtype, g.accumulate);
-  const std::optional<double> measured = calibration_ != nullptr ? gemm_efficiency(*calibration_, g) : std::nullopt;
+  const std::optional<double> measured = measured_efficiency(g, phase);
   const double e = measured.value_or(default_efficiency(g));
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
-  const double bytes = static_cast<double>((gemm_bytes_read(g) + gemm_bytes_written(g)).count());
+  const double bytes = static_cast<double>(hbm_bytes(g).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
   // Measured times already contain the launch overhead.
   return Seconds(std::max(math, memory)) + (measured ? Seconds(0.0) : microseconds(kKernelOverheadUs));
@@ -110,7 +128,7 @@ Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
 }
 
 Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {
-  if (const auto* g = std::get_if<Gemm>(&payload)) return time(*g);
+  if (const auto* g = std::get_if<Gemm>(&payload)) return time(*g, phase);
   if (const auto* k = std::get_if<MemoryKernel>(&payload)) return time(*k, phase);
   return Seconds(0.0);
 }

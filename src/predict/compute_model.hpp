@@ -4,6 +4,8 @@
 // memory bandwidth) times a shape-dependent efficiency, which a calibration profile can replace.
 //
 // GEMM: time = max(flops / (peak x efficiency), bytes / (memory bw x memory efficiency)) + overhead.
+// A flash-attention product (Gemm::flash) counts no bytes for the sequence x keys matrix the fused
+// kernel keeps on chip, and takes its efficiency from a profile's attention rows where there are some.
 // Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
 //   kGemmEfficiency 0.70: HARDWARE.md, one H200, bf16 GEMMs at LLM shapes (8192 x {5120..20480} x
 //       {5120..20480}) ran at 600-713 TFLOP/s of 989.5 (0.61-0.72) and 8192^3 at 783 (0.79); 0.70 with the
@@ -50,15 +52,20 @@ class ComputeModel {
   // `calibration` may be null; it is used only when it carries over to `gpu` (same family).
   ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration);
 
-  [[nodiscard]] Seconds time(const Gemm& gemm) const;
+  // `phase` picks a flash-attention product's calibration rows (forward or backward kernel).
+  [[nodiscard]] Seconds time(const Gemm& gemm, Phase phase = Phase::kForward) const;
   // `phase` picks a calibration's rows for the kernel's kind in that direction (calibration.hpp).
   [[nodiscard]] Seconds time(const MemoryKernel& kernel, Phase phase = Phase::kForward) const;
   [[nodiscard]] Seconds time(const OpPayload& payload, Phase phase = Phase::kForward) const;  // 0 for communication
   // The fraction of the dense peak the GEMM's math runs at (before the memory roofline).
-  [[nodiscard]] double efficiency(const Gemm& gemm) const;
+  [[nodiscard]] double efficiency(const Gemm& gemm, Phase phase = Phase::kForward) const;
   // The rate MFU is measured against for a model of this dtype (FP32 accumulate).
   [[nodiscard]] FlopsPerSecond peak(DataType dtype, DataType accumulate = DataType::kFloat32) const;
   [[nodiscard]] double default_efficiency(const Gemm& gemm) const;
+  // The calibration's efficiency for the GEMM: a flash product from the attention rows (the fused kernel's
+  // FLOPs over its measured time; each product takes its share), else from the GEMM rows; nullopt
+  // without a profile or rows for it.
+  [[nodiscard]] std::optional<double> measured_efficiency(const Gemm& gemm, Phase phase) const;
 
   [[nodiscard]] const hw::GpuSpec& gpu() const noexcept { return gpu_; }
   [[nodiscard]] bool calibrated() const noexcept { return calibration_ != nullptr; }

@@ -62,10 +62,13 @@ struct InterferenceMeasurement {
 struct InterferenceResult {
   std::vector<InterferenceMeasurement> rows;
   std::string method;  // the loops' shapes and sizes, the probe's blocks, how the overlap was made sure of
+  // Rows that could not be measured, and why: a compute kernel that cannot start all its blocks while
+  // the probe holds SMs (a persistent GEMM sized to every SM) waits for the probe to give up (2 s).
+  std::vector<std::string> not_measured;
 };
 
-// Throws RuntimeFailure in a build without the GPU backend, or when the probe did not overlap the
-// compute (its blocks did not all start, or it stopped before the compute ended).
+// Throws RuntimeFailure in a build without the GPU backend, or when the probe's blocks did not all
+// start; a row whose compute outlasted the probe is left out, named in not_measured.
 [[nodiscard]] InterferenceResult measure_interference(const InterferenceOptions& options);
 
 }  // namespace commscale

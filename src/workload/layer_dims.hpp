@@ -24,6 +24,7 @@ struct LayerDims {
   int tp = 1;
   bool sp = false;
   bool tp_comm = false;  // tp > 1
+  bool dropout = true;   // the model's (TransformerConfig::dropout)
   DataType dtype = DataType::kBFloat16;
   double w = 2.0;  // bytes per element of dtype
 };
@@ -45,6 +46,7 @@ struct LayerDims {
   d.vocab = vocab_shard(m, s.tp);
   d.dtype = m.dtype;
   d.w = static_cast<double>(size_of(m.dtype));
+  d.dropout = m.dropout;
   return d;
 }
 

@@ -50,7 +50,7 @@ void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, Ke
     b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
   }
   b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, d.w, d.w));
-  b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
+  if (d.dropout) b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
   b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
   if (eager) {
     b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
@@ -58,16 +58,22 @@ void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, Ke
 }
 
 // Dropout of a row-parallel GEMM's (reduced) output and the residual add: Megatron-LM's one fused
-// bias-dropout-add kernel, or eager PyTorch's dropout (writing its one-byte mask), then an add.
+// bias-dropout-add kernel (writing the one-byte mask with dropout), or eager PyTorch's dropout (writing
+// its mask), then an add; a model without dropout only adds.
 void dropout_residual_forward(OpListBuilder& b, const LayerDims& d, KernelSet kernels, const std::string& prefix,
                               const std::string& linear, int reduce) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
+  const double mask = d.dropout ? 1 : 0;
   if (kernels == KernelSet::kFused) {
-    b.compute(prefix + ".residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + 1), {reduce});
+    b.compute(prefix + ".residual", memory_kernel(K::kResidual, hidden_sp, 2 * d.w, d.w + mask), {reduce});
     return;
   }
-  b.compute(linear + ".dropout", eager_kernel(K::kDropout, hidden_sp, d.w, d.w + 1), {reduce});
-  b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
+  if (d.dropout) {
+    b.compute(linear + ".dropout", eager_kernel(K::kDropout, hidden_sp, d.w, d.w + 1), {reduce});
+    b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w));
+  } else {
+    b.compute(prefix + ".residual", eager_kernel(K::kAdd, hidden_sp, 2 * d.w, d.w), {reduce});
+  }
 }
 
 void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels) {
@@ -113,7 +119,7 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, K
   } else {
     b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
     b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
-    b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w + 1, d.w));
+    if (d.dropout) b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w + 1, d.w));
     b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, 2 * d.w, d.w));
     if (eager) {
       b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
@@ -144,7 +150,10 @@ void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::stri
 // The backward of a row-parallel GEMM followed by bias-dropout-residual.
 void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& prefix, const Linear& linear,
                         std::uint64_t linear_params) {
-  b.compute(prefix + ".residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  // The mask applied to the gradient; without dropout the residual's backward passes it on as it is.
+  if (d.dropout) {
+    b.compute(prefix + ".residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  }
   const int gather = b.collective(d.sp, prefix + ".all_gather", hidden_collective(d, Collective::kAllGather));
   b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), {gather});
   const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens));
@@ -193,7 +202,9 @@ void eager_column_block_backward(OpListBuilder& b, const TransformerConfig& m, c
 // The backward of row-parallel linear -> dropout -> residual add.
 void eager_row_block_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
                               const std::string& prefix, const Linear& linear, std::uint64_t linear_params) {
-  b.compute(linear.name + ".dropout", eager_kernel(K::kDropout, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  if (d.dropout) {
+    b.compute(linear.name + ".dropout", eager_kernel(K::kDropout, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  }
   const int gather = b.collective(d.sp, prefix + ".all_gather", hidden_collective(d, Collective::kAllGather));
   if (m.linear_bias) {
     b.compute(linear.name + ".bias_grad", eager_kernel(K::kBiasGrad, elements(d.tokens, d.hidden), d.w, 0), {gather});

@@ -22,8 +22,8 @@
 // (with flash attention there is nothing left to recompute). Full recompute re-runs the whole layer
 // forward, its collectives included, before the layer's backward.
 //
-// Dropout kernels are present for every model (Korthikanti et al. assume them; the memory model
-// counts their masks).
+// Dropout kernels (and their masks in the memory model) are present for models that train with
+// dropout (TransformerConfig::dropout: GPT, as Korthikanti et al. assume); Llama-style models have none.
 //
 // With LayerSharding::kernels == KernelSet::kEager a layer is the kernels eager PyTorch runs for the
 // same block, one per tensor operation (layer_ops.cpp lists them): the same GEMMs, more memory-bound

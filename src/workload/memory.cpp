@@ -33,8 +33,8 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s)
   if (s.recompute == Recompute::kFull) return Bytes(w * local);  // the layer input only
 
   // Replicated without sequence parallelism: two norm inputs, the QKV and fc1 inputs (4 tensors of
-  // w bytes), two residual dropout masks (one byte each).
-  const std::uint64_t replicated = 4 * w * local + 2 * local;
+  // w bytes), two residual dropout masks (one byte each; none without dropout).
+  const std::uint64_t replicated = 4 * w * local + (m.dropout ? 2 * local : 0);
   // Split t ways: Q, K, V, the projection input, the activation input and the fc2 input.
   const std::uint64_t kv = tokens_hidden / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kv_heads);
   const std::uint64_t act_in = elements(d.tokens, d.fc1_out) * t;  // full width, divided below
@@ -44,7 +44,8 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s)
   const bool keeps_scores = s.recompute == Recompute::kNone && !s.flash_attention;
   if (keeps_scores) {
     const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);  // B a s^2 / t
-    total += 2 * w * scores + scores;  // softmax output, dropout output, dropout mask
+    // The softmax output, and with dropout its output and one-byte mask.
+    total += m.dropout ? 2 * w * scores + scores : w * scores;
   }
   return Bytes(total);
 }

@@ -19,9 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 14> kModelKeys = {
+constexpr std::array<std::string_view, 15> kModelKeys = {
     "name", "layers",     "hidden", "heads",     "kv_heads",        "ffn",   "vocab",
-    "seq",  "activation", "norm",   "positions", "tied_embeddings", "dtype", "linear_bias"};
+    "seq",  "activation", "norm",   "positions", "tied_embeddings", "dtype", "linear_bias", "dropout"};
 
 template <class T>
 T read_number(const json& doc, std::string_view origin, std::string_view key) {
@@ -67,7 +67,7 @@ void check_keys(const json& doc, std::string_view origin) {
     if (!known) {
       throw InputError(field_where(origin, excerpt(item.key())), "unknown key",
                        "name, layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, positions, "
-                       "linear_bias, tied_embeddings, dtype");
+                       "linear_bias, dropout, tied_embeddings, dtype");
     }
   }
   for (std::string_view key : {"layers", "hidden", "heads", "seq", "vocab"}) {
@@ -85,6 +85,7 @@ void apply_optional_fields(const json& doc, std::string_view origin, Transformer
     m.positions = parse_positions(read_string(doc, origin, "positions"), field_where(origin, "positions"));
   }
   if (doc.contains("linear_bias")) m.linear_bias = read_bool(doc, origin, "linear_bias");
+  if (doc.contains("dropout")) m.dropout = read_bool(doc, origin, "dropout");
   if (doc.contains("tied_embeddings")) m.tied_embeddings = read_bool(doc, origin, "tied_embeddings");
   if (doc.contains("dtype")) m.dtype = parse_data_type(read_string(doc, origin, "dtype"), field_where(origin, "dtype"));
   m.kv_heads = doc.contains("kv_heads") ? read_number<int>(doc, origin, "kv_heads") : m.heads;
@@ -163,6 +164,7 @@ json model_to_json(const TransformerConfig& m) {
           {"norm", name(m.norm)},
           {"positions", name(m.positions)},
           {"linear_bias", m.linear_bias},
+          {"dropout", m.dropout},
           {"tied_embeddings", m.tied_embeddings},
           {"dtype", name(m.dtype)}};
 }

@@ -43,6 +43,7 @@ TransformerConfig llama(std::string name, int layers, std::int64_t hidden, int h
   m.norm = NormKind::kRmsNorm;
   m.positions = PositionEmbedding::kRotary;
   m.linear_bias = false;
+  m.dropout = false;
   m.tied_embeddings = false;
   return m;
 }

@@ -32,6 +32,9 @@ struct TransformerConfig {
   NormKind norm = NormKind::kLayerNorm;
   PositionEmbedding positions = PositionEmbedding::kLearned;
   bool linear_bias = true;
+  // Dropout on the attention probabilities and on the two residual branches (GPT-2 and GPT-3 train
+  // with 0.1); Llama-style models train without (their configs' attention and hidden dropout are 0).
+  bool dropout = true;
   bool tied_embeddings = true;
   DataType dtype = DataType::kBFloat16;  // weights, activations, gradients
 };

@@ -1,6 +1,5 @@
 // `train --host-framework` on the CPU backend under real mpirun: a step issued at a framework's host
-// costs takes at least the sum of those costs over its ops (the host spins for each), and not much
-// more than that plus the step's own work (the costs are not counted twice); with sync
+// costs takes at least the sum of those costs over its ops (the host spins for each); with sync
 // before_optimizer nothing issued before the step phase is still running when it starts.
 #include <gtest/gtest.h>
 
@@ -17,7 +16,7 @@ namespace {
 
 TransformerConfig small_tiny() {
   TransformerConfig m = find_preset("tiny", "test");
-  m.layers = 2;  // ~100 ops a step: at a millisecond each, a tenth of a second
+  m.layers = 2;  // ~100 ops a step: at 5 ms each, half a second
   return m;
 }
 
@@ -52,17 +51,11 @@ ParallelPlan plan_of(int dp, int pp) {
   return p;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 TEST(CpuHostPacing, StepTakesTheFrameworksHostTime) {
   const MpiComm world = MpiComm::world();
   if (world.size() > 2) GTEST_SKIP() << "runs on 1 and 2 ranks (data parallel)";
   const ParallelPlan plan = plan_of(world.size(), 1);
-  const TrainRun own = train(plan, HostCosts{});
-  constexpr double kIssueUs = 1000.0;
+  constexpr double kIssueUs = 5000.0;  // well above the executor's own time per op, even on a loaded machine
   constexpr double kStepUs = 3000.0;
   const TrainRun paced = train(plan, every_op_costs(kIssueUs, kStepUs));
   if (world.rank() != 0) return;
@@ -71,10 +64,9 @@ TEST(CpuHostPacing, StepTakesTheFrameworksHostTime) {
   const double ops = static_cast<double>(ops_of(paced.program, 0).size());
   const double floor_s = (kStepUs + ops * kIssueUs) * 1e-6;
   for (double s : paced.step_s) EXPECT_GE(s, floor_s) << "a step shorter than its host costs";
-  // And the costs are not added to the executor's own time but replace it where larger: the step is
-  // at most the costs plus the whole unpaced step (slack for a loaded machine: a quarter).
-  EXPECT_LE(median(paced.step_s), 1.25 * (floor_s + median(own.step_s)))
-      << ops << " ops, unpaced step " << median(own.step_s) << " s";
+  // That the costs replace the executor's own time per op rather than add to it (no upper bound here:
+  // wall time of two ranks on a shared 2-core machine ran 1.9x the floor under load) is HostPacer's
+  // unit test on a fake clock (tests/unit/host_pacer_test.cpp).
 }
 
 // Pipeline parallelism leaves transfers in flight when a stage reaches its optimizer: with sync

@@ -11,6 +11,8 @@
 #include "predict/comm_model.hpp"
 #include "predict/compute_model.hpp"
 #include "predict_test_support.hpp"
+#include "workload/layer_ops.hpp"
+#include "workload/presets.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -203,6 +205,44 @@ TEST(Calibration, CollectiveCurvesReplaceTheModelOnTheirMachineOnly) {
   EXPECT_DOUBLE_EQ(a100.compute.efficiency(big), a100.compute.default_efficiency(big));
   ASSERT_FALSE(a100.notes.empty());
   EXPECT_NE(a100.notes.front().find("another family"), std::string::npos) << a100.notes.front();
+}
+
+// A flash-attention kernel's products take their time from the attention rows: the forward kernel of
+// seq 2048, 32 heads of 128, measured at half the dense peak, makes the two forward products (scores and
+// context, each half the kernel's causal FLOPs) take the measured time between them; the GEMM rows,
+// which say 783 / 989.5 for square shapes, do not apply to them.
+TEST(Calibration, FlashProductsTakeTheAttentionRowsTime) {
+  const hw::Catalog& catalog = hw::testing::catalog();
+  const double peak = 989.5e12;  // H200 dense BF16 (FP32 accumulate), the catalog's
+  const double kernel_s = flash_attention_flops(2048, 32, 128, false).value() / (0.5 * peak);
+  nlohmann::json doc = minimal();
+  doc["attention"] = nlohmann::json::array(
+      {{{"seq", 2048}, {"batch", 32}, {"head_dim", 128}, {"dtype", "bf16"}, {"phase", "fwd"}, {"seconds", kernel_s}}});
+  const auto profile = std::make_shared<const CalibrationProfile>(parse(doc));
+  ASSERT_EQ(profile->attention.size(), 1u);
+  EXPECT_NEAR(profile->attention.front().efficiency, 0.5, 1e-12);
+  const Target h200 = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
+  TransformerConfig m = find_preset("tiny", "");
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.seq = 2048;
+  LayerSharding s;
+  s.flash_attention = true;
+  double products_s = 0.0;
+  for (const WorkloadOp& op : layer_forward_ops(m, s)) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    if (g == nullptr || !g->flash) continue;
+    EXPECT_NEAR(h200.compute.efficiency(*g, Phase::kForward), 0.5, 1e-12) << op.name;
+    products_s += h200.compute.time(*g, Phase::kForward).value();
+  }
+  EXPECT_NEAR(products_s, kernel_s, 1e-12 * kernel_s + 1e-15);
+  // No backward row: the backward products fall back to the GEMM rows (nearest shapes), not to 0.5.
+  for (const WorkloadOp& op : layer_backward_ops(m, s)) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    if (g == nullptr || !g->flash) continue;
+    EXPECT_DOUBLE_EQ(h200.compute.efficiency(*g, Phase::kBackward), *gemm_efficiency(*profile, *g)) << op.name;
+  }
 }
 
 }  // namespace
