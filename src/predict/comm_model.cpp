@@ -11,8 +11,10 @@ constexpr std::array kProtos = {NcclProto::kLL, NcclProto::kLL128, NcclProto::kS
 
 hw::NcclHwClass hw_class(hw::PathClass c) { return hw::nccl_hw_class(c); }
 
-Seconds seconds_of(double latency_us, Bytes bytes, double algbw_GBps) {
-  return microseconds(latency_us) + Seconds(static_cast<double>(bytes.count()) / (algbw_GBps * kGB));
+// time = latency + bytes / algbw, with its latency term.
+CommEstimate estimate(double latency_us, Bytes bytes, double algbw_GBps, NcclAlgo a, NcclProto p) {
+  return {microseconds(latency_us) + Seconds(static_cast<double>(bytes.count()) / (algbw_GBps * kGB)),
+          microseconds(latency_us), a, p, false};
 }
 
 void keep_fastest(CommEstimate& best, const CommEstimate& candidate) {
@@ -55,7 +57,7 @@ CommEstimate CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) con
         std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kRing, p), to_us(g.intra_latency));
     const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kRing, p), to_us(g.inter_latency));
     const double latency = base_latency_us(NcclAlgo::kRing, p) + intra * intra_lat + inter * net_lat;
-    keep_fastest(best, {seconds_of(latency, bytes, bw * ratio), NcclAlgo::kRing, p, false});
+    keep_fastest(best, estimate(latency, bytes, bw * ratio, NcclAlgo::kRing, p));
   }
   return best;
 }
@@ -72,7 +74,7 @@ CommEstimate CommModel::tree(Bytes bytes, const GroupLinks& g) const {
         std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kTree, p), to_us(g.intra_latency));
     const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kTree, p), to_us(g.inter_latency));
     const double latency = base_latency_us(NcclAlgo::kTree, p) + 2.0 * ((g.local - 1) * intra_lat + levels * net_lat);
-    keep_fastest(best, {seconds_of(latency, bytes, bw * 0.5), NcclAlgo::kTree, p, false});
+    keep_fastest(best, estimate(latency, bytes, bw * 0.5, NcclAlgo::kTree, p));
   }
   return best;
 }
@@ -86,7 +88,7 @@ CommEstimate CommModel::one_step(Bytes bytes, const FlowLinks& flow, int nodes) 
     if (p == NcclProto::kLL) bw = std::min(bw / 3.0, ll_max_bw_GBps(arch_, nodes));
     if (p == NcclProto::kLL128) bw *= ring_ll128_factor(2);
     const double hop = std::max(hw_latency_us(hw_class(flow.path_class), NcclAlgo::kRing, p), to_us(flow.latency));
-    keep_fastest(best, {seconds_of(base_latency_us(NcclAlgo::kRing, p) + hop, bytes, bw), NcclAlgo::kRing, p, false});
+    keep_fastest(best, estimate(base_latency_us(NcclAlgo::kRing, p) + hop, bytes, bw, NcclAlgo::kRing, p));
   }
   return best;
 }
@@ -97,7 +99,7 @@ CommEstimate CommModel::collective(Collective c, Bytes bytes, const GroupLinks& 
     if (const CollectiveCurve* curve = find_curve(*calibration_, c, g.ranks, g.nodes, g.bottleneck_class())) {
       // The curve was measured with the group alone; siblings sharing its links slow it down.
       const double sharing = std::max(1.0, g.alone_bw.value() / g.bus_bw().value());
-      return {curve_time(*curve, bytes) * sharing, NcclAlgo::kRing, NcclProto::kSimple, true};
+      return {curve_time(*curve, bytes) * sharing, Seconds(0.0), NcclAlgo::kRing, NcclProto::kSimple, true};
     }
   }
   const FlowLinks whole{g.bottleneck_class(), g.bus_bw(), std::max(g.intra_latency, g.inter_latency)};

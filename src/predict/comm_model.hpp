@@ -31,6 +31,7 @@ namespace commscale::predict {
 
 struct CommEstimate {
   Seconds time;
+  Seconds latency;  // the latency term of `time` (the rest moves the bytes)
   NcclAlgo algo = NcclAlgo::kRing;
   NcclProto proto = NcclProto::kSimple;
   bool calibrated = false;  // from a calibration curve
