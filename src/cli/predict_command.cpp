@@ -1,5 +1,6 @@
 // `commscale predict`: the step time of a model and plan on any cluster of the catalog (or a file),
-// by event simulation of the step program against the cost models (src/predict/). Pure: no MPI, no
+// by event simulation of the step program against the cost models (src/predict/); or, with
+// --collective, one collective's time over a size sweep (cli/predict_collective.hpp). Pure: no MPI, no
 // GPU. Exit codes: 0 predicted (and the plan fits); 1 predicted, but the plan does not fit in the
 // GPU's memory; 2 bad input.
 
@@ -11,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
+#include "cli/predict_collective.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -27,6 +29,8 @@ namespace {
 
 struct PredictArguments {
   ModelPlanArguments model_plan;
+  CollectiveArguments collective;
+  std::vector<const CLI::Option*> step_only;  // flags --collective does not take
   std::string cluster;
   int nodes = 0;
   std::string calibration;
@@ -107,21 +111,34 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
                          "Predict a training step of a model and plan on a cluster: step time, tokens/s, MFU, compute, "
                          "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
   add_model_plan_options(*cmd, &args->model_plan);
+  add_collective_options(*cmd, &args->collective);
   cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
       ->required();
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
-  add_host_framework_option(*cmd, &args->host_framework);
-  add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
-                  "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",
-                  workspace_gib_range())
-      ->capture_default_str();
-  cmd->add_flag("--full-simulation", args->full_simulation,
-                "simulate every rank, not one per symmetry class (same result, slower)");
-  cmd->add_option("--timeline", args->timeline_path, "write the predicted timeline (train's schema) to this file");
-  cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the simulated ranks");
+  args->step_only = {
+      add_host_framework_option(*cmd, &args->host_framework),
+      add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
+                      "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",
+                      workspace_gib_range())
+          ->capture_default_str(),
+      cmd->add_flag("--full-simulation", args->full_simulation,
+                    "simulate every rank, not one per symmetry class (same result, slower)"),
+      cmd->add_option("--timeline", args->timeline_path, "write the predicted timeline (train's schema) to this file"),
+      cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the simulated ranks"),
+  };
   add_output_options(*cmd, &args->output);
-  cmd->callback([args, action] { *action = [args] { return run_predict(*args); }; });
+  cmd->callback([args, action, cmd] {
+    check_predict_mode(args->collective, *cmd, args->step_only);
+    if (args->collective.collectives.empty()) {
+      *action = [args] { return run_predict(*args); };
+      return;
+    }
+    *action = [args] {
+      return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->output,
+                                                       args->command_line});
+    };
+  });
 }
 
 }  // namespace commscale

@@ -37,11 +37,12 @@ bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
   return !args.json;
 }
 
-void add_host_framework_option(CLI::App& command, std::string* framework) {
-  command.add_option("--host-framework", *framework,
+CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework) {
+  return command.add_option("--host-framework", *framework,
                      "whose host issues the step's ops, at its measured cost per op: a framework of "
                      "topologies/frameworks.json or of --calibration's profile, or none (device time alone); "
-                     "default: commscale's executor for fused kernels, pytorch-eager for --kernels eager");
+                     "default: commscale's executor for fused kernels, none for --kernels eager (PyTorch's measured "
+                     "row, pytorch-eager, is an upper bound)");
 }
 
 HostCosts resolve_host_framework(const std::string& given, KernelSet kernels, const predict::CalibrationProfile* profile) {

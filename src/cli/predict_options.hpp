@@ -30,7 +30,7 @@ void finish_output_options(const OutputArguments& args, std::vector<NamedOutput>
 
 // --host-framework NAME: whose host issues the step's ops (program/host_costs.hpp). Without it, the
 // host of the plan's kernel set: commscale's own executor for fused kernels, eager PyTorch for eager ones.
-void add_host_framework_option(CLI::App& command, std::string* framework);
+CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework);
 [[nodiscard]] HostCosts resolve_host_framework(const std::string& given, KernelSet kernels,
                                                const predict::CalibrationProfile* profile);
 

@@ -2,37 +2,75 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <limits>
+
+#include "predict/comm_measured.hpp"
 
 namespace commscale::predict {
 namespace {
 
 constexpr std::array kProtos = {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple};
 
-hw::NcclHwClass hw_class(hw::PathClass c) { return hw::nccl_hw_class(c); }
+// NCCL's class for the steps inside a node (tuning.cc: typeIntra == LINK_NVL ? NVLINK : PCI).
+hw::NcclHwClass intra_hw(const GroupLinks& g) { return g.intra_nvlink ? hw::NcclHwClass::kNvlink : hw::NcclHwClass::kPci; }
 
-Seconds seconds_of(double latency_us, Bytes bytes, double algbw_GBps) {
-  return microseconds(latency_us) + Seconds(static_cast<double>(bytes.count()) / (algbw_GBps * kGB));
+// The link graph's path latency counts only where NCCL's tables do not describe the path: through host
+// memory and through the socket transport (links.json holds their measured steps).
+bool path_latency_counts(hw::PathClass c) { return c == hw::PathClass::kHostStaged || c == hw::PathClass::kSocket; }
+
+// A ring protocol's share of the bus bandwidth (tuning.cc).
+double ring_bw(NcclProto p, double bus, double ll_max) {
+  switch (p) {
+    case NcclProto::kLL:
+      return std::min(bus * kRingLLFactor, ll_max);
+    case NcclProto::kLL128:
+      return bus * kLL128Factor;
+    case NcclProto::kSimple:
+      return bus;
+  }
+  return bus;
 }
 
-void keep_fastest(CommEstimate& best, const CommEstimate& candidate) {
-  if (candidate.time < best.time) best = candidate;
-}
+double us_to_move(Bytes bytes, double GBps) { return static_cast<double>(bytes.count()) / (GBps * 1e3); }
 
-CommEstimate unset() {
-  CommEstimate e;
-  e.time = Seconds(std::numeric_limits<double>::infinity());
-  return e;
+Bytes bus_bytes_of(Collective c, Bytes bytes, int ranks) {
+  return Bytes(static_cast<std::uint64_t>(static_cast<double>(bytes.count()) * busbw_factor(c, ranks)));
 }
 
 }  // namespace
 
-CommModel::CommModel(ComputeCapability cc, const std::string& gpu_name, const CalibrationProfile* calibration)
-    : cc_(cc), arch_(nccl_arch(cc.major)) {
+void CommModel::keep(Choice& best, double nccl_us, double latency_us, double time_us, NcclAlgo a, NcclProto p) {
+  if (nccl_us < best.nccl_us) best = {nccl_us, {microseconds(time_us), microseconds(latency_us), a, p, false}};
+}
+
+CommModel::CommModel(ComputeCapability cc, const std::string& gpu_name, const CalibrationProfile* calibration,
+                     CommOptions options)
+    : cc_(cc), arch_(nccl_arch(cc.major)), options_(options) {
   if (calibration != nullptr && calibration->gpu.name == gpu_name) calibration_ = calibration;
 }
 
-CommEstimate CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) const {
+CommModel::StepLatency CommModel::intra_step(const GroupLinks& g, NcclAlgo a, NcclProto p) const {
+  const double nccl = hw_latency_us(intra_hw(g), a, p);
+  return {nccl, path_latency_counts(g.intra_class) ? std::max(nccl, to_us(g.intra_latency)) : nccl};
+}
+
+CommModel::StepLatency CommModel::inter_step(const GroupLinks& g, NcclAlgo a, NcclProto p) const {
+  // tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency".
+  const double nccl = hw_latency_us(hw::NcclHwClass::kNet, g.local == 1 ? NcclAlgo::kTree : a, p);
+  return {nccl, options_.network_latency_given ? std::max(nccl, to_us(g.inter_latency)) : nccl};
+}
+
+double CommModel::transfer_us(NcclProto p, hw::PathClass bottleneck, Bytes bytes, Bytes bus_bytes, double algbw_GBps) {
+  if (p == NcclProto::kSimple && bottleneck == hw::PathClass::kNvlink) {
+    return us_to_move(bytes, algbw_GBps * kNvlinkSimpleEfficiency) +
+           kNvlinkSimpleRampUsPerSqrtByte * std::sqrt(static_cast<double>(bus_bytes.count()));
+  }
+  return us_to_move(bytes, algbw_GBps);
+}
+
+CommModel::Choice CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) const {
   const int n = g.ranks;
   const bool allreduce = c == Collective::kAllReduce;
   const int rounds = traits(c).ring_rounds;
@@ -40,55 +78,68 @@ CommEstimate CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g) con
   const double ratio = algbw_per_busbw(c, n);
   const int inter = g.nodes > 1 ? rounds * (g.nodes - 1) : 0;
   const int intra = std::max(0, nsteps - inter);
-  const double bus = g.bus_bw().value();
-  CommEstimate best = unset();
+  const double ll_max = ll_max_bw_GBps(arch_, g.nodes);
+  const Bytes bus_bytes = bus_bytes_of(c, bytes, n);
+  // tuning.cc's plateau: each rank's share on each of (at most) 32 channels is 64 B or more.
+  const bool plateau = allreduce && g.nodes > 1 && bytes.count() / (kMaxChannels * static_cast<std::uint64_t>(n)) >= 64;
+  Choice best;
   for (const NcclProto p : kProtos) {
-    if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, cc_.minor, g.intra_nvlink)) continue;
-    double bw = bus;
-    if (p == NcclProto::kLL) {
-      bw = std::min(bus * ring_ll_factor(allreduce || c == Collective::kReduce, g.nodes),
-                    ll_max_bw_GBps(arch_, g.nodes));
-    } else if (p == NcclProto::kLL128) {
-      bw = bus * ring_ll128_factor(g.local);
+    if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, g.intra_nvlink)) continue;
+    StepLatency in = intra_step(g, NcclAlgo::kRing, p);
+    if (g.nodes > 1) {  // tuning.cc: "Inter-node rings still have to launch nsteps * net overhead"
+      in = {std::max(in.nccl, net_overhead_us(p)), std::max(in.model, net_overhead_us(p))};
     }
-    const double intra_lat =
-        std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kRing, p), to_us(g.intra_latency));
-    const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kRing, p), to_us(g.inter_latency));
-    const double latency = base_latency_us(NcclAlgo::kRing, p) + intra * intra_lat + inter * net_lat;
-    keep_fastest(best, {seconds_of(latency, bytes, bw * ratio), NcclAlgo::kRing, p, false});
+    const StepLatency out = inter_step(g, NcclAlgo::kRing, p);
+    const double scale = p == NcclProto::kSimple && plateau ? ring_plateau_factor(cc_.major) : 1.0;
+    const double base = base_latency_us(NcclAlgo::kRing, p);
+    const double nccl_latency = (base + intra * in.nccl + inter * out.nccl) * scale;
+    const double latency = (base + intra * in.model + inter * out.model) * scale;
+    const double nccl_us = nccl_latency + us_to_move(bytes, ring_bw(p, g.nccl_bw.value(), ll_max) * ratio);
+    const double time_us =
+        latency + transfer_us(p, g.bottleneck_class(), bytes, bus_bytes, ring_bw(p, g.bus_bw().value(), ll_max) * ratio);
+    keep(best, nccl_us, latency, time_us, NcclAlgo::kRing, p);
   }
   return best;
 }
 
-CommEstimate CommModel::tree(Bytes bytes, const GroupLinks& g) const {
-  const double bus = g.bus_bw().value();
-  const double levels = g.nodes > 1 ? std::ceil(std::log2(static_cast<double>(g.nodes))) : 0.0;
-  CommEstimate best = unset();
+CommModel::Choice CommModel::tree(Bytes bytes, const GroupLinks& g) const {
+  const auto levels = static_cast<double>(std::bit_width(static_cast<unsigned>(g.nodes)) - 1);  // log2i
+  const double ll_max = ll_max_bw_GBps(arch_, g.nodes);
+  Choice best;
   for (const NcclProto p : kProtos) {
-    if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, cc_.minor, g.intra_nvlink)) continue;
-    double bw = bus * tree_factor(p, g.nodes);
-    if (p == NcclProto::kLL) bw = std::min(bw, ll_max_bw_GBps(arch_, g.nodes));
-    const double intra_lat =
-        std::max(hw_latency_us(hw_class(g.intra_class), NcclAlgo::kTree, p), to_us(g.intra_latency));
-    const double net_lat = std::max(hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kTree, p), to_us(g.inter_latency));
-    const double latency = base_latency_us(NcclAlgo::kTree, p) + 2.0 * ((g.local - 1) * intra_lat + levels * net_lat);
-    keep_fastest(best, {seconds_of(latency, bytes, bw * 0.5), NcclAlgo::kTree, p, false});
+    if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, g.intra_nvlink)) continue;
+    const auto algbw = [&](double bus) {
+      double bw = bus * kTreeFactor * tree_protocol_factor(p, g.nodes);
+      if (p == NcclProto::kLL) bw = std::min(bw, ll_max);
+      return bw * tree_correction(p, bytes) * 0.5;
+    };
+    const StepLatency in = intra_step(g, NcclAlgo::kTree, p);
+    const StepLatency out = inter_step(g, NcclAlgo::kTree, p);
+    const double base = base_latency_us(NcclAlgo::kTree, p);
+    const double nccl_latency = base + 2.0 * ((g.local - 1) * in.nccl + levels * out.nccl);
+    const double latency = base + 2.0 * ((g.local - 1) * in.model + levels * out.model);
+    keep(best, nccl_latency + us_to_move(bytes, algbw(g.nccl_bw.value())), latency,
+         latency + us_to_move(bytes, algbw(g.bus_bw().value())), NcclAlgo::kTree, p);
   }
   return best;
 }
 
-CommEstimate CommModel::one_step(Bytes bytes, const FlowLinks& flow, int nodes) const {
-  CommEstimate best = unset();
-  const bool nvlink = flow.path_class == hw::PathClass::kNvlink;
-  for (const NcclProto p : kProtos) {
-    if (p == NcclProto::kLL128 && !ll128_enabled(cc_.major, cc_.minor, nvlink)) continue;
-    double bw = flow.bw.value();
-    if (p == NcclProto::kLL) bw = std::min(bw / 3.0, ll_max_bw_GBps(arch_, nodes));
-    if (p == NcclProto::kLL128) bw *= ring_ll128_factor(2);
-    const double hop = std::max(hw_latency_us(hw_class(flow.path_class), NcclAlgo::kRing, p), to_us(flow.latency));
-    keep_fastest(best, {seconds_of(base_latency_us(NcclAlgo::kRing, p) + hop, bytes, bw), NcclAlgo::kRing, p, false});
+CommEstimate CommModel::one_step(Bytes bytes, Bytes bus_bytes, const FlowLinks& flow, int nodes) const {
+  const NcclProto p = p2p_protocol(bytes, flow.p2p_channels);
+  double step = 0.0;
+  if (flow.path_class == hw::PathClass::kNetwork) {
+    step = hw_latency_us(hw::NcclHwClass::kNet, NcclAlgo::kP2p, p);
+    if (options_.network_latency_given) step = std::max(step, to_us(flow.latency));
+  } else {
+    step = hw_latency_us(flow.path_class == hw::PathClass::kNvlink ? hw::NcclHwClass::kNvlink : hw::NcclHwClass::kPci,
+                         NcclAlgo::kP2p, p);
+    if (path_latency_counts(flow.path_class)) step = std::max(step, to_us(flow.latency));
   }
-  return best;
+  const double latency = base_latency_us(NcclAlgo::kP2p, p) + (p == NcclProto::kLL ? kP2pLLHops : kP2pSimpleHops) * step;
+  double bw = flow.bw.value();
+  if (p == NcclProto::kLL) bw = std::min(bw * kRingLLFactor, ll_max_bw_GBps(arch_, nodes));
+  const double time_us = latency + transfer_us(p, flow.path_class, bytes, bus_bytes, bw);
+  return {microseconds(time_us), microseconds(latency), NcclAlgo::kP2p, p, false};
 }
 
 CommEstimate CommModel::collective(Collective c, Bytes bytes, const GroupLinks& g, const FlowLinks* all_to_all) const {
@@ -97,28 +148,29 @@ CommEstimate CommModel::collective(Collective c, Bytes bytes, const GroupLinks& 
     if (const CollectiveCurve* curve = find_curve(*calibration_, c, g.ranks, g.nodes, g.bottleneck_class())) {
       // The curve was measured with the group alone; siblings sharing its links slow it down.
       const double sharing = std::max(1.0, g.alone_bw.value() / g.bus_bw().value());
-      return {curve_time(*curve, bytes) * sharing, NcclAlgo::kRing, NcclProto::kSimple, true};
+      return {curve_time(*curve, bytes) * sharing, Seconds(0.0), NcclAlgo::kRing, NcclProto::kSimple, true};
     }
   }
-  const FlowLinks whole{g.bottleneck_class(), g.bus_bw(), std::max(g.intra_latency, g.inter_latency)};
+  const FlowLinks whole{g.bottleneck_class(), g.bus_bw(), std::max(g.intra_latency, g.inter_latency), g.p2p_channels};
   switch (c) {
     case Collective::kAllReduce: {
-      CommEstimate best = ring(c, bytes, g);
-      keep_fastest(best, tree(bytes, g));
-      return best;
+      Choice best = ring(c, bytes, g);
+      const Choice by_tree = tree(bytes, g);
+      if (by_tree.nccl_us < best.nccl_us) best = by_tree;
+      return best.estimate;
     }
     case Collective::kAllToAll:
-      return one_step(bytes / static_cast<std::uint64_t>(g.ranks), all_to_all != nullptr ? *all_to_all : whole,
-                      g.nodes);
+      return one_step(bytes / static_cast<std::uint64_t>(g.ranks), bus_bytes_of(c, bytes, g.ranks),
+                      all_to_all != nullptr ? *all_to_all : whole, g.nodes);
     case Collective::kSendRecv:
-      return one_step(bytes, whole, g.nodes);
+      return one_step(bytes, bytes, whole, g.nodes);
     default:
-      return ring(c, bytes, g);
+      return ring(c, bytes, g).estimate;
   }
 }
 
 CommEstimate CommModel::point_to_point(Bytes bytes, const FlowLinks& flow) const {
-  return one_step(bytes, flow, flow.path_class == hw::PathClass::kNetwork ? 2 : 1);
+  return one_step(bytes, bytes, flow, flow.path_class == hw::PathClass::kNetwork ? 2 : 1);
 }
 
 GBps CommModel::bus_bandwidth(Collective c, Bytes bytes, DataType dtype, int ranks, Seconds time) {

@@ -120,13 +120,36 @@ void LinkAnalyzer::add_load(const std::vector<Load>& paths, std::vector<double>&
 }
 
 // The rate at which a unit of the paths' traffic gets through this path's narrowest share.
-double LinkAnalyzer::path_rate(const hw::Path& p, const std::vector<double>& loads) const {
+double LinkAnalyzer::path_rate(const hw::Path& p, const std::vector<double>& loads, bool nccl_view) const {
   double rate = kUnlimitedGBps;
   for (const hw::Hop& hop : p.hops) {
+    if (nccl_view && graph_.link(hop.link).type == hw::LinkType::kSocket) continue;
     const double load = loads[hw::directed_index(hop)];
     rate = std::min(rate, achievable_[hop.link] / std::max(load, 1e-12));
   }
-  return p.path_class == hw::PathClass::kHostStaged ? rate * kHostStagedEfficiency : rate;
+  return p.path_class == hw::PathClass::kHostStaged && !nccl_view ? rate * kHostStagedEfficiency : rate;
+}
+
+LinkAnalyzer::Rates LinkAnalyzer::rates(const std::vector<Load>& paths, const std::vector<double>& loads,
+                                        bool nccl_view) const {
+  Rates r{kUnlimitedGBps, kUnlimitedGBps};
+  for (const Load& l : paths) {
+    double& rate = l.inter ? r.inter : r.intra;
+    rate = std::min(rate, path_rate(*l.path, loads, nccl_view));
+  }
+  return r;
+}
+
+// NCCL's channels per peer for the two ends of a path: 2 x the NVLink links of its narrowest NVLink hop
+// when the path is NVLink, else 2 (nccl_tables.hpp).
+int LinkAnalyzer::p2p_channels(const hw::Path& p) const {
+  if (p.path_class != hw::PathClass::kNvlink) return predict::p2p_channels(false, 0);
+  int links = 0;
+  for (const hw::Hop& hop : p.hops) {
+    const hw::Link& link = graph_.link(hop.link);
+    if (link.type == hw::LinkType::kNvlink) links = links == 0 ? link.lanes : std::min(links, link.lanes);
+  }
+  return predict::p2p_channels(true, links);
 }
 
 GroupLinks LinkAnalyzer::summarize(const std::vector<int>& members, const std::vector<Load>& paths,
@@ -147,22 +170,21 @@ GroupLinks LinkAnalyzer::summarize(const std::vector<int>& members, const std::v
   }
   g.nodes = static_cast<int>(seen.size());
   g.local = per_node.empty() ? 1 : *std::max_element(per_node.begin(), per_node.end());
-  double intra = kUnlimitedGBps;
-  double inter = kUnlimitedGBps;
+  int channels = kMaxChannels;
   for (const Load& l : paths) {
-    const double rate = path_rate(*l.path, loads);
+    channels = std::min(channels, p2p_channels(*l.path));
     if (l.inter) {
-      inter = std::min(inter, rate);
       g.inter_latency = std::max(g.inter_latency, l.path->latency);
     } else {
-      intra = std::min(intra, rate);
       g.intra_latency = std::max(g.intra_latency, l.path->latency);
       g.intra_class = std::max(g.intra_class, l.path->path_class);
       g.intra_nvlink = g.intra_nvlink && l.path->path_class == hw::PathClass::kNvlink;
     }
   }
-  g.intra_bw = GBps(intra);
-  g.inter_bw = GBps(inter);
+  if (!paths.empty()) g.p2p_channels = channels;
+  const Rates r = rates(paths, loads, false);
+  g.intra_bw = GBps(r.intra);
+  g.inter_bw = GBps(r.inter);
   return g;
 }
 
@@ -178,7 +200,10 @@ std::vector<GroupLinks> LinkAnalyzer::groups(const std::vector<std::vector<int>>
     GroupLinks g = summarize(siblings[i], paths[i], loads_);
     std::vector<std::size_t> own_touched;
     add_load(paths[i], own_, own_touched);
-    g.alone_bw = summarize(siblings[i], paths[i], own_).bus_bw();
+    const Rates alone = rates(paths[i], own_, false);
+    const Rates nccl = rates(paths[i], own_, true);
+    g.alone_bw = GBps(std::min(alone.intra, alone.inter));
+    g.nccl_bw = GBps(std::min(nccl.intra, nccl.inter));
     for (const std::size_t d : own_touched) own_[d] = 0.0;
     out.push_back(g);
   }
@@ -194,7 +219,9 @@ std::vector<FlowLinks> LinkAnalyzer::flows(const std::vector<std::pair<int, int>
   add_load(paths, loads_, touched);
   std::vector<FlowLinks> out;
   out.reserve(flows.size());
-  for (const Load& l : paths) out.push_back({l.path->path_class, GBps(path_rate(*l.path, loads_)), l.path->latency});
+  for (const Load& l : paths) {
+    out.push_back({l.path->path_class, GBps(path_rate(*l.path, loads_, false)), l.path->latency, p2p_channels(*l.path)});
+  }
   for (const std::size_t d : touched) loads_[d] = 0.0;
   return out;
 }
@@ -215,10 +242,12 @@ std::vector<FlowLinks> LinkAnalyzer::all_to_all(const std::vector<std::vector<in
   std::vector<FlowLinks> out;
   for (std::size_t g = 0; g < siblings.size(); ++g) {
     FlowLinks worst;
+    worst.p2p_channels = kMaxChannels;
     for (std::size_t i = first[g]; i < first[g + 1]; ++i) {
       worst.bw = std::min(worst.bw, each[i].bw);
       worst.latency = std::max(worst.latency, each[i].latency);
       worst.path_class = std::max(worst.path_class, each[i].path_class);
+      worst.p2p_channels = std::min(worst.p2p_channels, each[i].p2p_channels);
     }
     out.push_back(worst);
   }

@@ -12,7 +12,11 @@
 //           own bandwidth keeps 0.76 of it (D: 24 / 31.5);
 //   CPU-CPU, socket and network links: their figure as given (NCCL uses the NIC's Mb/s / 8000).
 // A host-staged path (NCCL's SHM transport) moves data at kHostStagedEfficiency of its narrowest
-// link: the one constant of the predictor set from a measurement (see below and results/predict-collective-model/).
+// link, a measured constant (below; the model's other measured terms are in comm_measured.hpp).
+//
+// NCCL picks its algorithm and protocol by its own estimate, which knows neither that efficiency nor
+// the socket loop's measured rate, nor the sibling groups: `nccl_bw` is the bus bandwidth as NCCL's
+// topology would give it (the group alone, NCCL's per-link figures, socket loops not seen).
 //
 // A group's ring, as NCCL runs it over several nodes: inside each node a ring over the group's local
 // members (each hop carries the whole ring traffic); between consecutive nodes, one "rail" per local
@@ -36,8 +40,9 @@
 namespace commscale::predict {
 
 // NCCL_P2P_DISABLE=1 all_reduce on the project's 2 x H200 (HARDWARE.md, 4 GiB): 27.0 GB/s busbw, over
-// NCCL's 48 GB/s for the PCIe gen5 x16 links of the path: 27.0 / 48 = 0.5625. Set from that measurement
-// (the only fitted constant); the published 8 x RTX 5090 figure (28 GB/s, gen5) is an independent check.
+// NCCL's 48 GB/s for the PCIe gen5 x16 links of the path: 27.0 / 48 = 0.5625. Set from that measurement;
+// the sweeps of 2026-12-01 (results/collective-latency/) found 27.4 (bench) and 28.3 (nccl-tests) at
+// 1 GiB, and the published 8 x RTX 5090 figure (28 GB/s, gen5) is an independent check.
 inline constexpr double kHostStagedEfficiency = 27.0 / 48.0;
 
 inline constexpr double kUnlimitedGBps = std::numeric_limits<double>::infinity();
@@ -55,6 +60,8 @@ struct GroupLinks {
   GBps intra_bw{kUnlimitedGBps};                       // ring capacity inside nodes (unlimited with 1 local member)
   GBps inter_bw{kUnlimitedGBps};                       // ring capacity between nodes (unlimited on 1 node)
   GBps alone_bw{kUnlimitedGBps};                       // bus bandwidth with no sibling running
+  GBps nccl_bw{kUnlimitedGBps};                        // NCCL's own view of the bus bandwidth (above)
+  int p2p_channels = 2;                                // NCCL's channels per peer (nccl_tables.hpp), fewest
   Seconds intra_latency;                               // the link graph's largest intra-node hop latency
   Seconds inter_latency;
 
@@ -68,6 +75,7 @@ struct FlowLinks {
   hw::PathClass path_class = hw::PathClass::kNvlink;
   GBps bw{kUnlimitedGBps};  // per direction, with the load of the flows running at once
   Seconds latency;          // the link graph's latency of the path
+  int p2p_channels = 2;     // NCCL's channels per peer for this pair (nccl_tables.hpp)
   friend bool operator==(const FlowLinks&, const FlowLinks&) = default;
 };
 
@@ -94,7 +102,15 @@ class LinkAnalyzer {
   [[nodiscard]] const hw::Path& path(int src, int dst);
   [[nodiscard]] std::vector<Load> group_paths(const std::vector<int>& members);
   void add_load(const std::vector<Load>& paths, std::vector<double>& loads, std::vector<std::size_t>& touched) const;
-  [[nodiscard]] double path_rate(const hw::Path& path, const std::vector<double>& loads) const;
+  struct Rates {
+    double intra;
+    double inter;
+  };
+  // The narrowest share of the paths' links inside nodes and between them; in NCCL's view (see above)
+  // without the host-staged efficiency and the socket loops.
+  [[nodiscard]] Rates rates(const std::vector<Load>& paths, const std::vector<double>& loads, bool nccl_view) const;
+  [[nodiscard]] double path_rate(const hw::Path& path, const std::vector<double>& loads, bool nccl_view) const;
+  [[nodiscard]] int p2p_channels(const hw::Path& path) const;
   [[nodiscard]] GroupLinks summarize(const std::vector<int>& members, const std::vector<Load>& paths,
                                      const std::vector<double>& loads) const;
 

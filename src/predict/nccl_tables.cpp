@@ -1,6 +1,8 @@
 #include "predict/nccl_tables.hpp"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 
 namespace commscale::predict {
 namespace {
@@ -25,9 +27,30 @@ constexpr std::array<std::array<double, 3>, 4> kLlMaxBw = {{
     {282.0, 90.0, 70.0},
 }};
 
+// tuning.cc's treeCorrectionFactor for tree all-reduce, [proto][log2(bytes / 64)] (23 entries used).
+constexpr std::size_t kTreeCorrectionSizes = 23;
+constexpr std::array<std::array<double, kTreeCorrectionSizes>, kNcclProtoCount> kTreeCorrection = {{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}};
+
+// kP2p is priced with the ring's constants.
+std::size_t algo_index(NcclAlgo a) noexcept { return a == NcclAlgo::kTree ? 0 : 1; }
+
 }  // namespace
 
-std::string_view name(NcclAlgo a) noexcept { return a == NcclAlgo::kTree ? "tree" : "ring"; }
+std::string_view name(NcclAlgo a) noexcept {
+  switch (a) {
+    case NcclAlgo::kTree:
+      return "tree";
+    case NcclAlgo::kRing:
+      return "ring";
+    case NcclAlgo::kP2p:
+      return "p2p";
+  }
+  return "?";
+}
 
 std::string_view name(NcclProto p) noexcept {
   switch (p) {
@@ -68,39 +91,51 @@ NcclArch nccl_arch(int cc_major) noexcept {
 }
 
 double base_latency_us(NcclAlgo a, NcclProto p) noexcept {
-  return kBaseLatency[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  return kBaseLatency[algo_index(a)][static_cast<std::size_t>(p)];
 }
 
 double hw_latency_us(hw::NcclHwClass c, NcclAlgo a, NcclProto p) noexcept {
-  return kHwLatency[static_cast<std::size_t>(c)][static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  return kHwLatency[static_cast<std::size_t>(c)][algo_index(a)][static_cast<std::size_t>(p)];
 }
 
 double ll_max_bw_GBps(NcclArch arch, int nodes) noexcept {
-  const std::size_t column = nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
-  return kLlMaxBw[static_cast<std::size_t>(arch)][column];
+  if (nodes <= 1) return kLlMaxBw[static_cast<std::size_t>(arch)][0];
+  return kLlMaxBw[0][nodes == 2 ? 1 : 2];
 }
 
-double ring_ll_factor(bool allreduce_like, int nodes) noexcept {
-  return (nodes > 1 || allreduce_like) ? 1.0 / 4.0 : 1.0 / 3.0;
-}
-
-double ring_ll128_factor(int ranks_per_node) noexcept { return ranks_per_node < 2 ? 0.7 : 0.92; }
-
-double tree_factor(NcclProto p, int nodes) noexcept {
+double tree_protocol_factor(NcclProto p, int nodes) noexcept {
   switch (p) {
     case NcclProto::kLL:
       return 1.0 / 3.8;
     case NcclProto::kLL128:
       return nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
     case NcclProto::kSimple:
-      return 0.92;
+      return 1.0;
   }
   return 1.0;
 }
 
-bool ll128_enabled(int cc_major, int cc_minor, bool intra_nvlink) noexcept {
-  const int cc = cc_major * 10 + cc_minor;
-  return intra_nvlink && (cc == 70 || cc == 80 || cc == 90 || cc == 100);
+double tree_correction(NcclProto p, Bytes bytes) noexcept {
+  const std::uint64_t units = bytes.count() >> 6;
+  if (units == 0) return 1.0;
+  const auto index = static_cast<std::size_t>(std::bit_width(units) - 1);
+  return index < kTreeCorrectionSizes ? kTreeCorrection[static_cast<std::size_t>(p)][index] : 1.0;
+}
+
+double net_overhead_us(NcclProto p) noexcept { return p == NcclProto::kSimple ? 3.0 : 1.0; }
+
+double ring_plateau_factor(int cc_major) noexcept { return cc_major >= 8 ? 1.4 : 1.9; }
+
+bool ll128_enabled(int cc_major, bool intra_nvlink) noexcept { return intra_nvlink && cc_major >= 7; }
+
+int p2p_channels(bool nvlink, int nvlink_links) noexcept {
+  const int wanted = nvlink ? 2 * std::max(1, nvlink_links) : 2;
+  return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::min(wanted, kMaxChannels))));
+}
+
+NcclProto p2p_protocol(Bytes bytes_per_peer, int channels) noexcept {
+  return bytes_per_peer.count() <= kP2pLLThresholdBytes * static_cast<std::uint64_t>(channels) ? NcclProto::kLL
+                                                                                               : NcclProto::kSimple;
 }
 
 double nccl_nvlink_bw_GBps(int cc_major, int cc_minor) noexcept {

@@ -18,7 +18,8 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
            std::move(achievable),
            std::move(calibration),
            ComputeModel(cluster.gpu, profile),
-           CommModel(parse_capability(*cluster.gpu.compute_capability.value), cluster.gpu.name, profile),
+           CommModel(parse_capability(*cluster.gpu.compute_capability.value), cluster.gpu.name, profile,
+                     CommOptions{cluster.network && cluster.network->latency_given}),
            std::move(host),
            interference_for(cluster.gpu, profile),
            {}};

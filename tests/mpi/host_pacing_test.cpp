@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "parallel/plan.hpp"
+#include "parallel/prepared_step.hpp"
 #include "program/host_costs.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/session.hpp"
@@ -30,7 +31,14 @@ HostCosts every_op_costs(double issue_us, double step_us, HostSync sync = HostSy
   return h;
 }
 
-TrainRun train(const ParallelPlan& plan, const HostCosts& host) {
+// A run and the step program it ran (the program stays with the prepared step).
+struct Trained {
+  PreparedStep step;
+  TrainRun run;
+  [[nodiscard]] const ProgramSet& program() const { return step.program; }
+};
+
+Trained train(const ParallelPlan& plan, const HostCosts& host) {
   const MpiComm world = MpiComm::world();
   RuntimeOptions runtime;
   runtime.backend = BackendChoice::kCpu;
@@ -39,7 +47,9 @@ TrainRun train(const ParallelPlan& plan, const HostCosts& host) {
   options.warmup_steps = 1;
   options.steps = 3;
   options.host = host;
-  return run_training(small_tiny(), plan, options, *session.backend, world);
+  PreparedStep step = prepare_step(CheckedPlan(small_tiny(), plan), {}, std::nullopt);
+  TrainRun run = run_training(step, options, *session.backend, world);
+  return {std::move(step), std::move(run)};
 }
 
 ParallelPlan plan_of(int dp, int pp) {
@@ -57,13 +67,13 @@ TEST(CpuHostPacing, StepTakesTheFrameworksHostTime) {
   const ParallelPlan plan = plan_of(world.size(), 1);
   constexpr double kIssueUs = 5000.0;  // well above the executor's own time per op, even on a loaded machine
   constexpr double kStepUs = 3000.0;
-  const TrainRun paced = train(plan, every_op_costs(kIssueUs, kStepUs));
+  const Trained paced = train(plan, every_op_costs(kIssueUs, kStepUs));
   if (world.rank() != 0) return;
   // Every rank's program is the same with data parallelism: the step is at least its step cost and
   // one issue cost per op, since each op waits for its cost after the one before it began.
-  const double ops = static_cast<double>(ops_of(paced.program, 0).size());
+  const double ops = static_cast<double>(ops_of(paced.program(), 0).size());
   const double floor_s = (kStepUs + ops * kIssueUs) * 1e-6;
-  for (double s : paced.step_s) EXPECT_GE(s, floor_s) << "a step shorter than its host costs";
+  for (double s : paced.run.step_s) EXPECT_GE(s, floor_s) << "a step shorter than its host costs";
   // That the costs replace the executor's own time per op rather than add to it (no upper bound here:
   // wall time of two ranks on a shared 2-core machine ran 1.9x the floor under load) is HostPacer's
   // unit test on a fake clock (tests/unit/host_pacer_test.cpp).
@@ -74,15 +84,15 @@ TEST(CpuHostPacing, StepTakesTheFrameworksHostTime) {
 TEST(CpuHostPacing, SyncBeforeOptimizerWaitsForEverythingIssued) {
   const MpiComm world = MpiComm::world();
   if (world.size() != 2) GTEST_SKIP() << "runs on 2 ranks (two pipeline stages)";
-  const TrainRun run = train(plan_of(1, 2), every_op_costs(0.5, 0.0, HostSync::kBeforeOptimizer));
+  const Trained t = train(plan_of(1, 2), every_op_costs(0.5, 0.0, HostSync::kBeforeOptimizer));
   if (world.rank() != 0) return;
   for (int r = 0; r < 2; ++r) {
-    const std::vector<Op>& ops = ops_of(run.program, r);
+    const std::vector<Op>& ops = ops_of(t.program(), r);
     const auto first_step = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.phase == Phase::kStep; });
     ASSERT_NE(first_step, ops.end());
-    for (int step = 0; step < run.timeline.steps; ++step) {
+    for (int step = 0; step < t.run.timeline.steps; ++step) {
       std::vector<const TimelineEvent*> of_step(ops.size());
-      for (const TimelineEvent& e : run.timeline.events) {
+      for (const TimelineEvent& e : t.run.timeline.events) {
         if (e.rank == r && e.step == step) of_step.at(e.op) = &e;
       }
       const double sync_at = of_step.at(first_step->id)->start.value();

@@ -152,9 +152,12 @@ TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
 // Over the grid, each difference a fraction of the full simulation's step (MFU: of its MFU). When the
 // coarse program became the program builder's (2026-12-02) the largest were: step 0.241% and exposed
 // communication 0.241% (both at dp 2 tp 4 ZeRO-3, eager kernels, sp), compute 0.000%, MFU 0.240%;
-// the bound leaves a little room for rounding.
+// the bound leaves a little room for rounding. Since the collective model's NVLink Simple transfer has
+// a term in the square root of the bytes (comm_measured.hpp, issue 21), a collective's time is further
+// from affine in its size, and the largest became step, exposed and MFU 0.302% (dp 8 ZeRO-1, selective
+// recompute, eager kernels).
 TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
-  constexpr double kLargest = 0.003;
+  constexpr double kLargest = 0.0035;
   Differences largest;
   for (const Case& c : grid()) {
     SCOPED_TRACE(describe(c));
