@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -29,6 +30,7 @@ struct PredictArguments {
   ModelPlanArguments model_plan;
   std::string cluster;
   int nodes = 0;
+  std::vector<std::string> set;
   std::string calibration;
   double workspace_gib = 2.0;
   bool full_simulation = false;
@@ -65,12 +67,16 @@ void write_extras(const PredictArguments& a, const predict::Prediction& p) {
   if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(*p.program, *p.simulation)));
 }
 
-int run_predict(const PredictArguments& a) {
+int run_predict(PredictArguments& a) {
+  merge_plan_file(a.model_plan);
+  merge_plan_file_cluster(a.model_plan, &a.cluster, &a.nodes, &a.set);
+  if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
+  const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
   const ModelAndPlan mp = finish_model_plan_options(a.model_plan);
   check_program_size(mp.plan);  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
   if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world, "--world");
   const predict::Target target =
@@ -87,7 +93,11 @@ int run_predict(const PredictArguments& a) {
   progress.finish();
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) predict::print_prediction(std::cout, p);
+  doc["context"] = inputs_context(a.model_plan, overrides);
+  if (emit_json(a.output, doc)) {
+    std::cout << inputs_line(a.model_plan, overrides);
+    predict::print_prediction(std::cout, p);
+  }
   write_extras(a, p);
   return static_cast<int>(p.fit.fits ? ExitCode::kOk : ExitCode::kCheckFailed);
 }
@@ -102,8 +112,10 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
                          "Predict a training step of a model and plan on a cluster: step time, tokens/s, MFU, compute, "
                          "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
   add_model_plan_options(*cmd, &args->model_plan);
-  cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
-      ->required();
+  cmd->add_option("--cluster", args->cluster,
+                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
+                  "--plan-file has one)");
+  add_set_option(*cmd, &args->set);
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
