@@ -13,8 +13,6 @@ namespace commscale {
 namespace {
 
 constexpr double kWidth = 760.0;
-constexpr std::string_view kGrid = "#e3e3e3";
-constexpr std::string_view kAxis = "#555";
 constexpr std::string_view kFront = "#B00020";
 
 }  // namespace
@@ -48,20 +46,10 @@ std::string scatter_chart_svg(const ScatterChart& chart) {
   const double bottom = 320.0;
   SvgWriter svg(kWidth, bottom + 62.0, chart.title);
   svg.text(kWidth / 2, 18.0, chart.title, "middle", 14.0);
-  const auto px = [&](double x) { return left + xa.fraction(x) * (right - left); };
-  const auto py = [&](double y) { return bottom - ya.fraction(y) * (bottom - top); };
-  for (const double t : ya.ticks) {
-    svg.line(left, py(t), right, py(t), kGrid);
-    svg.text(left - 6.0, py(t) + 4.0, short_number(t), "end", 11.0);
-  }
-  for (const double t : xa.ticks) {
-    svg.line(px(t), top, px(t), bottom, kGrid);
-    svg.text(px(t), bottom + 16.0, short_number(t), "middle", 11.0);
-  }
-  svg.line(left, bottom, right, bottom, kAxis);
-  svg.line(left, top, left, bottom, kAxis);
-  svg.text((left + right) / 2, bottom + 34.0, chart.x_label, "middle", 12.0);
-  svg.text(16.0, (top + bottom) / 2, chart.y_label, "middle", 12.0, -90.0);
+  const PlotArea area{left, right, top, bottom};
+  const auto px = [&](double x) { return area.x(xa, x); };
+  const auto py = [&](double y) { return area.y(ya, y); };
+  draw_axes(svg, area, xa, ya, chart.x_label, chart.y_label);
   const std::vector<bool> front = pareto_front(chart.points);
   std::vector<std::pair<double, double>> line;
   for (std::size_t i = 0; i < chart.points.size(); ++i) {
