@@ -49,6 +49,9 @@ def train_point(path, doc):
         if name not in MEASUREMENT_FLAGS:
             flags.append(word)
         i += 1
+    # Runs measured before flash attention became the default ran without it unless they said so.
+    if not {"--flash-attn", "--use-flash-attn", "--no-flash-attn"} & {f.split("=", 1)[0] for f in flags}:
+        flags.append("--no-flash-attn")
     summary = doc["summary"]
     return {"kind": "train", "flags": flags, "world": len(doc["context"]["ranks"]),
             "environment": doc["context"].get("environment", {}),
@@ -64,8 +67,8 @@ def pytorch_point(path, doc):
              "--global-batch", str(doc["micro_batch"] * doc["microbatches"] * replicas)]
     flags += {"dp": ["--dp", str(world)], "tp": ["--tp", str(world)],
               "pp": ["--pp", str(world), "--schedule", "gpipe"]}[mode]
-    if doc.get("attention") == "sdpa":
-        flags.append("--flash-attn")
+    # The attention as run: commscale's default changed to flash attention after these were measured.
+    flags.append("--flash-attn" if doc.get("attention") == "sdpa" else "--no-flash-attn")
     if not doc.get("compile"):  # eager PyTorch: its own kernel list (torch.compile fuses as Megatron does)
         flags += ["--kernels", "eager"]
     return {"kind": "pytorch-compile" if doc.get("compile") else "pytorch", "flags": flags, "world": world,

@@ -71,7 +71,9 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--recompute", a->recompute, "activation recompute: none, selective or full")
       ->capture_default_str()
       ->group(group);
-  cmd.add_flag("--flash-attn,--use-flash-attn", a->flash_attention, "fused (flash) attention")->group(group);
+  cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->flash_attention,
+               "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
+               "kernels, the score matrix kept for the backward")->group(group);
   cmd.add_option("--kernels", a->kernels,
                  "memory-bound kernels: fused (Megatron-LM's) or eager (PyTorch's, one per tensor operation, "
                  "with gradient accumulation by adds)")

@@ -60,7 +60,7 @@ struct ModelPlanArguments {
   bool sp = false;
   int zero = 0;
   std::string recompute = "none";
-  bool flash_attention = false;
+  bool flash_attention = true;  // --no-flash-attn turns it off
   std::string kernels = "fused";
   int micro_batch = 1;
   int global_batch = 0;  // 0: 4 microbatches per pipeline stage (1 microbatch without a pipeline)

@@ -215,7 +215,9 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
       ->capture_default_str();
   cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
       ->capture_default_str();
-  cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  o.flash_attention = true;  // every current training recipe uses it
+  cmd->add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", o.flash_attention,
+                "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
