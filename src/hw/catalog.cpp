@@ -81,7 +81,8 @@ ClusterSpec Catalog::cluster_from_json(const nlohmann::json& json, const std::fi
     return parse_cluster(patched, file.string(), reference_, resolve);
   } catch (const InputError& e) {
     const std::string message = e.what();
-    if (message.rfind("--set", 0) == 0) throw;
+    // set_path's own messages name the override already.
+    if (message.rfind("--set ", 0) == 0 || message.rfind("--sweep ", 0) == 0) throw;
     throw InputError(overrides_text(overrides), message);
   }
 }

@@ -29,7 +29,7 @@ std::string expand_shorthand(const std::string& key) {
 }
 
 // "node.links[3].bw_GBps" -> node, links, [3], bw_GBps (an index is kept as "[3]").
-std::vector<std::string> split_path(const std::string& key, const std::string& text) {
+std::vector<std::string> split_path(const std::string& key, const std::string& text, std::string_view flag) {
   std::vector<std::string> parts;
   std::string part;
   for (std::size_t i = 0; i < key.size(); ++i) {
@@ -49,7 +49,7 @@ std::vector<std::string> split_path(const std::string& key, const std::string& t
   if (!part.empty()) parts.push_back(part);
   for (const std::string& p : parts) {
     if (p.empty() || p == "[]" || (p.front() == '[' && (p.back() != ']' || p.find_first_not_of("0123456789", 1) != p.size() - 1))) {
-      throw InputError("--set", fmt::format("\"{}\": the key is not a path", excerpt(text)),
+      throw InputError(flag, fmt::format("\"{}\": the key is not a path", excerpt(text)),
                        "KEY=VALUE with KEY a path of the topology JSON: network.nic_rate_Gbps, node.links[3].bw_GBps");
     }
   }
@@ -57,7 +57,7 @@ std::vector<std::string> split_path(const std::string& key, const std::string& t
 }
 
 nlohmann::json figure_of(const Override& o) {
-  return {{"value", o.value}, {"tag", "U"}, {"source", fmt::format("what-if: --set {}", o.text)}};
+  return {{"value", o.value}, {"tag", "U"}, {"source", fmt::format("what-if: {} {}", o.flag, o.text)}};
 }
 
 // Walks to the parent of the last part, making objects on the way, and sets it.
@@ -69,20 +69,20 @@ void set_path(nlohmann::json& doc, const std::vector<std::string>& parts, const 
     if (p.front() == '[') {
       const std::size_t index = std::stoul(p.substr(1, p.size() - 2));
       if (!at->is_array() || index >= at->size()) {
-        throw InputError(fmt::format("--set {}", o.text),
+        throw InputError(fmt::format("{} {}", o.flag, o.text),
                          fmt::format("{} has {} entries", path, at->is_array() ? at->size() : 0),
                          "an index of an entry the file has");
       }
       at = &(*at)[index];
     } else {
-      if (!at->is_object()) throw InputError(fmt::format("--set {}", o.text), fmt::format("{} is not an object", path));
+      if (!at->is_object()) throw InputError(fmt::format("{} {}", o.flag, o.text), fmt::format("{} is not an object", path));
       at = &(*at)[p];  // made when absent: the loader then says what else the new object needs
     }
     path += (path.empty() || p.front() == '[' ? "" : ".") + p;
   }
   const std::string& last = parts.back();
   if (last.front() == '[' || !at->is_object()) {
-    throw InputError(fmt::format("--set {}", o.text), "the key does not end in an object's key",
+    throw InputError(fmt::format("{} {}", o.flag, o.text), "the key does not end in an object's key",
                      "a key of the topology JSON");
   }
   nlohmann::json& target = (*at)[last];
@@ -93,7 +93,7 @@ void set_path(nlohmann::json& doc, const std::vector<std::string>& parts, const 
 void apply(nlohmann::json& doc, const std::vector<Override>& overrides, bool gpu) {
   for (const Override& o : overrides) {
     if (o.on_gpu() != gpu) continue;
-    std::vector<std::string> parts = split_path(o.key, o.text);
+    std::vector<std::string> parts = split_path(o.key, o.text, o.flag);
     if (gpu) parts.erase(parts.begin());
     set_path(doc, parts, o);
   }
@@ -110,10 +110,11 @@ Override parse_override(const std::string& item, std::string_view flag) {
   Override o;
   o.key = expand_shorthand(item.substr(0, eq));
   o.text = item;
+  o.flag = std::string(flag);
   const std::string value = item.substr(eq + 1);
   o.value = nlohmann::json::parse(value, nullptr, false);
   if (o.value.is_discarded() || o.value.is_object() || o.value.is_array()) o.value = printable(value);
-  (void)split_path(o.key, item);  // a malformed key is an error now, not when a cluster is loaded
+  (void)split_path(o.key, item, flag);  // a malformed key is an error now, not when a cluster is loaded
   return o;
 }
 
@@ -131,7 +132,7 @@ void apply_gpu_overrides(nlohmann::json& gpu, const std::vector<Override>& overr
 
 std::string overrides_text(const std::vector<Override>& overrides) {
   std::string out;
-  for (const Override& o : overrides) out += fmt::format("{}--set {}", out.empty() ? "" : " ", o.text);
+  for (const Override& o : overrides) out += fmt::format("{}{} {}", out.empty() ? "" : " ", o.flag, o.text);
   return out;
 }
 

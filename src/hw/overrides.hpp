@@ -21,6 +21,7 @@ struct Override {
   std::string key;    // as given, after shorthands: "network.nic_rate_Gbps"
   std::string text;   // "network.nic_rate_Gbps=400", as typed
   nlohmann::json value;  // the VALUE read as JSON (400, true, "pcie"), else as a string
+  std::string flag = "--set";  // the flag it came from (compare --sweep makes them too)
   [[nodiscard]] bool on_gpu() const noexcept { return key.rfind("gpu.", 0) == 0; }
 };
 
@@ -33,7 +34,7 @@ struct Override {
 void apply_cluster_overrides(nlohmann::json& cluster, const std::vector<Override>& overrides);
 void apply_gpu_overrides(nlohmann::json& gpu, const std::vector<Override>& overrides);
 
-// "--set a=1 --set b=2", for messages and outputs.
+// "--set a=1 --set b=2" (each with its flag), for messages and outputs.
 [[nodiscard]] std::string overrides_text(const std::vector<Override>& overrides);
 [[nodiscard]] nlohmann::json overrides_json(const std::vector<Override>& overrides);
 
