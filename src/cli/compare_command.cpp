@@ -51,7 +51,8 @@ void check_prices(const predict::CompareInputs& in, const hw::Catalog& catalog) 
   std::set<std::string> names;
   for (const predict::ClusterChoice& c : in.clusters) names.insert(catalog.cluster(c.cluster, "--clusters").name);
   if (in.scaling) names.insert(catalog.cluster(in.scaling->cluster, "--scaling").name);
-  for (const auto& [flag, prices] : {std::pair{"--price", &in.node_prices}, std::pair{"--usd-per-gpu-hour", &in.gpu_hour_prices}}) {
+  for (const auto& [flag, prices] :
+       {std::pair{"--price", &in.node_prices}, std::pair{"--usd-per-gpu-hour", &in.gpu_hour_prices}}) {
     for (const auto& [cluster, usd] : *prices) {
       if (!names.contains(cluster)) {
         throw InputError(flag, fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
@@ -101,7 +102,9 @@ int run_compare(CompareArguments& a) {
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
-  if (o.global_batch == 0) throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  if (o.global_batch == 0) {
+    throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  }
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
   // Each size of the sweep is a plan search: bounded as search's are, before any is started.
   if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxSearchGpus) {
@@ -159,7 +162,8 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
   add_set_option(*cmd, &args->set);
   cmd->add_option("--sweep", args->sweep,
-                  "KEY=V1,V2,...: the comparison once per value of one --set key (e.g. network.nic_rate_Gbps=100,200,400)");
+                  "KEY=V1,V2,...: the comparison once per value of one --set key "
+                  "(e.g. network.nic_rate_Gbps=100,200,400)");
   cmd->add_option("--scaling-max", args->inputs.scaling_max_gpus, "largest GPU count of the sweep")
       ->capture_default_str();
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/command.hpp"
 #include "cli/number_options.hpp"
 #include "core/error.hpp"
-#include "cli/command.hpp"
 
 namespace commscale {
 
@@ -23,7 +23,8 @@ void add_cost_options(CLI::App& cmd, predict::CostAssumptions* costs, CostArgume
       ->capture_default_str();
 }
 
-void finish_cost_basis(const CostArguments& args, bool system_given, bool cloud_given, predict::CostAssumptions* costs) {
+void finish_cost_basis(const CostArguments& args, bool system_given, bool cloud_given,
+                       predict::CostAssumptions* costs) {
   if (args.basis.empty()) {
     costs->basis = cloud_given ? predict::CostBasis::kCloud : predict::CostBasis::kSystem;
   } else {

@@ -15,9 +15,9 @@
 namespace commscale {
 
 struct CostArguments {
-  std::string basis;  // empty: cloud when a GPU-hour price is given, else system
-  std::vector<std::string> node_prices;       // compare: CLUSTER=USD
-  std::vector<std::string> gpu_hour_prices;   // compare: CLUSTER=USD per GPU-hour
+  std::string basis;                         // empty: cloud when a GPU-hour price is given, else system
+  std::vector<std::string> node_prices;      // compare: CLUSTER=USD
+  std::vector<std::string> gpu_hour_prices;  // compare: CLUSTER=USD per GPU-hour
 };
 
 // --cost-basis --years --usd-per-kwh --host-watts.

@@ -13,24 +13,62 @@ namespace {
 const std::string kGroup = "Megatron-LM flags (converted)";
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 16> kUnmodelledWithValue = {
-    "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--num-experts",
-    "--moe-router-topk", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
-    "--pipeline-model-parallel-layout", "--fp8-format", "--make-vocab-size-divisible-by", "--kv-channels",
-    "--data-parallel-sharding-strategy", "--transformer-impl",
-    "--attention-backend", "--ddp-bucket-size", "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 12> kUnmodelledFlags = {
-    "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--moe-grouped-gemm", "--fp8",
-    "--squared-relu", "--apply-layernorm-1p", "--no-position-embedding", "--add-qkv-bias", "--qk-layernorm",
-    "--use-torch-fsdp2", "--defer-embedding-wgrad-compute"};
+constexpr std::array<std::string_view, 16> kUnmodelledWithValue = {"--context-parallel-size",
+                                                                   "--expert-model-parallel-size",
+                                                                   "--expert-tensor-parallel-size",
+                                                                   "--num-experts",
+                                                                   "--moe-router-topk",
+                                                                   "--decoder-first-pipeline-num-layers",
+                                                                   "--decoder-last-pipeline-num-layers",
+                                                                   "--pipeline-model-parallel-layout",
+                                                                   "--fp8-format",
+                                                                   "--make-vocab-size-divisible-by",
+                                                                   "--kv-channels",
+                                                                   "--data-parallel-sharding-strategy",
+                                                                   "--transformer-impl",
+                                                                   "--attention-backend",
+                                                                   "--ddp-bucket-size",
+                                                                   "--tp-comm-overlap-cfg"};
+constexpr std::array<std::string_view, 12> kUnmodelledFlags = {"--overlap-grad-reduce",
+                                                               "--overlap-param-gather",
+                                                               "--tp-comm-overlap",
+                                                               "--moe-grouped-gemm",
+                                                               "--fp8",
+                                                               "--squared-relu",
+                                                               "--apply-layernorm-1p",
+                                                               "--no-position-embedding",
+                                                               "--add-qkv-bias",
+                                                               "--qk-layernorm",
+                                                               "--use-torch-fsdp2",
+                                                               "--defer-embedding-wgrad-compute"};
 // Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
 // hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
-constexpr std::array<std::string_view, 26> kTrainingWithValue = {
-    "--lr", "--min-lr", "--lr-decay-style", "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-decay-iters",
-    "--train-iters", "--train-samples", "--data-path", "--split", "--save", "--load", "--save-interval",
-    "--eval-interval", "--eval-iters", "--log-interval", "--tokenizer-type", "--tokenizer-model", "--vocab-file",
-    "--merge-file", "--weight-decay", "--clip-grad", "--init-method-std", "--seed", "--attention-dropout",
-    "--hidden-dropout"};
+constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
+                                                                 "--min-lr",
+                                                                 "--lr-decay-style",
+                                                                 "--lr-warmup-iters",
+                                                                 "--lr-warmup-fraction",
+                                                                 "--lr-decay-iters",
+                                                                 "--train-iters",
+                                                                 "--train-samples",
+                                                                 "--data-path",
+                                                                 "--split",
+                                                                 "--save",
+                                                                 "--load",
+                                                                 "--save-interval",
+                                                                 "--eval-interval",
+                                                                 "--eval-iters",
+                                                                 "--log-interval",
+                                                                 "--tokenizer-type",
+                                                                 "--tokenizer-model",
+                                                                 "--vocab-file",
+                                                                 "--merge-file",
+                                                                 "--weight-decay",
+                                                                 "--clip-grad",
+                                                                 "--init-method-std",
+                                                                 "--seed",
+                                                                 "--attention-dropout",
+                                                                 "--hidden-dropout"};
 
 void add_rejected(CLI::App& cmd, std::string_view flag, bool takes_value, std::string_view why) {
   const std::string name(flag);
@@ -62,7 +100,8 @@ void add_megatron_model_flags(CLI::App& cmd, MegatronArguments* a) {
   cmd.add_option("--normalization", a->normalization, "Megatron-LM: LayerNorm or RMSNorm")->group(kGroup);
   cmd.add_option("--position-embedding-type", a->position_embedding, "Megatron-LM: learned_absolute or rope")
       ->group(kGroup);
-  cmd.add_flag("--disable-bias-linear", a->disable_bias_linear, "Megatron-LM: no biases in linear layers")->group(kGroup);
+  cmd.add_flag("--disable-bias-linear", a->disable_bias_linear, "Megatron-LM: no biases in linear layers")
+      ->group(kGroup);
   cmd.add_flag("--untie-embeddings-and-output-weights", a->untie_embeddings, "Megatron-LM: untied output weights")
       ->group(kGroup);
   cmd.add_flag("--bf16", a->bf16, "Megatron-LM: train in bf16 (as --dtype bf16)")->group(kGroup);
@@ -119,7 +158,8 @@ void apply_megatron_model_flags(const ModelPlanArguments& args, ModelOverrides& 
   if (a.disable_bias_linear) o.linear_bias = false;
   if (a.untie_embeddings) o.tied_embeddings = false;
   if (a.bf16 && a.fp16) throw InputError("--bf16", "given with --fp16", "one training type");
-  if ((a.bf16 || a.fp16) && o.dtype) throw InputError(a.bf16 ? "--bf16" : "--fp16", "given with --dtype", "one of them");
+  if ((a.bf16 || a.fp16) && o.dtype)
+    throw InputError(a.bf16 ? "--bf16" : "--fp16", "given with --dtype", "one of them");
   if (a.bf16) o.dtype = DataType::kBFloat16;
   if (a.fp16) o.dtype = DataType::kFloat16;
 }
@@ -129,7 +169,8 @@ namespace {
 Recompute megatron_recompute(const MegatronArguments& a) {
   if (a.recompute_activations) {
     if (!a.recompute_granularity.empty() && a.recompute_granularity != "selective") {
-      throw InputError("--recompute-activations", fmt::format("given with --recompute-granularity {}", a.recompute_granularity),
+      throw InputError("--recompute-activations",
+                       fmt::format("given with --recompute-granularity {}", a.recompute_granularity),
                        "one of them (--recompute-activations is selective recompute)");
     }
     return Recompute::kSelective;
@@ -191,8 +232,8 @@ void apply_megatron_plan_flags(const ModelPlanArguments& args, const Transformer
 void check_megatron_model(const ModelPlanArguments& args, const TransformerConfig& m) {
   const std::int64_t positions = args.megatron.max_position_embeddings;
   if (option_given(args.command, "--max-position-embeddings") && positions < m.seq) {
-    throw InputError("--max-position-embeddings", fmt::format("{} is less than the sequence length {}", positions, m.seq),
-                     "at least --seq-length");
+    throw InputError("--max-position-embeddings",
+                     fmt::format("{} is less than the sequence length {}", positions, m.seq), "at least --seq-length");
   }
 }
 

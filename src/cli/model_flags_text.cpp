@@ -34,7 +34,8 @@ std::string model_flags_text(const ModelPlanArguments& a) {
   if (!a.model_file.empty()) out += fmt::format(" --model-file {}", shell_word(a.model_file));
   if (!a.hf_config.empty()) out += fmt::format(" --hf-config {}", shell_word(a.hf_config));
   // A model written out in a plan file has no other name (flags given after it override its plan).
-  if (a.loaded_plan && a.loaded_plan->model.document && a.model.empty() && a.model_file.empty() && a.hf_config.empty()) {
+  const bool file_model = a.model.empty() && a.model_file.empty() && a.hf_config.empty();
+  if (a.loaded_plan && a.loaded_plan->model.document && file_model) {
     out += fmt::format(" --plan-file {}", shell_word(a.loaded_plan->path));
   }
   const auto& g = a.given;

@@ -63,8 +63,12 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
 void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Parallel plan";
   a->given.world = cmd.add_option("--world", a->world, "ranks (GPUs) in the job (default: dp x tp x pp)")->group(group);
-  cmd.add_option("--tp,--tensor-model-parallel-size", a->tp, "tensor-parallel size")->capture_default_str()->group(group);
-  cmd.add_option("--pp,--pipeline-model-parallel-size", a->pp, "pipeline-parallel size (stages)")->capture_default_str()->group(group);
+  cmd.add_option("--tp,--tensor-model-parallel-size", a->tp, "tensor-parallel size")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--pp,--pipeline-model-parallel-size", a->pp, "pipeline-parallel size (stages)")
+      ->capture_default_str()
+      ->group(group);
   a->given.dp = cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
   cmd.add_flag("--sp,--sequence-parallel", a->sp, "sequence parallelism (with --tp 2 or more)")->group(group);
   cmd.add_option("--zero", a->zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
@@ -79,7 +83,9 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                  "with gradient accumulation by adds)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--micro-batch,--micro-batch-size", a->micro_batch, "sequences per microbatch")->capture_default_str()->group(group);
+  cmd.add_option("--micro-batch,--micro-batch-size", a->micro_batch, "sequences per microbatch")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_option(
          "--global-batch,--global-batch-size", a->global_batch,
          "sequences per step over all replicas (default: 4 microbatches per pipeline stage, 1 without a pipeline)")
@@ -87,7 +93,8 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--schedule", a->schedule, "pipeline schedule: gpipe, 1f1b or interleaved")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--chunks,--num-virtual-stages-per-pipeline-rank", a->chunks, "model chunks per stage with --schedule interleaved")
+  cmd.add_option("--chunks,--num-virtual-stages-per-pipeline-rank", a->chunks,
+                 "model chunks per stage with --schedule interleaved")
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")

@@ -139,14 +139,16 @@ void write_best_plan(const SearchArguments& a, const TransformerConfig& model, c
       hw::looks_like_path(a.cluster) ? std::filesystem::absolute(a.cluster).lexically_normal().string() : a.cluster;
   const std::string note = fmt::format("the best plan of `commscale search` ({:.0f} tokens/s predicted): {}",
                                        r.ranked.front().estimate.tokens_per_s, a.command_line);
-  write_file_atomically(a.best_plan_path,
-                        json_text(nlohmann::json(plan_file_json(model, best, world_size(best), cluster, a.nodes, a.set, note)), 2));
+  const nlohmann::ordered_json doc = plan_file_json(model, best, world_size(best), cluster, a.nodes, a.set, note);
+  write_file_atomically(a.best_plan_path, json_text(nlohmann::json(doc), 2));
 }
 
 int run_search(SearchArguments& a) {
   merge_search_plan_file(a);
   if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
-  if (a.options.global_batch == 0) throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  if (a.options.global_batch == 0) {
+    throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  }
   const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
   const TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
@@ -225,7 +227,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
   add_cost_options(*cmd, &o.costs, &args->costs);
   add_real_option(*cmd, "--price", &args->node_price_usd,
-                  "price of one whole node in USD (--cost-basis system; default: the cluster file's)", node_price_range());
+                  "price of one whole node in USD (--cost-basis system; default: the cluster file's)",
+                  node_price_range());
   add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour, "cloud price per GPU-hour (--cost-basis cloud)",
                   node_price_range());
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");

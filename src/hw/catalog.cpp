@@ -56,7 +56,8 @@ GpuSpec Catalog::gpu(std::string_view name_or_path, const std::string& where) co
   return gpu;
 }
 
-ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file, const std::vector<Override>& overrides) const {
+ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file,
+                                       const std::vector<Override>& overrides) const {
   return cluster_from_json(read_json_file(file), file, overrides);
 }
 

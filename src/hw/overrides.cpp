@@ -12,7 +12,7 @@ namespace {
 
 // Unit suffixes of figure keys (topologies/README.md: units in key names): a key absent from the file
 // that ends in one is written as a figure.
-constexpr std::array<std::string_view, 10> kFigureSuffixes = {"_GBps", "_Gbps", "_us",    "_USD",  "_W",
+constexpr std::array<std::string_view, 10> kFigureSuffixes = {"_GBps", "_Gbps", "_us",  "_USD",    "_W",
                                                               "_GiB",  "_MiB",  "_MHz", "_TFLOPS", "_chips"};
 
 bool is_figure_key(std::string_view key) {
@@ -48,7 +48,8 @@ std::vector<std::string> split_path(const std::string& key, const std::string& t
   }
   if (!part.empty()) parts.push_back(part);
   for (const std::string& p : parts) {
-    if (p.empty() || p == "[]" || (p.front() == '[' && (p.back() != ']' || p.find_first_not_of("0123456789", 1) != p.size() - 1))) {
+    if (p.empty() || p == "[]" ||
+        (p.front() == '[' && (p.back() != ']' || p.find_first_not_of("0123456789", 1) != p.size() - 1))) {
       throw InputError(flag, fmt::format("\"{}\": the key is not a path", excerpt(text)),
                        "KEY=VALUE with KEY a path of the topology JSON: network.nic_rate_Gbps, node.links[3].bw_GBps");
     }
@@ -75,7 +76,8 @@ void set_path(nlohmann::json& doc, const std::vector<std::string>& parts, const 
       }
       at = &(*at)[index];
     } else {
-      if (!at->is_object()) throw InputError(fmt::format("{} {}", o.flag, o.text), fmt::format("{} is not an object", path));
+      if (!at->is_object())
+        throw InputError(fmt::format("{} {}", o.flag, o.text), fmt::format("{} is not an object", path));
       at = &(*at)[p];  // made when absent: the loader then says what else the new object needs
     }
     path += (path.empty() || p.front() == '[' ? "" : ".") + p;

@@ -18,9 +18,9 @@
 namespace commscale::hw {
 
 struct Override {
-  std::string key;    // as given, after shorthands: "network.nic_rate_Gbps"
-  std::string text;   // "network.nic_rate_Gbps=400", as typed
-  nlohmann::json value;  // the VALUE read as JSON (400, true, "pcie"), else as a string
+  std::string key;             // as given, after shorthands: "network.nic_rate_Gbps"
+  std::string text;            // "network.nic_rate_Gbps=400", as typed
+  nlohmann::json value;        // the VALUE read as JSON (400, true, "pcie"), else as a string
   std::string flag = "--set";  // the flag it came from (compare --sweep makes them too)
   [[nodiscard]] bool on_gpu() const noexcept { return key.rfind("gpu.", 0) == 0; }
 };

@@ -17,24 +17,25 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind", "model", "plan",
-                                                      "cluster",        "nodes", "set",  "note"};
+constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind",  "model", "plan",
+                                                      "cluster",        "nodes", "set",   "note"};
 // Plan keys and the flags they stand for.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kPlanKeys = {{{"world", "--world"},
-                                                                                      {"dp", "--dp"},
-                                                                                      {"tp", "--tp"},
-                                                                                      {"pp", "--pp"},
-                                                                                      {"sp", "--sp"},
-                                                                                      {"zero", "--zero"},
-                                                                                      {"recompute", "--recompute"},
-                                                                                      {"flash_attn", "--flash-attn"},
-                                                                                      {"kernels", "--kernels"},
-                                                                                      {"micro_batch", "--micro-batch"},
-                                                                                      {"global_batch", "--global-batch"},
-                                                                                      {"schedule", "--schedule"},
-                                                                                      {"chunks", "--chunks"},
-                                                                                      {"order", "--order"},
-                                                                                      {"bucket_mib", "--bucket-mb"}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kPlanKeys = {
+    {{"world", "--world"},
+     {"dp", "--dp"},
+     {"tp", "--tp"},
+     {"pp", "--pp"},
+     {"sp", "--sp"},
+     {"zero", "--zero"},
+     {"recompute", "--recompute"},
+     {"flash_attn", "--flash-attn"},
+     {"kernels", "--kernels"},
+     {"micro_batch", "--micro-batch"},
+     {"global_batch", "--global-batch"},
+     {"schedule", "--schedule"},
+     {"chunks", "--chunks"},
+     {"order", "--order"},
+     {"bucket_mib", "--bucket-mb"}}};
 
 std::string key_list(const auto& keys) {
   std::string out;
@@ -75,7 +76,8 @@ PlanFileModel read_model(const json& value, const std::string& file) {
   for (std::string_view key : {"model_file", "hf_config"}) {
     if (!value.contains(std::string(key))) continue;
     if (value.size() != 1) throw InputError(fmt::format("{}.{}", where, key), "given with other keys", "it alone");
-    const std::string path = beside(file, hw::expect_string(value.at(std::string(key)), fmt::format("{}.{}", where, key)));
+    const std::string path =
+        beside(file, hw::expect_string(value.at(std::string(key)), fmt::format("{}.{}", where, key)));
     (key == "model_file" ? m.model_file : m.hf_config) = path;
     return m;
   }
@@ -128,7 +130,8 @@ PlanFileFields read_plan(const json& value, const std::string& file) {
 
 PlanFile load_plan_file(const std::string& path) {
   const json doc = hw::read_json_file(path);
-  if (!doc.is_object()) throw InputError(path, "is not a JSON object", "a plan file ({\"kind\": \"commscale-plan\", ...})");
+  if (!doc.is_object())
+    throw InputError(path, "is not a JSON object", "a plan file ({\"kind\": \"commscale-plan\", ...})");
   check_keys(doc, fmt::format("{}: ", path), key_list(kTopKeys), [](const std::string& k) {
     for (std::string_view key : kTopKeys) {
       if (key == k) return true;
@@ -159,21 +162,22 @@ PlanFile load_plan_file(const std::string& path) {
 nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const ParallelPlan& p, int world,
                                       const std::string& cluster, int nodes, const std::vector<std::string>& set,
                                       const std::string& note) {
-  nlohmann::ordered_json plan = {{"world", world},
-                                 {"dp", p.dp},
-                                 {"tp", p.tp},
-                                 {"pp", p.pp},
-                                 {"sp", p.sequence_parallel},
-                                 {"zero", p.zero_stage},
-                                 {"recompute", name(p.recompute)},
-                                 {"flash_attn", p.flash_attention},
-                                 {"kernels", name(p.kernels)},
-                                 {"micro_batch", p.micro_batch},
-                                 {"global_batch", p.global_batch},
-                                 {"schedule", name(p.schedule)},
-                                 {"chunks", p.chunks},
-                                 {"order", p.order},
-                                 {"bucket_mib", static_cast<double>(p.bucket_bytes.count()) / static_cast<double>(kMiB)}};
+  nlohmann::ordered_json plan = {
+      {"world", world},
+      {"dp", p.dp},
+      {"tp", p.tp},
+      {"pp", p.pp},
+      {"sp", p.sequence_parallel},
+      {"zero", p.zero_stage},
+      {"recompute", name(p.recompute)},
+      {"flash_attn", p.flash_attention},
+      {"kernels", name(p.kernels)},
+      {"micro_batch", p.micro_batch},
+      {"global_batch", p.global_batch},
+      {"schedule", name(p.schedule)},
+      {"chunks", p.chunks},
+      {"order", p.order},
+      {"bucket_mib", static_cast<double>(p.bucket_bytes.count()) / static_cast<double>(kMiB)}};
   nlohmann::ordered_json doc = {{"schema_version", kPlanFileSchemaVersion}, {"kind", "commscale-plan"}};
   if (!note.empty()) doc["note"] = note;
   doc["model"] = nlohmann::ordered_json(model_to_json(model));

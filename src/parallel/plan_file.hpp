@@ -46,8 +46,8 @@ struct PlanFile {
   std::string path;
   PlanFileModel model;
   PlanFileFields plan;
-  std::string cluster;  // empty when absent; a path is resolved against the plan file's folder
-  int nodes = 0;        // 0 when absent
+  std::string cluster;           // empty when absent; a path is resolved against the plan file's folder
+  int nodes = 0;                 // 0 when absent
   std::vector<std::string> set;  // what-if overrides (hw/overrides.hpp), as --set takes them
 };
 
@@ -56,8 +56,8 @@ struct PlanFile {
 
 // The file form of a resolved model and plan (what `search --best-plan-file` writes): the model inline
 // (model_to_json), every plan key, the cluster and node count when given.
-[[nodiscard]] nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const ParallelPlan& plan,
-                                                    int world, const std::string& cluster, int nodes,
+[[nodiscard]] nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const ParallelPlan& plan, int world,
+                                                    const std::string& cluster, int nodes,
                                                     const std::vector<std::string>& set, const std::string& note);
 
 // The plan key a flag is read from ("--tp" -> "tp"), or empty for a flag with none.

@@ -26,9 +26,10 @@ void price_from_parts(const hw::ClusterSpec& c, ClusterCost& out, double share) 
   if (nics > 0 && !known(c.nic_price_USD)) missing += ", nic_price_USD";
   if (nics > 0 && !known(c.switch_port_price_USD)) missing += ", switch_port_price_USD";
   if (!missing.empty()) {
-    out.price_source = fmt::format("no whole-system price: {} has no system_price_USD and lacks {}; give one with "
-                                   "--price {}=USD (one node)",
-                                   c.name, missing.substr(2), c.name);
+    out.price_source = fmt::format(
+        "no whole-system price: {} has no system_price_USD and lacks {}; give one with "
+        "--price {}=USD (one node)",
+        c.name, missing.substr(2), c.name);
     return;
   }
   const double gpu_usd = *c.gpu.launch_price_USD.value;
@@ -36,10 +37,10 @@ void price_from_parts(const hw::ClusterSpec& c, ClusterCost& out, double share) 
                       nics * (nics > 0 ? *c.nic_price_USD->value + *c.switch_port_price_USD->value : 0.0);
   out.priced = true;
   out.price_usd = node * share;
-  out.price_source = fmt::format("{:.0f} USD per node from parts: {} GPUs x {} ({}), host {}", node, gpus,
-                                 cited(gpu_usd, c.gpu.launch_price_USD.provenance),
-                                 c.gpu.launch_date.value.value_or("date unknown"),
-                                 cited(*c.host_price_USD->value, c.host_price_USD->provenance));
+  out.price_source =
+      fmt::format("{:.0f} USD per node from parts: {} GPUs x {} ({}), host {}", node, gpus,
+                  cited(gpu_usd, c.gpu.launch_price_USD.provenance), c.gpu.launch_date.value.value_or("date unknown"),
+                  cited(*c.host_price_USD->value, c.host_price_USD->provenance));
   if (nics > 0) {
     out.price_source += fmt::format(", {} NICs x {} + switch ports x {}", nics,
                                     cited(*c.nic_price_USD->value, c.nic_price_USD->provenance),
@@ -64,9 +65,10 @@ void price_system(const hw::ClusterSpec& c, const CostAssumptions& a, ClusterCos
 void price_gpus(const hw::ClusterSpec& c, int gpus, ClusterCost& out) {
   const hw::Figure<double>& launch = c.gpu.launch_price_USD;
   if (!launch.value) {
-    out.price_source = fmt::format("no GPU price: {} has no launch price ({}); compare it on --cost-basis system "
-                                   "or cloud",
-                                   c.gpu.name, launch.provenance.source);
+    out.price_source = fmt::format(
+        "no GPU price: {} has no launch price ({}); compare it on --cost-basis system "
+        "or cloud",
+        c.gpu.name, launch.provenance.source);
     return;
   }
   out.priced = true;

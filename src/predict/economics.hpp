@@ -45,8 +45,8 @@ struct CostAssumptions {
   double years = kDefaultYears;
   double usd_per_kwh = kDefaultUsdPerKwh;
   CostBasis basis = CostBasis::kSystem;
-  std::optional<double> node_price_usd;    // system: the user's price for one node of the cluster
-  std::optional<double> usd_per_gpu_hour;  // cloud: the user's rate for the cluster
+  std::optional<double> node_price_usd;                   // system: the user's price for one node of the cluster
+  std::optional<double> usd_per_gpu_hour;                 // cloud: the user's rate for the cluster
   double host_watts_per_node = kDefaultHostWattsPerNode;  // when the cluster has no host_power_W
 };
 

@@ -43,20 +43,57 @@ constexpr std::array<Architecture, 10> kArchitectures = {{
 // Keys that describe the checkpoint, the tokenizer, inference or training regularisation, not the
 // shapes or FLOPs of a training step. Dropout changes neither; epsilons and rotary bases change values,
 // not work; the checkpoint's torch_dtype is not the training type (--dtype is).
-constexpr std::array<std::string_view, 47> kMetadataKeys = {
-    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype", "bos_token_id",
-    "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "tokenizer_class", "auto_map",
-    "use_cache", "return_dict", "output_attentions", "output_hidden_states", "initializer_range",
-    "initializer_factor", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
-    "rotary_emb_base", "rotary_pct", "partial_rotary_factor", "attention_dropout", "hidden_dropout",
-    "attention_probs_dropout_prob", "hidden_dropout_prob", "classifier_dropout", "resid_pdrop", "embd_pdrop",
-    "attn_pdrop", "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
-    "summary_first_dropout", "task_specific_params", "pretraining_tp", "max_window_layers", "n_ctx",
-    "scale_attn_weights", "use_parallel_residual", "parallel_attn", "apply_residual_connection_post_layernorm"};
+constexpr std::array<std::string_view, 47> kMetadataKeys = {"_name_or_path",
+                                                            "architectures",
+                                                            "model_type",
+                                                            "transformers_version",
+                                                            "torch_dtype",
+                                                            "bos_token_id",
+                                                            "eos_token_id",
+                                                            "pad_token_id",
+                                                            "sep_token_id",
+                                                            "decoder_start_token_id",
+                                                            "tokenizer_class",
+                                                            "auto_map",
+                                                            "use_cache",
+                                                            "return_dict",
+                                                            "output_attentions",
+                                                            "output_hidden_states",
+                                                            "initializer_range",
+                                                            "initializer_factor",
+                                                            "rms_norm_eps",
+                                                            "layer_norm_eps",
+                                                            "layer_norm_epsilon",
+                                                            "rope_theta",
+                                                            "rope_scaling",
+                                                            "rotary_emb_base",
+                                                            "rotary_pct",
+                                                            "partial_rotary_factor",
+                                                            "attention_dropout",
+                                                            "hidden_dropout",
+                                                            "attention_probs_dropout_prob",
+                                                            "hidden_dropout_prob",
+                                                            "classifier_dropout",
+                                                            "resid_pdrop",
+                                                            "embd_pdrop",
+                                                            "attn_pdrop",
+                                                            "summary_type",
+                                                            "summary_use_proj",
+                                                            "summary_activation",
+                                                            "summary_proj_to_labels",
+                                                            "summary_first_dropout",
+                                                            "task_specific_params",
+                                                            "pretraining_tp",
+                                                            "max_window_layers",
+                                                            "n_ctx",
+                                                            "scale_attn_weights",
+                                                            "use_parallel_residual",
+                                                            "parallel_attn",
+                                                            "apply_residual_connection_post_layernorm"};
 
 // Activations by MLP: a gated MLP (SwiGLU, GeGLU) has two input projections, a plain one has one; the
 // nonlinearity itself costs the same elementwise pass either way.
-constexpr std::array<std::string_view, 6> kGeluNames = {"gelu",      "gelu_new",   "gelu_fast",
+constexpr std::array<std::string_view, 6> kGeluNames = {"gelu",       "gelu_new",          "gelu_fast",
                                                         "quick_gelu", "gelu_pytorch_tanh", "relu"};
 constexpr std::array<std::string_view, 5> kGatedNames = {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new"};
 
@@ -99,7 +136,8 @@ class ConfigReader {
   }
   // A boolean key that commscale models only at one value.
   void require_flag(std::string_view key, bool modelled, std::string_view why) {
-    if (flag(key, modelled) != modelled) throw InputError(where(key), fmt::format("{} is not modelled", !modelled), why);
+    if (flag(key, modelled) != modelled)
+      throw InputError(where(key), fmt::format("{} is not modelled", !modelled), why);
   }
   [[nodiscard]] std::string where(std::string_view key) const { return field_where(origin_, key); }
   [[nodiscard]] const Architecture& architecture() const noexcept { return arch_; }
@@ -142,7 +180,8 @@ const Architecture& find_architecture(const json& doc, std::string_view origin) 
   std::vector<std::string> classes;
   if (doc.contains("architectures")) {
     const json& list = doc.at("architectures");
-    if (!list.is_array()) throw InputError(field_where(origin, "architectures"), "is not an array", "[\"LlamaForCausalLM\"]");
+    if (!list.is_array())
+      throw InputError(field_where(origin, "architectures"), "is not an array", "[\"LlamaForCausalLM\"]");
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (!list[i].is_string()) {
         throw InputError(field_where(origin, fmt::format("architectures[{}]", i)), "is not a string", "a class name");
@@ -155,7 +194,8 @@ const Architecture& find_architecture(const json& doc, std::string_view origin) 
     const std::string type = read_string_field(doc, origin, "model_type");
     arch = by_model_type(type);
     if (arch == nullptr) {
-      throw InputError(field_where(origin, "model_type"), fmt::format("\"{}\" is not a supported architecture", excerpt(type)),
+      throw InputError(field_where(origin, "model_type"),
+                       fmt::format("\"{}\" is not a supported architecture", excerpt(type)),
                        fmt::format("one of {}", supported_hf_architectures()));
     }
   }
@@ -170,7 +210,8 @@ const Architecture& find_architecture(const json& doc, std::string_view origin) 
     }
     arch = match;
   }
-  if (arch == nullptr) throw InputError(origin, "has neither model_type nor architectures", "a Hugging Face config.json");
+  if (arch == nullptr)
+    throw InputError(origin, "has neither model_type nor architectures", "a Hugging Face config.json");
   return *arch;
 }
 
@@ -202,9 +243,10 @@ MlpActivation read_activation(ConfigReader& r, std::string_view key, bool gated)
   if (r.architecture().model_type == "gemma" && r.has("hidden_activation")) act = r.text("hidden_activation", act);
   if (gated && listed(kGatedNames, act)) return MlpActivation::kSwiGlu;
   if (!gated && listed(kGeluNames, act)) return MlpActivation::kGelu;
-  throw InputError(r.where(key), fmt::format("\"{}\" is not an activation commscale models for {}", excerpt(act),
-                                             r.architecture().model_type),
-                   gated ? joined(kGatedNames) : joined(kGeluNames));
+  throw InputError(
+      r.where(key),
+      fmt::format("\"{}\" is not an activation commscale models for {}", excerpt(act), r.architecture().model_type),
+      gated ? joined(kGatedNames) : joined(kGeluNames));
 }
 
 // Grouped-query attention: num_key_value_heads (Falcon: num_kv_heads with the new decoder, one KV head
@@ -213,8 +255,8 @@ int read_kv_heads(ConfigReader& r, int heads) {
   if (r.architecture().family != Family::kFalcon) return r.optional_whole<int>("num_key_value_heads").value_or(heads);
   const bool new_decoder = r.flag("new_decoder_architecture", false);
   const bool multi_query = r.flag("multi_query", true);  // FalconConfig's default
-  const std::optional<int> kv = r.has("num_kv_heads") ? r.optional_whole<int>("num_kv_heads")
-                                                      : r.optional_whole<int>("n_head_kv");
+  const std::optional<int> kv =
+      r.has("num_kv_heads") ? r.optional_whole<int>("num_kv_heads") : r.optional_whole<int>("n_head_kv");
   if (new_decoder) return kv.value_or(heads);
   return multi_query ? 1 : heads;
 }
@@ -269,12 +311,14 @@ void check_unmodelled(ConfigReader& r, const TransformerConfig& m) {
 std::int64_t training_seq(ConfigReader& r, const TransformerConfig& m, std::string_view positions_key,
                           std::optional<std::int64_t> seq) {
   std::int64_t max_positions = 2048;  // FalconConfig's default; the others require the key
-  if (r.architecture().family != Family::kFalcon || r.has(positions_key)) max_positions = r.whole<std::int64_t>(positions_key);
+  if (r.architecture().family != Family::kFalcon || r.has(positions_key))
+    max_positions = r.whole<std::int64_t>(positions_key);
   if (!seq) return std::min(max_positions, kDefaultHfSeq);
   // Learned positions have a table of max_positions rows: a longer sequence has no position to look up.
   if (m.positions == PositionEmbedding::kLearned && *seq > max_positions) {
-    throw InputError("--seq", fmt::format("{} is longer than the {} positions of {} ({})", *seq, max_positions,
-                                          m.name, r.where(positions_key)),
+    throw InputError("--seq",
+                     fmt::format("{} is longer than the {} positions of {} ({})", *seq, max_positions, m.name,
+                                 r.where(positions_key)),
                      fmt::format("at most {}", max_positions));
   }
   return *seq;

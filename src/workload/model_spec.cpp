@@ -55,7 +55,9 @@ void apply_optional_fields(const json& doc, std::string_view origin, Transformer
   }
   if (doc.contains("linear_bias")) m.linear_bias = read_bool_field(doc, origin, "linear_bias");
   if (doc.contains("tied_embeddings")) m.tied_embeddings = read_bool_field(doc, origin, "tied_embeddings");
-  if (doc.contains("dtype")) m.dtype = parse_data_type(read_string_field(doc, origin, "dtype"), field_where(origin, "dtype"));
+  if (doc.contains("dtype")) {
+    m.dtype = parse_data_type(read_string_field(doc, origin, "dtype"), field_where(origin, "dtype"));
+  }
   m.kv_heads = doc.contains("kv_heads") ? read_whole_number<int>(doc, origin, "kv_heads") : m.heads;
   if (doc.contains("ffn")) {
     m.ffn = read_whole_number<std::int64_t>(doc, origin, "ffn");

@@ -23,7 +23,8 @@ hw::ClusterSpec with(const std::string& cluster, const std::vector<std::string>&
 }
 
 TEST(Overrides, FiguresKeepTheirFormAndTheLoaderChecksThem) {
-  const hw::ClusterSpec c = with("hgx-a100", {"network.nic_rate_Gbps=400", "gpu.memory_GiB=48", "node.links[0].lanes=6"});
+  const hw::ClusterSpec c =
+      with("hgx-a100", {"network.nic_rate_Gbps=400", "gpu.memory_GiB=48", "node.links[0].lanes=6"});
   EXPECT_DOUBLE_EQ(*c.network->nic_rate_Gbps.value, 400.0);
   EXPECT_EQ(c.network->nic_rate_Gbps.provenance.tag, hw::SourceTag::kUnverified);
   EXPECT_EQ(c.network->nic_rate_Gbps.provenance.source, "what-if: --set network.nic_rate_Gbps=400");
@@ -33,7 +34,8 @@ TEST(Overrides, FiguresKeepTheirFormAndTheLoaderChecksThem) {
   EXPECT_DOUBLE_EQ(*with("rtx4090-8x-pcie", {"host_price_USD=5000"}).host_price_USD->value, 5000.0);
   EXPECT_EQ(with("hgx-a100", {"gpu=a100-sxm4-40gb"}).gpu.name, "a100-sxm4-40gb");
   // node.gpus is node.devices.gpu: 4 GPUs leave the links to gpu4..7 pointing nowhere, as in a file.
-  EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"node.gpus=4"}); }, {"--set node.devices.gpu=4", "gpu4"}));
+  EXPECT_TRUE(
+      throws_input_error([] { (void)with("hgx-a100", {"node.gpus=4"}); }, {"--set node.devices.gpu=4", "gpu4"}));
   EXPECT_EQ(with("rtx3090-6x-pcie", {"transports.pcie_p2p=true"}).transports.pcie_p2p, true);
   // Bad values get the loader's message with the --set named.
   EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"network.nic_rate_Gbps=fast"}); },
@@ -59,7 +61,8 @@ TEST(PlanFile, RoundTripAndStrictKeys) {
   p.sequence_parallel = true;
   p.zero_stage = 1;
   p.global_batch = 64;
-  const std::string path = write("plan.json", nlohmann::json(plan_file_json(m, p, 8, "hgx-a100", 1, {"network.nic_rate_Gbps=400"}, "n")).dump());
+  const std::string path = write(
+      "plan.json", nlohmann::json(plan_file_json(m, p, 8, "hgx-a100", 1, {"network.nic_rate_Gbps=400"}, "n")).dump());
   const PlanFile f = load_plan_file(path);
   ASSERT_TRUE(f.model.document);
   EXPECT_EQ(model_from_json(*f.model.document, "x").ffn, 11008);

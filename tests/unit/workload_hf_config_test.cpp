@@ -115,15 +115,17 @@ TEST(HfConfig, SequenceLengthIsTheTrainingChoice) {
   EXPECT_EQ(load("llama-2-7b.json", 8192).seq, 8192);
   EXPECT_TRUE(throws_input_error([] { (void)load("gpt2.json", 2048); }, {"--seq", "2048", "1024 positions"}));
   // Mistral's window of 4096 tokens: longer sequences would need windowed attention.
-  EXPECT_TRUE(throws_input_error([] { (void)load("mistral-7b.json", 8192); }, {"sliding_window", "--seq 4096 or less"}));
+  EXPECT_TRUE(
+      throws_input_error([] { (void)load("mistral-7b.json", 8192); }, {"sliding_window", "--seq 4096 or less"}));
 }
 
 TEST(HfConfig, UnsupportedArchitecturesAndKeysNameThemselves) {
   nlohmann::json mixtral = doc("mistral-7b.json");
   mixtral["model_type"] = "mixtral";
   mixtral["architectures"] = {"MixtralForCausalLM"};
-  EXPECT_TRUE(throws_input_error([&] { (void)model_from_hf_config(mixtral, "m.json", std::nullopt); },
-                                 {"m.json: model_type", "mixtral", "llama (LlamaForCausalLM)", "phi (PhiForCausalLM)"}));
+  EXPECT_TRUE(
+      throws_input_error([&] { (void)model_from_hf_config(mixtral, "m.json", std::nullopt); },
+                         {"m.json: model_type", "mixtral", "llama (LlamaForCausalLM)", "phi (PhiForCausalLM)"}));
   nlohmann::json experts = doc("mistral-7b.json");
   experts["num_local_experts"] = 8;
   EXPECT_TRUE(throws_input_error([&] { (void)model_from_hf_config(experts, "m.json", std::nullopt); },
@@ -140,7 +142,8 @@ TEST(HfConfig, UnsupportedArchitecturesAndKeysNameThemselves) {
                                  {"g.json: head_dim", "256 x 16 heads"}));
   nlohmann::json alibi = doc("falcon-7b.json");
   alibi["alibi"] = true;
-  EXPECT_TRUE(throws_input_error([&] { (void)model_from_hf_config(alibi, "f.json", std::nullopt); }, {"f.json: alibi"}));
+  EXPECT_TRUE(
+      throws_input_error([&] { (void)model_from_hf_config(alibi, "f.json", std::nullopt); }, {"f.json: alibi"}));
   nlohmann::json mixed = doc("llama-3-8b.json");
   mixed["mlp_bias"] = true;
   EXPECT_TRUE(throws_input_error([&] { (void)model_from_hf_config(mixed, "l.json", std::nullopt); },
