@@ -110,7 +110,7 @@ for transport in $transports; do
       global=$((mb * 4 * replicas))
       name="train-$transport-$label-mb$mb"
       run "$name" "${env_vars[@]}" -- mpirun "${mpirun_args[@]}" "${x_args[@]}" "$commscale" train "${block[@]}" \
-        "${plan[@]}" --micro-batch "$mb" --global-batch "$global" --steps 10 --warmup 3 -J "$out/$name.json"
+        "${plan[@]}" --micro-batch "$mb" --global-batch "$global" --steps 10 --warmup 3 --no-flash-attn -J "$out/$name.json"
       points+=("$out/$name.json")
       case "$label" in dp|tp|pp) ;; *) continue ;; esac
       [ "$with_pytorch" = 1 ] || continue

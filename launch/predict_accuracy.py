@@ -51,6 +51,9 @@ def train_point(path, doc):
         if name not in MEASUREMENT_FLAGS:
             flags.append(word)
         i += 1
+    # Runs measured before flash attention became the default ran without it unless they said so.
+    if not {"--flash-attn", "--use-flash-attn", "--no-flash-attn"} & {f.split("=", 1)[0] for f in flags}:
+        flags.append("--no-flash-attn")
     summary = doc["summary"]
     return {"kind": "train", "flags": flags, "world": len(doc["context"]["ranks"]),
             "environment": doc["context"].get("environment", {}),
@@ -68,8 +71,8 @@ def pytorch_point(path, doc):
         flags = ["--model", "llama2-7b", "--kv-heads", str(doc["kv_heads"]), "--ffn", str(doc["ffn"])] + flags
     flags += {"dp": ["--dp", str(world)], "tp": ["--tp", str(world)],
               "pp": ["--pp", str(world), "--schedule", "gpipe"]}[mode]
-    if doc.get("attention") == "sdpa":
-        flags.append("--flash-attn")
+    # The attention as run: commscale's default changed to flash attention after these were measured.
+    flags.append("--flash-attn" if doc.get("attention") == "sdpa" else "--no-flash-attn")
     if not doc.get("compile"):  # eager PyTorch: its own kernel list (torch.compile fuses as Megatron does)
         flags += ["--kernels", "eager"]
     if doc.get("optimizer"):  # the reference's optimizer (torch.optim.AdamW on bf16 weights: adamw)

@@ -15,7 +15,7 @@ el tests
 C=/tmp/b/src/commscale
 log() { echo "# $*" >> $OUT/r/commands.txt; }
 for mb in 1 2 4; do
-  args=(train --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch $mb --global-batch $((4*mb)) --steps 10 --warmup 3 --timing both --gemm-check -J $OUT/r/train-block8-mb$mb.json)
+  args=(train --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch $mb --global-batch $((4*mb)) --steps 10 --warmup 3 --timing both --gemm-check -J $OUT/r/train-block8-mb$mb.json)
   [ $mb = 2 ] && args+=(--trace $OUT/r/trace-block8-mb2.json)
   log commscale "${args[@]}"
   timeout 150 $C "${args[@]}" > $OUT/r/train-block8-mb$mb.txt 2>&1; echo "train mb$mb rc=$?"
@@ -26,7 +26,7 @@ for mb in 1 2 4; do
   timeout 150 mpirun -np 1 python3 launch/pytorch_reference.py "${pargs[@]}" > $OUT/r/pytorch-block8-mb$mb.txt 2>&1; echo "pytorch mb$mb rc=$?"; tail -3 $OUT/r/pytorch-block8-mb$mb.txt
   el mb$mb
 done
-args=(train --model gpt3-1.3b --micro-batch 4 --global-batch 16 --steps 5 --warmup 2 --timing both -J $OUT/r/train-gpt3-1.3b.json)
+args=(train --no-flash-attn --model gpt3-1.3b --micro-batch 4 --global-batch 16 --steps 5 --warmup 2 --timing both -J $OUT/r/train-gpt3-1.3b.json)
 log commscale "${args[@]}"; timeout 120 $C "${args[@]}" > $OUT/r/train-gpt3-1.3b.txt 2>&1; echo "train 1.3b rc=$?"; head -40 $OUT/r/train-gpt3-1.3b.txt
 el train-1.3b
 if [ -x launch/gpu-topo-p2p.sh ]; then timeout 120 bash launch/gpu-topo-p2p.sh "$C" $OUT/r/topo > $OUT/r/topo-p2p.log 2>&1; echo "topo-p2p rc=$?"; tail -30 $OUT/r/topo-p2p.log; fi

@@ -12,12 +12,12 @@ el tests
 C=/tmp/b/src/commscale
 log() { echo "# $*" >> $OUT/r/commands.txt; }
 for mb in 1 2 4; do
-  args=(train --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch $mb --global-batch $((4*mb)) --steps 10 --warmup 3 --timing both -J $OUT/r/train-block8-mb$mb.json)
+  args=(train --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch $mb --global-batch $((4*mb)) --steps 10 --warmup 3 --timing both -J $OUT/r/train-block8-mb$mb.json)
   log commscale "${args[@]}"
   timeout 120 $C "${args[@]}" > $OUT/r/train-block8-mb$mb.txt 2>&1; echo "train mb$mb rc=$?"
   grep -E "step time|per-op timing" $OUT/r/train-block8-mb$mb.txt | head -3
 done
-args=(train --model gpt3-1.3b --micro-batch 4 --global-batch 16 --steps 10 --warmup 3 --timing both -J $OUT/r/train-gpt3-1.3b.json)
+args=(train --no-flash-attn --model gpt3-1.3b --micro-batch 4 --global-batch 16 --steps 10 --warmup 3 --timing both -J $OUT/r/train-gpt3-1.3b.json)
 log commscale "${args[@]}"; timeout 120 $C "${args[@]}" > $OUT/r/train-gpt3-1.3b.txt 2>&1; echo "train 1.3b rc=$?"; grep -E "step time|per-op timing" $OUT/r/train-gpt3-1.3b.txt | head -3
 el trains
 args=(calibrate -o $OUT/r/h200x1-calibration.json --cluster h200x1 --description "1 x H200 SXM 141GB (lent GPU machine)")

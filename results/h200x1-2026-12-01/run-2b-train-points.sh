@@ -16,19 +16,19 @@ point() {
   timeout 100 $C train "$@" --steps 5 --warmup 2 -J $OUT/r/$name.json --timeline $OUT/r/$name-timeline.json > $OUT/r/$name.txt 2>&1
   echo "$name rc=$? $* : $(grep -E '^step time' $OUT/r/$name.txt)"
 }
-point --model gpt3-125m --micro-batch 8 --global-batch 32
-point --model gpt3-350m --micro-batch 8 --global-batch 32
-point --model gpt3-1.3b --micro-batch 2 --global-batch 8
-point --model gpt3-2.7b --micro-batch 2 --global-batch 8
-point --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 1 --global-batch 4 --recompute full
-point --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --recompute selective
+point --no-flash-attn --model gpt3-125m --micro-batch 8 --global-batch 32
+point --no-flash-attn --model gpt3-350m --micro-batch 8 --global-batch 32
+point --no-flash-attn --model gpt3-1.3b --micro-batch 2 --global-batch 8
+point --no-flash-attn --model gpt3-2.7b --micro-batch 2 --global-batch 8
+point --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 1 --global-batch 4 --recompute full
+point --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --recompute selective
 point --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --flash-attn
-point --model gpt3-13b --layers 4 --vocab 0 --micro-batch 2 --global-batch 8
-point --model llama2-7b --layers 8 --micro-batch 1 --global-batch 4
-point --model llama3-8b --layers 4 --micro-batch 1 --global-batch 4
-point --layers 12 --hidden 1024 --heads 16 --seq 1024 --vocab 0 --micro-batch 8 --global-batch 32
-point --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --dtype fp16
-point --model gpt3-1.3b --micro-batch 4 --global-batch 16 --zero 1
+point --no-flash-attn --model gpt3-13b --layers 4 --vocab 0 --micro-batch 2 --global-batch 8
+point --no-flash-attn --model llama2-7b --layers 8 --micro-batch 1 --global-batch 4
+point --no-flash-attn --model llama3-8b --layers 4 --micro-batch 1 --global-batch 4
+point --no-flash-attn --layers 12 --hidden 1024 --heads 16 --seq 1024 --vocab 0 --micro-batch 8 --global-batch 32
+point --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --dtype fp16
+point --no-flash-attn --model gpt3-1.3b --micro-batch 4 --global-batch 16 --zero 1
 el done
 rm -f $OUT/r/*-timeline.json.keep
 tar czf $OUT/h200x1-c.tgz -C $OUT r && rm -rf $OUT/r

@@ -17,7 +17,7 @@ for mb in 1 2 4; do
   pt pt-sdpa-compile-mb$mb --mode dp --layers 8 --hidden 4096 --heads 32 --seq 2048 --micro-batch $mb --microbatches 4 --steps 10 --warmup 3 --attention sdpa --compile
   el mb$mb
 done
-cs cs-unfused-mb2 train --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --steps 10 --warmup 3 -J $OUT/r/cs-unfused-mb2.json
+cs cs-unfused-mb2 train --no-flash-attn --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8 --steps 10 --warmup 3 -J $OUT/r/cs-unfused-mb2.json
 pt pt-sdpa-mb2 --mode dp --layers 8 --hidden 4096 --heads 32 --seq 2048 --micro-batch 2 --microbatches 4 --steps 10 --warmup 3 --attention sdpa
 pt pt-unfused-compile-mb2 --mode dp --layers 8 --hidden 4096 --heads 32 --seq 2048 --micro-batch 2 --microbatches 4 --steps 10 --warmup 3 --compile
 el done

@@ -20,7 +20,7 @@ for heat in 0 20; do
 done
 for attn in unfused flash; do
   for mb in 1 2; do
-    f=(); [ $attn = flash ] && f=(--flash-attn)
+    f=(--no-flash-attn); [ $attn = flash ] && f=(--flash-attn)
     args=(train --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch $mb --global-batch $((4 * mb)) "${f[@]}" --steps 10 --warmup 3 --timing both --gemm-check -J $OUT/r/train-$attn-mb$mb.json --timeline $OUT/r/timeline-$attn-mb$mb.json)
     log "commscale ${args[*]}"
     timeout 100 $C "${args[@]}" > $OUT/r/train-$attn-mb$mb.txt 2>&1; echo "train $attn mb$mb rc=$?"; grep -E "^step time" $OUT/r/train-$attn-mb$mb.txt

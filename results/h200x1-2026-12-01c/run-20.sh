@@ -30,8 +30,8 @@ for pt in "${points[@]}"; do
     timeout 120 mpirun -np 1 python3 launch/pytorch_reference.py "${py[@]}" --attention $att > $OUT/r/pytorch-$att-$n.txt 2>/tmp/err.txt; echo "pytorch $att $n rc=$?"; tail -1 /tmp/err.txt; tail -1 $OUT/r/pytorch-$att-$n.txt
   done
   case $n in base-*) ;; *)
-    for fl in "" "--flash-attn"; do
-      tag=fused${fl:+-flash}
+    for fl in "--no-flash-attn" "--flash-attn"; do
+      tag=fused; [ "$fl" = --flash-attn ] && tag=fused-flash
       args=(train --layers 8 --hidden $h --heads $a --seq $s --vocab 0 --micro-batch $mb --global-batch $((4 * mb)) $fl --steps 10 --warmup 3 --timing both -J $OUT/r/train-$tag-$n.json)
       echo "commscale ${args[*]}" >> $OUT/r/commands.txt
       timeout 100 $C "${args[@]}" > $OUT/r/train-$tag-$n.txt 2>&1; echo "train $tag $n rc=$?"; grep -E "^step time" $OUT/r/train-$tag-$n.txt

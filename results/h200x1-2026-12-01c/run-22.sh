@@ -16,7 +16,7 @@ echo "mpirun -np 1 BUILD/tests/commscale_gpu_tests" >> $OUT/r/commands.txt
 timeout 200 mpirun -np 1 /tmp/b/tests/commscale_gpu_tests > $OUT/r/gpu-tests-np1.log 2>&1; echo "gpu tests rc=$?"; grep -E "FAILED|Failure" $OUT/r/gpu-tests-np1.log | head -20; tail -3 $OUT/r/gpu-tests-np1.log
 el tests
 for k in fused eager; do
-  args=(train --layers 8 --hidden 2048 --heads 16 --seq 1024 --vocab 0 --micro-batch 4 --global-batch 16 --kernels $k --steps 10 --warmup 3 --timing both -J $OUT/r/train-$k-small-mb4.json)
+  args=(train --no-flash-attn --layers 8 --hidden 2048 --heads 16 --seq 1024 --vocab 0 --micro-batch 4 --global-batch 16 --kernels $k --steps 10 --warmup 3 --timing both -J $OUT/r/train-$k-small-mb4.json)
   echo "commscale ${args[*]/$OUT/OUT}" >> $OUT/r/commands.txt
   timeout 100 /tmp/b/src/commscale "${args[@]}" > $OUT/r/train-$k-small-mb4.txt 2>&1; echo "train $k rc=$?"; grep -E "^step time|kernels" $OUT/r/train-$k-small-mb4.txt
 done

@@ -11,8 +11,11 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/cost_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
@@ -30,8 +33,10 @@ constexpr const char* kDefaultClusters =
 struct CompareArguments {
   ModelPlanArguments model;
   std::string clusters = kDefaultClusters;
-  std::vector<std::string> prices;
+  CostArguments costs;
   std::string scaling;
+  std::vector<std::string> set;
+  std::string sweep;
   std::string calibration;
   std::string host_framework;
   std::string kernels = "fused";
@@ -41,40 +46,66 @@ struct CompareArguments {
   std::string command_line;
 };
 
-std::map<std::string, double> parse_prices(const std::vector<std::string>& items) {
-  std::map<std::string, double> out;
-  for (const std::string& item : items) {
-    for (const std::string& one : split_list(item, "--price")) {
-      const std::size_t eq = one.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw InputError("--price", fmt::format("\"{}\"", one), "CLUSTER=USD, the price of one node");
-      }
-      const std::string cluster = one.substr(0, eq);
-      out[cluster] = parse_real(one.substr(eq + 1), fmt::format("--price {}", cluster), node_price_range());
-    }
-  }
-  return out;
-}
-
-// A --price must name a cluster being compared: else it is a typo that silently changes nothing.
+// A --price or --usd-per-gpu-hour must name a cluster being compared: else it is a typo that silently
+// changes nothing.
 void check_prices(const predict::CompareInputs& in, const hw::Catalog& catalog) {
   std::set<std::string> names;
   for (const predict::ClusterChoice& c : in.clusters) names.insert(catalog.cluster(c.cluster, "--clusters").name);
   if (in.scaling) names.insert(catalog.cluster(in.scaling->cluster, "--scaling").name);
-  for (const auto& [cluster, usd] : in.node_prices) {
-    if (!names.contains(cluster)) {
-      throw InputError("--price", fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
-                       "CLUSTER=USD for a cluster being compared");
+  for (const auto& [flag, prices] :
+       {std::pair{"--price", &in.node_prices}, std::pair{"--usd-per-gpu-hour", &in.gpu_hour_prices}}) {
+    for (const auto& [cluster, usd] : *prices) {
+      if (!names.contains(cluster)) {
+        throw InputError(flag, fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
+                         "CLUSTER=USD for a cluster being compared");
+      }
     }
   }
 }
 
+// A plan file gives compare its model, global batch and what-if overrides (the clusters are compare's).
+void merge_compare_plan_file(CompareArguments& a) {
+  merge_plan_file(a.model);
+  merge_plan_file_cluster(a.model, nullptr, nullptr, &a.set);
+  if (!a.model.loaded_plan || !a.model.loaded_plan->plan.global_batch) return;
+  if (option_given(a.model.command, "--global-batch")) {
+    a.model.over_file.push_back("--global-batch");
+  } else {
+    a.inputs.search.global_batch = *a.model.loaded_plan->plan.global_batch;
+  }
+}
+
+// --sweep KEY=V1,V2,...: the comparison once per value, every entry labelled with its value.
+predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& catalog) {
+  const std::size_t eq = a.sweep.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("--sweep", fmt::format("\"{}\"", a.sweep), "KEY=V1,V2,... with KEY as --set takes it");
+  }
+  if (a.inputs.scaling) throw InputError("--sweep", "given with --scaling", "one of them");
+  const std::string key = a.sweep.substr(0, eq);
+  predict::CompareResult out;
+  for (const std::string& value : split_list(a.sweep.substr(eq + 1), "--sweep")) {
+    predict::CompareInputs in = a.inputs;
+    in.overrides.push_back(hw::parse_override(key + "=" + value, "--sweep"));
+    for (std::string& label : in.labels) label += fmt::format(" [{}={}]", key, value);
+    predict::CompareResult r = predict::compare_clusters(catalog, in);
+    out.model = r.model;
+    for (predict::CompareEntry& e : r.entries) out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
 int run_compare(CompareArguments& a) {
+  merge_compare_plan_file(a);
   predict::CompareInputs& in = a.inputs;
+  in.overrides = hw::parse_overrides(a.set, "--set");
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
+  if (o.global_batch == 0) {
+    throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  }
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
   // Each size of the sweep is a plan search: bounded as search's are, before any is started.
   if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxSearchGpus) {
@@ -82,7 +113,9 @@ int run_compare(CompareArguments& a) {
                      fmt::format("1 to {}, the most a plan search takes", kMaxSearchGpus));
   }
   in.search.memory.workspace = gib_to_bytes(a.workspace_gib);
-  in.node_prices = parse_prices(a.prices);
+  in.node_prices = parse_cluster_values(a.costs.node_prices, "--price", "USD, the price of one node");
+  in.gpu_hour_prices = parse_cluster_values(a.costs.gpu_hour_prices, "--usd-per-gpu-hour", "USD per GPU-hour");
+  finish_cost_basis(a.costs, !in.node_prices.empty(), !in.gpu_hour_prices.empty(), &in.search.costs);
   for (const std::string& label : split_list(a.clusters, "--clusters")) {
     if (std::find(in.labels.begin(), in.labels.end(), label) != in.labels.end()) {
       throw InputError("--clusters", fmt::format("\"{}\" is given twice", label), "each cluster once");
@@ -95,10 +128,15 @@ int run_compare(CompareArguments& a) {
   check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
   in.host = resolve_host_framework(a.host_framework, in.search.kernels, in.calibration.get());
-  const predict::CompareResult r = predict::compare_clusters(catalog, in);
+  const predict::CompareResult r = a.sweep.empty() ? predict::compare_clusters(catalog, in) : run_sweep(a, catalog);
   nlohmann::json doc = predict::compare_to_json(r, in);
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) predict::print_compare(std::cout, r, in);
+  doc["context"] = inputs_context(a.model, in.overrides);
+  if (!a.sweep.empty()) doc["context"]["sweep"] = a.sweep;
+  if (emit_json(a.output, doc)) {
+    std::cout << inputs_line(a.model, in.overrides);
+    predict::print_compare(std::cout, r, in);
+  }
   return static_cast<int>(ExitCode::kOk);
 }
 
@@ -116,19 +154,25 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   o.top = 1;
   cmd->add_option("--clusters", args->clusters, "clusters to compare, CLUSTER or CLUSTER:GPUS, comma-separated")
       ->capture_default_str();
-  cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
-  add_real_option(*cmd, "--years", &o.costs.years, "years the purchase price is amortized over", years_range())
-      ->capture_default_str();
-  add_real_option(*cmd, "--usd-per-kwh", &o.costs.usd_per_kwh, "energy price, USD per kWh", usd_per_kwh_range())
-      ->capture_default_str();
-  cmd->add_option("--price", args->prices,
-                  "CLUSTER=USD: price of one node (data-centre GPUs have no list price; default: the cluster's)");
+  cmd->add_option("--global-batch,--global-batch-size", o.global_batch,
+                  "sequences per step over all replicas (required unless the --plan-file has it)");
+  add_cost_options(*cmd, &o.costs, &args->costs);
+  cmd->add_option("--price", args->costs.node_prices,
+                  "CLUSTER=USD: price of one whole node (--cost-basis system; default: the cluster file's)");
+  cmd->add_option("--usd-per-gpu-hour", args->costs.gpu_hour_prices,
+                  "CLUSTER=USD: cloud price per GPU-hour (--cost-basis cloud)");
   cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
+  add_set_option(*cmd, &args->set);
+  cmd->add_option("--sweep", args->sweep,
+                  "KEY=V1,V2,...: the comparison once per value of one --set key "
+                  "(e.g. network.nic_rate_Gbps=100,200,400)");
   cmd->add_option("--scaling-max", args->inputs.scaling_max_gpus, "largest GPU count of the sweep")
       ->capture_default_str();
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
       ->capture_default_str();
-  cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  o.flash_attention = true;  // every current training recipe uses it
+  cmd->add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", o.flash_attention,
+                "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/megatron_flags.hpp"
 #include "cli/model_options.hpp"
 
 namespace commscale {
@@ -31,6 +32,12 @@ std::string model_flags_text(const ModelPlanArguments& a) {
   std::string out;
   if (!a.model.empty()) out += fmt::format(" --model {}", shell_word(a.model));
   if (!a.model_file.empty()) out += fmt::format(" --model-file {}", shell_word(a.model_file));
+  if (!a.hf_config.empty()) out += fmt::format(" --hf-config {}", shell_word(a.hf_config));
+  // A model written out in a plan file has no other name (flags given after it override its plan).
+  const bool file_model = a.model.empty() && a.model_file.empty() && a.hf_config.empty();
+  if (a.loaded_plan && a.loaded_plan->model.document && file_model) {
+    out += fmt::format(" --plan-file {}", shell_word(a.loaded_plan->path));
+  }
   const auto& g = a.given;
   add_if_given(out, g.layers, "--layers", a.layers);
   add_if_given(out, g.hidden, "--hidden", a.hidden);
@@ -41,6 +48,7 @@ std::string model_flags_text(const ModelPlanArguments& a) {
   add_if_given(out, g.seq, "--seq", a.seq);
   add_if_given(out, g.activation, "--activation", a.activation);
   add_if_given(out, g.dtype, "--dtype", a.dtype);
+  out += megatron_model_flags_text(a);
   return out.empty() ? out : out.substr(1);
 }
 

@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "core/error.hpp"
+#include "workload/hf_config.hpp"
 #include "workload/model_spec.hpp"
 #include "workload/presets.hpp"
 
@@ -26,33 +29,48 @@ std::string preset_names() {
 
 void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Model";
+  a->command = &cmd;
   cmd.add_option("--model", a->model, "a preset: " + preset_names())->group(group);
   cmd.add_option("--model-file", a->model_file,
-                 "a model as JSON (keys: layers, hidden, heads, kv_heads, ffn, vocab, "
-                 "seq, activation, norm, positions, linear_bias, tied_embeddings, dtype)")
+                 "a model as JSON (keys: layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, "
+                 "positions, linear_bias, tied_embeddings, dtype), or a Hugging Face config.json")
+      ->group(group);
+  cmd.add_option("--hf-config", a->hf_config,
+                 fmt::format("a Hugging Face config.json ({}); the sequence length is --seq, default "
+                             "min(max_position_embeddings, {})",
+                             supported_hf_architectures(), kDefaultHfSeq))
       ->group(group);
   auto& g = a->given;
-  g.layers = cmd.add_option("--layers", a->layers, "transformer layers (overrides the preset or file)")->group(group);
-  g.hidden = cmd.add_option("--hidden", a->hidden, "hidden size")->group(group);
-  g.heads = cmd.add_option("--heads", a->heads, "attention heads")->group(group);
-  g.kv_heads = cmd.add_option("--kv-heads", a->kv_heads, "KV heads, fewer than --heads for GQA (default: --heads)")
+  g.layers = cmd.add_option("--layers,--num-layers", a->layers, "transformer layers (overrides the preset or file)")
+                 ->group(group);
+  g.hidden = cmd.add_option("--hidden,--hidden-size", a->hidden, "hidden size")->group(group);
+  g.heads = cmd.add_option("--heads,--num-attention-heads", a->heads, "attention heads")->group(group);
+  g.kv_heads = cmd.add_option("--kv-heads,--num-query-groups", a->kv_heads,
+                              "KV heads, fewer than --heads for GQA (default: --heads)")
                    ->group(group);
-  g.ffn = cmd.add_option("--ffn", a->ffn, "MLP inner size (default 4 x hidden; required with swiglu)")->group(group);
-  g.vocab =
-      cmd.add_option("--vocab", a->vocab, "vocabulary size; 0: a bare stack of blocks, no embedding, logits or loss")
-          ->group(group);
-  g.seq = cmd.add_option("--seq", a->seq, "sequence length")->group(group);
+  g.ffn = cmd.add_option("--ffn,--ffn-hidden-size", a->ffn, "MLP inner size (default 4 x hidden; required with swiglu)")
+              ->group(group);
+  g.vocab = cmd.add_option("--vocab,--vocab-size", a->vocab,
+                           "vocabulary size; 0: a bare stack of blocks, no embedding, logits or loss")
+                ->group(group);
+  g.seq = cmd.add_option("--seq,--seq-length", a->seq, "sequence length")->group(group);
   g.activation = cmd.add_option("--activation", a->activation, "gelu or swiglu")->group(group);
   g.dtype = cmd.add_option("--dtype", a->dtype, "training type: bf16 (default), fp16 or fp32")->group(group);
+  add_megatron_model_flags(cmd, &a->megatron);
+  add_plan_file_option(cmd, a);
 }
 
 void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Parallel plan";
   a->given.world = cmd.add_option("--world", a->world, "ranks (GPUs) in the job (default: dp x tp x pp)")->group(group);
-  cmd.add_option("--tp", a->tp, "tensor-parallel size")->capture_default_str()->group(group);
-  cmd.add_option("--pp", a->pp, "pipeline-parallel size (stages)")->capture_default_str()->group(group);
+  cmd.add_option("--tp,--tensor-model-parallel-size", a->tp, "tensor-parallel size")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--pp,--pipeline-model-parallel-size", a->pp, "pipeline-parallel size (stages)")
+      ->capture_default_str()
+      ->group(group);
   a->given.dp = cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
-  cmd.add_flag("--sp", a->sp, "sequence parallelism (with --tp 2 or more)")->group(group);
+  cmd.add_flag("--sp,--sequence-parallel", a->sp, "sequence parallelism (with --tp 2 or more)")->group(group);
   cmd.add_option("--zero", a->zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
   cmd.add_option("--recompute", a->recompute, "activation recompute: none, selective or full")
       ->capture_default_str()
@@ -62,21 +80,26 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                  "AdamW on the weights' own type), sgd (no state) or none (forward and backward only)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_flag("--flash-attn", a->flash_attention, "fused (flash) attention")->group(group);
+  cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->flash_attention,
+               "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
+               "kernels, the score matrix kept for the backward")->group(group);
   cmd.add_option("--kernels", a->kernels,
                  "memory-bound kernels: fused (Megatron-LM's) or eager (PyTorch's, one per tensor operation, "
                  "with gradient accumulation by adds)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--micro-batch", a->micro_batch, "sequences per microbatch")->capture_default_str()->group(group);
+  cmd.add_option("--micro-batch,--micro-batch-size", a->micro_batch, "sequences per microbatch")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_option(
-         "--global-batch", a->global_batch,
+         "--global-batch,--global-batch-size", a->global_batch,
          "sequences per step over all replicas (default: 4 microbatches per pipeline stage, 1 without a pipeline)")
       ->group(group);
   cmd.add_option("--schedule", a->schedule, "pipeline schedule: gpipe, 1f1b or interleaved")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--chunks", a->chunks, "model chunks per stage with --schedule interleaved")
+  cmd.add_option("--chunks,--num-virtual-stages-per-pipeline-rank", a->chunks,
+                 "model chunks per stage with --schedule interleaved")
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
@@ -86,6 +109,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                   {0.0, 1e6, "a positive size in MiB, at most 1000000", "", true})
       ->capture_default_str()
       ->group(group);
+  add_megatron_plan_flags(cmd, &a->megatron);
 }
 
 TransformerConfig resolve(const ModelPlanArguments& a) {
@@ -101,13 +125,22 @@ TransformerConfig resolve(const ModelPlanArguments& a) {
   if (g.activation != nullptr && g.activation->count() > 0)
     o.activation = parse_activation(a.activation, "--activation");
   if (g.dtype != nullptr && g.dtype->count() > 0) o.dtype = parse_data_type(a.dtype, "--dtype");
-  return resolve_model(a.model, a.model_file, o);
+  apply_megatron_model_flags(a, o);
+  ModelSource source{a.model, a.model_file, a.hf_config, std::nullopt, ""};
+  const bool flag_model = !a.model.empty() || !a.model_file.empty() || !a.hf_config.empty();
+  if (!flag_model && a.loaded_plan && a.loaded_plan->model.document) {
+    source.document = a.loaded_plan->model.document;
+    source.origin = fmt::format("{}: model", a.loaded_plan->path);
+  }
+  TransformerConfig m = resolve_model(source, o);
+  check_megatron_model(a, m);
+  return m;
 }
 
 // --world and --dp: either may be left out and follows from the other.
 int data_parallel_size(const ModelPlanArguments& a, int* world) {
-  const bool world_given = a.given.world != nullptr && a.given.world->count() > 0;
-  const bool dp_given = a.given.dp != nullptr && a.given.dp->count() > 0;
+  const bool world_given = (a.given.world != nullptr && a.given.world->count() > 0) || a.from_file.contains("--world");
+  const bool dp_given = (a.given.dp != nullptr && a.given.dp->count() > 0) || a.from_file.contains("--dp");
   const int tp_pp = checked_world_size(1, a.tp, a.pp);
   const int dp = dp_given ? a.dp : (world_given ? a.world / tp_pp : 1);
   if (world_given && !dp_given && (a.world < 1 || a.world % tp_pp != 0)) {
@@ -129,7 +162,21 @@ void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
   add_plan_options(command, args);
 }
 
-CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
+namespace {
+
+// A value the plan file gave is named by its file and key, not by the flag it stands for.
+[[noreturn]] void rethrow_from_file(const ModelPlanArguments& a, const InputError& e) {
+  const std::string message = e.what();
+  for (const std::string& flag : a.from_file) {
+    if (message.rfind(flag + ":", 0) == 0) {
+      throw InputError(fmt::format("{}: plan.{} (as {})", a.loaded_plan->path, plan_file_key(flag), flag),
+                       message.substr(flag.size() + 2));
+    }
+  }
+  throw e;
+}
+
+CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
   TransformerConfig model = resolve(a);
   int world = 0;
   ParallelPlan p;
@@ -148,7 +195,18 @@ CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
   p.order = a.order;
   p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
   p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
+  apply_megatron_plan_flags(a, model, p);
   return CheckedPlan(std::move(model), std::move(p), world);
+}
+
+}  // namespace
+
+CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
+  try {
+    return plan_from_arguments(a);
+  } catch (const InputError& e) {
+    rethrow_from_file(a, e);
+  }
 }
 
 }  // namespace commscale

@@ -4,19 +4,45 @@
 // `search`: add them to a subcommand, then turn them into a checked model and plan in its callback.
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "parallel/plan.hpp"
+#include "parallel/plan_file.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
 
 // The flags as typed. Overrides are applied only when given (their CLI::Option says so).
+// Megatron-LM's flags that are not plain aliases: they convert (layers per virtual stage into chunks,
+// the distributed optimizer into ZeRO 1) or describe what commscale's flags leave to a preset.
+struct MegatronArguments {
+  int layers_per_virtual_stage = 0;
+  std::string recompute_granularity;
+  bool recompute_activations = false;
+  std::string recompute_method;
+  int recompute_num_layers = 0;
+  bool distributed_optimizer = false;
+  bool group_query_attention = false;
+  bool swiglu = false;
+  std::string normalization;
+  std::string position_embedding;
+  bool disable_bias_linear = false;
+  bool untie_embeddings = false;
+  bool bf16 = false;
+  bool fp16 = false;
+  std::int64_t max_position_embeddings = 0;
+};
+
 struct ModelPlanArguments {
+  CLI::App* command = nullptr;  // to ask which flags were given (flags override a plan file)
   std::string model;
   std::string model_file;
+  std::string hf_config;
   int layers = 0;
   std::int64_t hidden = 0;
   int heads = 0;
@@ -35,7 +61,7 @@ struct ModelPlanArguments {
   int zero = 0;
   std::string recompute = "none";
   std::string optimizer = "adam";
-  bool flash_attention = false;
+  bool flash_attention = true;  // --no-flash-attn turns it off
   std::string kernels = "fused";
   int micro_batch = 1;
   int global_batch = 0;  // 0: 4 microbatches per pipeline stage (1 microbatch without a pipeline)
@@ -43,6 +69,13 @@ struct ModelPlanArguments {
   int chunks = 1;
   std::string order = "tp-dp-pp";
   double bucket_mib = 25.0;
+  MegatronArguments megatron;
+
+  // --plan-file: its values fill what no flag gave (plan_file_options.hpp).
+  std::string plan_file;
+  std::optional<PlanFile> loaded_plan;
+  std::set<std::string> from_file;       // flags whose value came from the plan file
+  std::vector<std::string> over_file;    // flags given that override a value of the plan file
 
   struct Given {
     CLI::Option* layers = nullptr;

@@ -13,6 +13,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -38,6 +39,7 @@ struct PlanArguments {
 };
 
 void finish(PlanArguments& a) {
+  merge_plan_file(a.model_plan);
   a.resolved = finish_model_plan_options(a.model_plan);
   // Seam for the hardware catalog: `--gpu NAME` will set gpu_memory from the GPU's catalog entry here.
   if (a.gpu_memory_gib > 0) a.gpu_memory = gib_to_bytes(a.gpu_memory_gib);
@@ -124,8 +126,10 @@ int run_plan(const PlanArguments& a) {
     if (a.json) {
       nlohmann::json doc = summary_to_json(s);
       doc["command_line"] = a.command_line;
+      doc["context"] = inputs_context(a.model_plan, {});
       std::cout << json_text(doc, 2);
     } else {
+      std::cout << inputs_line(a.model_plan, {});
       print_header(s, a.resolved->world(), std::cout);
       print_memory(s, std::cout);
       print_traffic(s, std::cout);

@@ -13,6 +13,7 @@
 #include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/predict_collective.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
@@ -33,6 +34,7 @@ struct PredictArguments {
   std::vector<const CLI::Option*> step_only;  // flags --collective does not take
   std::string cluster;
   int nodes = 0;
+  std::vector<std::string> set;
   std::string calibration;
   std::string host_framework;
   double workspace_gib = 2.0;
@@ -70,12 +72,16 @@ void write_extras(const PredictArguments& a, const PreparedStep& step, const pre
   if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(step.program, *p.simulation)));
 }
 
-int run_predict(const PredictArguments& a) {
+int run_predict(PredictArguments& a) {
+  merge_plan_file(a.model_plan);
+  merge_plan_file_cluster(a.model_plan, &a.cluster, &a.nodes, &a.set);
+  if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
+  const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
   const CheckedPlan mp = finish_model_plan_options(a.model_plan);
   check_program_size(mp.plan());  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
   if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
   const auto calibration = load_calibration_option(a.calibration, catalog);
@@ -96,7 +102,11 @@ int run_predict(const PredictArguments& a) {
   progress.finish();
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) predict::print_prediction(std::cout, p);
+  doc["context"] = inputs_context(a.model_plan, overrides);
+  if (emit_json(a.output, doc)) {
+    std::cout << inputs_line(a.model_plan, overrides);
+    predict::print_prediction(std::cout, p);
+  }
   write_extras(a, step, p);
   return static_cast<int>(p.fit.fits ? ExitCode::kOk : ExitCode::kCheckFailed);
 }
@@ -112,8 +122,10 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
                          "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
   add_model_plan_options(*cmd, &args->model_plan);
   add_collective_options(*cmd, &args->collective);
-  cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
-      ->required();
+  cmd->add_option("--cluster", args->cluster,
+                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
+                  "--plan-file has one)");
+  add_set_option(*cmd, &args->set);
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   args->step_only = {
@@ -135,6 +147,7 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
       return;
     }
     *action = [args] {
+      if (args->cluster.empty()) throw InputError("--cluster", "missing", "a cluster to predict the collective on");
       return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->output,
                                                        args->command_line});
     };

@@ -3,16 +3,23 @@
 // 0 (at least one plan fits); 1 (no plan fits: the output names the closest); 2 bad input.
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/cost_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
+#include "hw/catalog.hpp"
 #include "hw/topology_dir.hpp"
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
@@ -26,10 +33,14 @@ struct SearchArguments {
   ModelPlanArguments model;
   std::string cluster;
   int nodes = 0;
+  std::vector<std::string> set;
+  std::string best_plan_path;
   std::string gpus;
   std::string rank_by = "throughput";
   std::string kernels = "fused";
   double node_price_usd = 0.0;
+  double usd_per_gpu_hour = 0.0;
+  CostArguments costs;
   std::string calibration;
   std::string host_framework;
   double workspace_gib = 2.0;
@@ -64,6 +75,8 @@ void check_options(SearchArguments& a) {
   if (o.max_chunks < 1) throw InputError("--max-chunks", fmt::format("{}", o.max_chunks), "at least 1");
   if (o.top < 1) throw InputError("--top", fmt::format("{}", o.top), "at least 1");
   if (a.node_price_usd > 0) o.costs.node_price_usd = a.node_price_usd;
+  if (a.usd_per_gpu_hour > 0) o.costs.usd_per_gpu_hour = a.usd_per_gpu_hour;
+  finish_cost_basis(a.costs, a.node_price_usd > 0, a.usd_per_gpu_hour > 0, &o.costs);
   o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
@@ -93,17 +106,57 @@ std::string predict_flags(const SearchArguments& a) {
   std::string out = fmt::format("--cluster {} {}", shell_quoted(a.cluster), model_flags_text(a.model));
   if (a.nodes > 0) out += fmt::format(" --nodes {}", a.nodes);
   if (!a.calibration.empty()) out += fmt::format(" --calibration {}", shell_quoted(a.calibration));
+  for (const std::string& item : a.set) out += fmt::format(" --set {}", shell_quoted(item));
   if (a.workspace_gib != 2.0) out += fmt::format(" --workspace-gib {:g}", a.workspace_gib);
   return out;
 }
 
+// The search's own flags that a plan file's plan can give: the batch, and what every plan shares.
+void merge_search_plan_file(SearchArguments& a) {
+  merge_plan_file(a.model);
+  merge_plan_file_cluster(a.model, &a.cluster, &a.nodes, &a.set);
+  if (!a.model.loaded_plan) return;
+  const PlanFileFields& p = a.model.loaded_plan->plan;
+  predict::SearchOptions& o = a.options;
+  const auto take = [&](const char* flag, const auto& value, auto& field) {
+    if (!value) return;
+    if (option_given(a.model.command, flag)) {
+      a.model.over_file.push_back(flag);
+    } else {
+      field = *value;
+    }
+  };
+  take("--global-batch", p.global_batch, o.global_batch);
+  take("--flash-attn", p.flash_attn, o.flash_attention);
+  take("--kernels", p.kernels, a.kernels);
+  take("--order", p.order, o.order);
+}
+
+// The best plan as a plan file (parallel/plan_file.hpp), with the cluster and overrides searched.
+void write_best_plan(const SearchArguments& a, const TransformerConfig& model, const predict::SearchResult& r) {
+  if (a.best_plan_path.empty() || r.ranked.empty()) return;
+  const ParallelPlan& best = r.ranked.front().estimate.plan;
+  const std::string cluster =
+      hw::looks_like_path(a.cluster) ? std::filesystem::absolute(a.cluster).lexically_normal().string() : a.cluster;
+  const std::string note = fmt::format("the best plan of `commscale search` ({:.0f} tokens/s predicted): {}",
+                                       r.ranked.front().estimate.tokens_per_s, a.command_line);
+  const nlohmann::ordered_json doc = plan_file_json(model, best, world_size(best), cluster, a.nodes, a.set, note);
+  write_file_atomically(a.best_plan_path, json_text(nlohmann::json(doc), 2));
+}
+
 int run_search(SearchArguments& a) {
+  merge_search_plan_file(a);
+  if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
+  if (a.options.global_batch == 0) {
+    throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
+  }
+  const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
   const TransformerConfig model = finish_model_options(a.model);
-  finish_output_options(a.output);
+  finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
   if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
+  const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
   const auto calibration = load_calibration_option(a.calibration, catalog);
   // One target per node count, one evaluator per GPU count.
   std::vector<int> counts = a.gpus.empty() ? std::vector<int>{} : parse_gpu_counts(a.gpus);
@@ -133,7 +186,12 @@ int run_search(SearchArguments& a) {
   nlohmann::json doc = predict::search_to_json(r, a.options);
   doc["model"] = model.name;
   doc["command_line"] = a.command_line;
-  if (emit_json(a.output, doc)) predict::print_search(std::cout, r, a.options, predict_flags(a));
+  doc["context"] = inputs_context(a.model, overrides);
+  write_best_plan(a, model, r);
+  if (emit_json(a.output, doc)) {
+    std::cout << inputs_line(a.model, overrides);
+    predict::print_search(std::cout, r, a.options, predict_flags(a));
+  }
   return static_cast<int>(r.ranked.empty() ? ExitCode::kCheckFailed : ExitCode::kOk);
 }
 
@@ -148,26 +206,33 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
       "cluster, ranked by throughput or cost, with the top K and why the others lose (no GPU needed)");
   add_model_options(*cmd, &args->model);
   predict::SearchOptions& o = args->options;
-  cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
-      ->required();
+  cmd->add_option("--cluster", args->cluster,
+                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
+                  "--plan-file has one)");
+  add_set_option(*cmd, &args->set);
+  cmd->add_option("--best-plan-file", args->best_plan_path,
+                  "write the best plan as a plan file (for --plan-file of plan, train, predict)");
   cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
   cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
-  cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
+  cmd->add_option("--global-batch,--global-batch-size", o.global_batch,
+                  "sequences per step over all replicas (required unless the --plan-file has it)");
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
       ->capture_default_str();
   cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
       ->capture_default_str();
-  cmd->add_flag("--flash-attn", o.flash_attention, "every plan uses fused (flash) attention");
+  o.flash_attention = true;  // every current training recipe uses it
+  cmd->add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", o.flash_attention,
+                "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
   cmd->add_option("--rank-by", args->rank_by, "throughput or cost (USD per million tokens)")->capture_default_str();
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
-  add_real_option(*cmd, "--years", &o.costs.years, "years the purchase price is amortized over", years_range())
-      ->capture_default_str();
-  add_real_option(*cmd, "--usd-per-kwh", &o.costs.usd_per_kwh, "energy price, USD per kWh", usd_per_kwh_range())
-      ->capture_default_str();
-  add_real_option(*cmd, "--price", &args->node_price_usd, "price of one node in USD (default: the cluster's, if any)",
+  add_cost_options(*cmd, &o.costs, &args->costs);
+  add_real_option(*cmd, "--price", &args->node_price_usd,
+                  "price of one whole node in USD (--cost-basis system; default: the cluster file's)",
+                  node_price_range());
+  add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour, "cloud price per GPU-hour (--cost-basis cloud)",
                   node_price_range());
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   add_host_framework_option(*cmd, &args->host_framework);

@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
 #include "cli/reliability_options.hpp"
@@ -70,6 +71,13 @@ void finish_host_framework(TrainArguments& a) {
 }
 
 void finish(TrainArguments& a) {
+  merge_plan_file(a.model_plan);
+  // train runs on this machine: a plan file's cluster and what-if overrides are for predict.
+  if (reports_usage_errors() && a.model_plan.loaded_plan &&
+      (!a.model_plan.loaded_plan->cluster.empty() || !a.model_plan.loaded_plan->set.empty())) {
+    std::cerr << fmt::format("commscale train: note: the plan file's cluster and --set items are not used (train "
+                             "measures this machine)\n");
+  }
   a.resolved = finish_model_plan_options(a.model_plan);
   finish_runtime_options(&a.runtime, a.backend);
   TrainOptions& o = a.options;

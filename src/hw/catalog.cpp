@@ -56,28 +56,57 @@ GpuSpec Catalog::gpu(std::string_view name_or_path, const std::string& where) co
   return gpu;
 }
 
-ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file) const {
-  return cluster_from_json(read_json_file(file), file);
+ClusterSpec Catalog::cluster_from_file(const std::filesystem::path& file,
+                                       const std::vector<Override>& overrides) const {
+  return cluster_from_json(read_json_file(file), file, overrides);
 }
 
-ClusterSpec Catalog::cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file) const {
+ClusterSpec Catalog::cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file,
+                                       const std::vector<Override>& overrides) const {
   const std::filesystem::path dir = file.parent_path();
   // A cluster names its GPU from the catalog, or by a path relative to the cluster file.
-  const GpuResolver resolve = [this, dir](const std::string& ref, const std::string& where) {
-    return looks_like_path(ref) ? gpu((dir / ref).string(), where) : gpu(ref, where);
+  const GpuResolver resolve = [this, dir, &overrides](const std::string& ref, const std::string& where) {
+    const bool has_gpu_overrides =
+        std::any_of(overrides.begin(), overrides.end(), [](const Override& o) { return o.on_gpu(); });
+    if (!has_gpu_overrides) return looks_like_path(ref) ? gpu((dir / ref).string(), where) : gpu(ref, where);
+    const std::filesystem::path file = looks_like_path(ref) ? dir / ref : catalog_file("gpus", ref);
+    if (!looks_like_path(ref)) (void)gpu(ref, where);  // the catalog's checks and messages for the name
+    nlohmann::json doc = read_json_file(file);
+    apply_gpu_overrides(doc, overrides);
+    return parse_gpu(doc, file.string(), reference_);
   };
-  return parse_cluster(json, file.string(), reference_, resolve);
+  if (overrides.empty()) return parse_cluster(json, file.string(), reference_, resolve);
+  nlohmann::json patched = json;
+  try {
+    apply_cluster_overrides(patched, overrides);
+    return parse_cluster(patched, file.string(), reference_, resolve);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    // set_path's own messages name the override already.
+    if (message.rfind("--set ", 0) == 0 || message.rfind("--sweep ", 0) == 0) throw;
+    throw InputError(overrides_text(overrides), message);
+  }
 }
 
-ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& where) const {
-  if (looks_like_path(name_or_path)) return cluster_from_file(std::filesystem::path(name_or_path));
+std::filesystem::path Catalog::cluster_file(std::string_view name_or_path, const std::string& where) const {
+  if (looks_like_path(name_or_path)) return std::filesystem::path(name_or_path);
   const std::filesystem::path file = catalog_file("clusters", name_or_path);
   if (!input_exists(file)) {
     throw InputError(where, fmt::format("\"{}\" is not a cluster in {}", name_or_path, (root_ / "clusters").string()),
                      "a name from `commscale hw list` or a path to a cluster file");
   }
-  ClusterSpec cluster = cluster_from_file(file);
-  check_catalog_name(cluster.name, file);
+  return file;
+}
+
+ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& where) const {
+  return cluster(name_or_path, where, {});
+}
+
+ClusterSpec Catalog::cluster(std::string_view name_or_path, const std::string& where,
+                             const std::vector<Override>& overrides) const {
+  const std::filesystem::path file = cluster_file(name_or_path, where);
+  ClusterSpec cluster = cluster_from_file(file, overrides);
+  if (!looks_like_path(name_or_path)) check_catalog_name(cluster.name, file);
   return cluster;
 }
 
@@ -89,7 +118,7 @@ std::variant<GpuSpec, ClusterSpec> Catalog::any(std::string_view name_or_path, c
     const std::string kind =
         json.is_object() && json.contains("kind") && json["kind"].is_string() ? json["kind"].get<std::string>() : "";
     if (kind == "gpu") return parse_gpu(json, file.string(), reference_);
-    if (kind == "cluster") return cluster_from_json(json, file);
+    if (kind == "cluster") return cluster_from_json(json, file, {});
     throw InputError(fmt::format("{}: kind", file.string()),
                      kind.empty() ? "is missing" : fmt::format("is \"{}\"", excerpt(kind)), "\"gpu\" or \"cluster\"");
   }

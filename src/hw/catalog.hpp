@@ -16,6 +16,7 @@
 
 #include "hw/cluster_spec.hpp"
 #include "hw/gpu_spec.hpp"
+#include "hw/overrides.hpp"
 #include "hw/reference.hpp"
 
 namespace commscale::hw {
@@ -37,6 +38,10 @@ class Catalog {
   // file's "name" must be its stem. Throws InputError.
   [[nodiscard]] GpuSpec gpu(std::string_view name_or_path, const std::string& where) const;
   [[nodiscard]] ClusterSpec cluster(std::string_view name_or_path, const std::string& where) const;
+  // The same with what-if overrides (overrides.hpp) applied to the cluster's and its GPU's documents
+  // before they are read; an error then names the --set as well as the file and key.
+  [[nodiscard]] ClusterSpec cluster(std::string_view name_or_path, const std::string& where,
+                                    const std::vector<Override>& overrides) const;
 
   // Either kind, for `hw show`: a name is looked up among GPUs, then clusters; a path by its "kind".
   [[nodiscard]] std::variant<GpuSpec, ClusterSpec> any(std::string_view name_or_path, const std::string& where) const;
@@ -44,8 +49,11 @@ class Catalog {
  private:
   Catalog(std::filesystem::path root, ReferenceData reference);
   [[nodiscard]] std::filesystem::path catalog_file(std::string_view dir, std::string_view name) const;
-  [[nodiscard]] ClusterSpec cluster_from_file(const std::filesystem::path& file) const;
-  [[nodiscard]] ClusterSpec cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file) const;
+  [[nodiscard]] ClusterSpec cluster_from_file(const std::filesystem::path& file,
+                                              const std::vector<Override>& overrides) const;
+  [[nodiscard]] ClusterSpec cluster_from_json(const nlohmann::json& json, const std::filesystem::path& file,
+                                              const std::vector<Override>& overrides) const;
+  [[nodiscard]] std::filesystem::path cluster_file(std::string_view name_or_path, const std::string& where) const;
 
   std::filesystem::path root_;
   ReferenceData reference_;

@@ -84,6 +84,10 @@ nlohmann::ordered_json cluster_to_json(const ClusterSpec& c) {
   out["transports"] = transports_json(c.transports);
   if (c.network) out["network"] = network_json(*c.network);
   if (c.system_price_USD) out["system_price_USD"] = figure_json(*c.system_price_USD);
+  if (c.host_price_USD) out["host_price_USD"] = figure_json(*c.host_price_USD);
+  if (c.nic_price_USD) out["nic_price_USD"] = figure_json(*c.nic_price_USD);
+  if (c.switch_port_price_USD) out["switch_port_price_USD"] = figure_json(*c.switch_port_price_USD);
+  if (c.host_power_W) out["host_power_W"] = figure_json(*c.host_power_W);
   if (!c.measurements.empty()) {
     out["measurements"] = nlohmann::ordered_json::array();
     for (const Measurement& m : c.measurements) out["measurements"].push_back(measurement_json(m));

@@ -119,8 +119,12 @@ ClusterSpec parse_cluster(const nlohmann::json& json, const std::string& file, c
   c.node = parse_node(top, ref, c.gpu);
   c.transports = parse_transports(top);
   c.network = parse_network(top, ref);
-  if (top.has("system_price_USD")) {
-    c.system_price_USD = read_number_figure(top, "system_price_USD", ref.citations, Nullable::kYes);
+  for (auto [key, field] : {std::pair{"system_price_USD", &c.system_price_USD},
+                             std::pair{"host_price_USD", &c.host_price_USD},
+                             std::pair{"nic_price_USD", &c.nic_price_USD},
+                             std::pair{"switch_port_price_USD", &c.switch_port_price_USD},
+                             std::pair{"host_power_W", &c.host_power_W}}) {
+    if (top.has(key)) *field = read_number_figure(top, key, ref.citations, Nullable::kYes);
   }
   if (top.has("measurements")) {
     for (JsonObject& m : top.objects("measurements")) c.measurements.push_back(parse_measurement(m));

@@ -97,7 +97,13 @@ struct ClusterSpec {
   NodeSpec node;
   Transports transports;
   std::optional<NetworkSpec> network;
-  std::optional<Figure<double>> system_price_USD;
+  std::optional<Figure<double>> system_price_USD;       // one whole node (GPUs, host, NICs), as sold
+  // A node priced from its parts when no system price is known (predict/economics.hpp): the host
+  // (chassis, CPUs, memory, storage, power supplies), each NIC, and each NIC's port on the switch.
+  std::optional<Figure<double>> host_price_USD;
+  std::optional<Figure<double>> nic_price_USD;
+  std::optional<Figure<double>> switch_port_price_USD;
+  std::optional<Figure<double>> host_power_W;  // a node's power beside its GPUs' TDP
   std::vector<Measurement> measurements;
   std::vector<std::string> notes;
 

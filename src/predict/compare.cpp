@@ -11,6 +11,8 @@ CostAssumptions costs_for(const CompareInputs& in, const std::string& cluster) {
   CostAssumptions c = in.search.costs;
   const auto price = in.node_prices.find(cluster);
   if (price != in.node_prices.end()) c.node_price_usd = price->second;
+  const auto rate = in.gpu_hour_prices.find(cluster);
+  if (rate != in.gpu_hour_prices.end()) c.usd_per_gpu_hour = rate->second;
   return c;
 }
 
@@ -36,7 +38,7 @@ std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::Clus
 
 CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice, const std::string& label,
                          const CompareInputs& in) {
-  const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters");
+  const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters", in.overrides);
   CompareEntry e;
   e.label = label;
   e.cluster = cluster.name;
@@ -92,7 +94,7 @@ CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& 
   for (std::size_t i = 0; i < in.clusters.size(); ++i)
     r.entries.push_back(compare_one(catalog, in.clusters[i], in.labels[i], in));
   if (!in.scaling) return r;
-  const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling");
+  const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling", in.overrides);
   r.scaling_cluster = cluster.name;
   const PlanEstimate* first = nullptr;
   for (const int gpus : scaling_sizes(cluster, in.scaling_max_gpus)) {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/overrides.hpp"
 #include "predict/prediction.hpp"
 #include "predict/search.hpp"
 
@@ -65,11 +66,13 @@ struct CompareInputs {
   std::vector<ClusterChoice> clusters;
   std::vector<std::string> labels;
   SearchOptions search;
-  std::map<std::string, double> node_prices;  // by cluster name: USD per node
+  std::map<std::string, double> node_prices;      // by cluster name: USD per node (system basis)
+  std::map<std::string, double> gpu_hour_prices;  // by cluster name: USD per GPU-hour (cloud basis)
   std::shared_ptr<const CalibrationProfile> calibration;
   HostCosts host;  // the framework whose host issues every plan's ops
   std::optional<ClusterChoice> scaling;  // the cluster to sweep
   int scaling_max_gpus = 4096;
+  std::vector<hw::Override> overrides;  // what-if changes to every cluster (--set)
 };
 
 [[nodiscard]] CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in);

@@ -1,22 +1,30 @@
 #pragma once
 
-// What a cluster costs to run, for `compare` and `search --rank-by cost`: the purchase price amortized
-// over a number of years plus the GPUs' power at an energy price.
+// What a cluster costs to run, for `compare` and `search --rank-by cost`, every cluster of one table
+// priced on one basis (--cost-basis), which the output names:
 //
-//   USD per hour   = price / (years x 8766 h) + GPUs x TDP / 1000 x USD per kWh
+//   system  whole systems bought and amortized: a node's price is the user's (--price CLUSTER=USD), else
+//           the cluster file's system_price_USD, else its parts: GPUs at launch price + host_price_USD +
+//           NICs x (nic_price_USD + switch_port_price_USD). A node missing any part has no price on this
+//           basis, and the output says which part, rather than pricing it on another basis.
+//   gpus    the GPUs alone at launch price (host, NICs and switches excluded for every cluster alike);
+//           data-centre GPUs have no launch price.
+//   cloud   rented: the user's USD per GPU-hour (--usd-per-gpu-hour CLUSTER=X), energy included.
+//
+//   USD per hour      = price / (years x 8766 h) + power / 1000 x USD per kWh   (system, gpus)
+//                     = GPUs x USD per GPU-hour                                  (cloud)
 //   USD per 1M tokens = USD per hour / (tokens/s x 3600) x 1e6
-//   energy per token  = GPUs x TDP / tokens/s (J)
+//   energy per token  = power / tokens/s (J)
+//   power             = GPUs x TDP + the node's host_power_W (else the stated host allowance) x node share
 //
-// Price, in order: a price the user gives for the cluster (per node); the cluster file's
-// system_price_USD (per node); else the GPUs' launch prices from the catalog (GPUs only, host
-// excluded). Fewer GPUs than a node pay their share of the node's price. Data-centre GPUs have no list
-// price: without a system price or a user price the cost is not computed, and the output says so.
-// Power is the GPUs' TDP (board power for GeForce), host excluded: an upper bound for the GPUs alone.
-// Defaults (assumptions, both flags): 3 years, a common depreciation period for servers; 0.15 USD/kWh,
-// a round figure near the US commercial average electricity price.
+// Fewer GPUs than a node pay their share of the node. Defaults (assumptions, all flags): 3 years, a
+// common depreciation period for servers; 0.15 USD/kWh, a round figure near the US commercial average
+// electricity price; a host allowance of 500 W per node, a round figure for a server's CPUs, memory,
+// fans and power-supply losses (no source).
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hw/cluster_spec.hpp"
 
@@ -24,19 +32,31 @@ namespace commscale::predict {
 
 inline constexpr double kDefaultYears = 3.0;
 inline constexpr double kDefaultUsdPerKwh = 0.15;
+inline constexpr double kDefaultHostWattsPerNode = 500.0;
 inline constexpr double kHoursPerYear = 8766.0;
+
+enum class CostBasis : std::uint8_t { kSystem, kGpus, kCloud };
+[[nodiscard]] std::string_view name(CostBasis b) noexcept;  // system gpus cloud
+[[nodiscard]] CostBasis parse_cost_basis(std::string_view text, std::string_view where);
+// "whole systems", "GPUs only (host, NICs, switches excluded)", "cloud USD per GPU-hour".
+[[nodiscard]] std::string_view describe(CostBasis b) noexcept;
 
 struct CostAssumptions {
   double years = kDefaultYears;
   double usd_per_kwh = kDefaultUsdPerKwh;
-  std::optional<double> node_price_usd;  // the user's price for one node of the cluster
+  CostBasis basis = CostBasis::kSystem;
+  std::optional<double> node_price_usd;                   // system: the user's price for one node of the cluster
+  std::optional<double> usd_per_gpu_hour;                 // cloud: the user's rate for the cluster
+  double host_watts_per_node = kDefaultHostWattsPerNode;  // when the cluster has no host_power_W
 };
 
 struct ClusterCost {
   bool priced = false;
-  double price_usd = 0.0;    // of the GPUs used (their share of the nodes)
-  std::string price_source;  // where the price came from, or why there is none
-  double power_w = 0.0;      // GPUs x TDP
+  CostBasis basis = CostBasis::kSystem;
+  double price_usd = 0.0;    // purchase price of the GPUs used (their share of the nodes); 0 for cloud
+  std::string price_source;  // where the price came from, or why there is none on this basis
+  double power_w = 0.0;      // GPUs x TDP + host share
+  std::string power_source;
   double usd_per_hour = 0.0;
 };
 

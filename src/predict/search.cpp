@@ -160,7 +160,7 @@ std::string plan_flags(const ParallelPlan& p) {
                   p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
   if (p.sequence_parallel) s += " --sp";
-  if (p.flash_attention) s += " --flash-attn";
+  s += p.flash_attention ? " --flash-attn" : " --no-flash-attn";  // explicit: the default has changed before
   if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));
   if (p.order != ParallelPlan{}.order) s += " --order " + p.order;
   return s;

@@ -111,20 +111,10 @@ std::string line_chart_svg(const LineChart& chart) {
   const double height = bottom + 50.0 + legend_height(names) + 6.0;
   SvgWriter svg(kWidth, height, chart.title);
   svg.text(kWidth / 2, 18.0, chart.title, "middle", 14.0);
-  const auto px = [&](double x) { return left + xa.fraction(x) * (right - left); };
-  const auto py = [&](double y) { return bottom - ya.fraction(y) * (bottom - top); };
-  for (const double t : ya.ticks) {
-    svg.line(left, py(t), right, py(t), kGrid);
-    svg.text(left - 6.0, py(t) + 4.0, short_number(t), "end", 11.0);
-  }
-  for (const double t : xa.ticks) {
-    svg.line(px(t), top, px(t), bottom, kGrid);
-    svg.text(px(t), bottom + 16.0, chart.x_bytes ? short_bytes(t) : short_number(t), "middle", 11.0);
-  }
-  svg.line(left, bottom, right, bottom, kAxis);
-  svg.line(left, top, left, bottom, kAxis);
-  svg.text((left + right) / 2, bottom + 34.0, chart.x_label, "middle", 12.0);
-  svg.text(16.0, (top + bottom) / 2, chart.y_label, "middle", 12.0, -90.0);
+  const PlotArea area{left, right, top, bottom};
+  const auto px = [&](double x) { return area.x(xa, x); };
+  const auto py = [&](double y) { return area.y(ya, y); };
+  draw_axes(svg, area, xa, ya, chart.x_label, chart.y_label, chart.x_bytes);
   for (const Ceiling& c : chart.ceilings) {
     svg.line(left, py(c.y), right, py(c.y), "#B00020", 1.5, "6 4");
     svg.text(right - 4.0, py(c.y) - 5.0, c.label, "end", 11.0, 0.0, "#B00020");

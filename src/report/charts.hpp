@@ -1,8 +1,8 @@
 #pragma once
 
-// The four kinds of chart `commscale report` draws, each a pure function from plain data to one
+// The five kinds of chart `commscale report` draws, each a pure function from plain data to one
 // <svg> element: lines over a linear or log-2 x axis (with optional horizontal ceilings), a heatmap,
-// horizontal stacked bars, and a timeline of spans in lanes.
+// horizontal stacked bars, a timeline of spans in lanes, and a scatter with its Pareto front.
 
 #include <optional>
 #include <string>
@@ -73,7 +73,27 @@ struct TimelineChart {
   std::vector<Span> spans;
 };
 
+// Labelled points, e.g. clusters by throughput (x) and cost (y); the Pareto front (pareto_front) is
+// marked and joined.
+struct ScatterPoint {
+  std::string label;
+  double x = 0.0;
+  double y = 0.0;
+};
+
+struct ScatterChart {
+  std::string title;
+  std::string x_label;  // more is better
+  std::string y_label;  // less is better
+  std::vector<ScatterPoint> points;
+};
+
+// Whether each point is on the front: no other point has at least its x and at most its y, and is
+// better in one of them.
+[[nodiscard]] std::vector<bool> pareto_front(const std::vector<ScatterPoint>& points);
+
 [[nodiscard]] std::string line_chart_svg(const LineChart& chart);
+[[nodiscard]] std::string scatter_chart_svg(const ScatterChart& chart);
 [[nodiscard]] std::string heatmap_svg(const Heatmap& chart);
 [[nodiscard]] std::string stacked_bars_svg(const StackedBars& chart);
 [[nodiscard]] std::string timeline_svg(const TimelineChart& chart);

@@ -26,10 +26,12 @@ nlohmann::json entry_json(const CompareEntry& e) {
                       {"candidates", e.candidates},
                       {"fitting", e.fitting},
                       {"price",
-                       {{"priced", e.cost.priced},
+                       {{"basis", name(e.cost.basis)},
+                        {"priced", e.cost.priced},
                         {"price_usd", e.cost.priced ? nlohmann::json(e.cost.price_usd) : nlohmann::json(nullptr)},
                         {"source", e.cost.price_source},
                         {"power_w", e.cost.power_w},
+                        {"power_source", e.cost.power_source},
                         {"usd_per_hour", e.cost.usd_per_hour}}},
                       {"usd_per_million_tokens", optional_json(e.usd_per_million_tokens)},
                       {"joules_per_token", optional_json(e.joules_per_token)}};
@@ -61,10 +63,10 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
                         {"assumptions",
                          {{"years", in.search.costs.years},
                           {"usd_per_kwh", in.search.costs.usd_per_kwh},
-                          {"power", "GPUs at TDP (board power), host excluded"},
-                          {"price",
-                           "the cluster's system price per node, else the GPUs' launch prices (host excluded), "
-                           "unless --price gives one"}}},
+                          {"cost_basis", name(in.search.costs.basis)},
+                          {"price", describe(in.search.costs.basis)},
+                          {"power", "GPUs at TDP (board power) plus the node's host power, else the host allowance"},
+                          {"host_watts_per_node_assumed", in.search.costs.host_watts_per_node}}},
                         {"clusters", entries}};
   if (!r.scaling_cluster.empty()) {
     nlohmann::json points = nlohmann::json::array();
@@ -118,9 +120,17 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
                        optional_text(e.usd_per_million_tokens, "{:.3f}"), optional_text(e.joules_per_token, "{:.3f}"),
                        describe_plan(p.plan));
   }
-  out << fmt::format("\ncosts    amortized over {} years + GPU power (TDP, host excluded) at {:.3f} USD/kWh:\n",
-                     in.search.costs.years, in.search.costs.usd_per_kwh);
+  const CostAssumptions& costs = in.search.costs;
+  out << fmt::format("\ncosts    basis: {}", describe(costs.basis));
+  if (costs.basis != CostBasis::kCloud) {
+    out << fmt::format("; over {} years + power at {:.3f} USD/kWh", costs.years, costs.usd_per_kwh);
+  }
+  out << "\n         (a cluster with no price on this basis shows n/a: no other basis is mixed in)\n";
   for (const CompareEntry& e : r.entries) out << fmt::format("         {:<28} {}\n", e.label, e.cost.price_source);
+  out << "power    J/token from GPU TDP plus host power per node:\n";
+  for (const CompareEntry& e : r.entries) {
+    out << fmt::format("         {:<28} {:.0f} W: {}\n", e.label, e.cost.power_w, e.cost.power_source);
+  }
   if (r.scaling_cluster.empty()) return;
   out << fmt::format("\nscaling  {} from {} to {} GPUs, global batch {} fixed (stage model; best plan per size)\n",
                      r.scaling_cluster, r.scaling.front().gpus, r.scaling.back().gpus, in.search.global_batch);

@@ -76,6 +76,12 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
     const JsonAt root = root_of(*f);
     StackedBars bars{
         fmt::format("{}: predicted throughput per cluster", root.string_or("model", f->label)), "tokens/s", {}};
+    const std::string basis = root.has("assumptions") ? root.at("assumptions").string_or("cost_basis", "") : "";
+    ScatterChart cost{fmt::format("{}: cost against throughput{}", root.string_or("model", f->label),
+                                  basis.empty() ? "" : fmt::format(" (cost basis: {})", basis)),
+                      "tokens/s",
+                      "USD per million tokens",
+                      {}};
     HtmlTable t{
         "clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
     for (const JsonAt& c : root.array("clusters")) {
@@ -88,6 +94,9 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
       const JsonAt best = c.at("best");
       const JsonAt s = best.at("summary");
       bars.bars.push_back({label, {{"tokens/s", s.number("tokens_per_s")}}});
+      if (const auto usd = c.optional_number("usd_per_million_tokens")) {
+        cost.points.push_back({label, s.number("tokens_per_s"), *usd});
+      }
       t.rows.push_back({label, fmt::format("{}", c.number("gpus")), fmt::format("{:.0f}", s.number("tokens_per_s")),
                         percent(s.optional_number("mfu")), fmt::format("{:.4f}", s.number("step_time_s")),
                         optional_text(c.optional_number("usd_per_million_tokens"), "{:.3f}"),
@@ -101,6 +110,8 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
                                        root.string_or("model", "the model"),
                                        root.optional_number("global_batch").value_or(0)));
     if (!bars.bars.empty()) s.charts.push_back(stacked_bars_svg(bars));
+    // Clusters without a price on the file's basis are left out of the cost chart, not priced otherwise.
+    if (!cost.points.empty()) s.charts.push_back(scatter_chart_svg(cost));
     s.tables.push_back(std::move(t));
     out.push_back(std::move(s));
     if (!root.has("scaling")) continue;

@@ -68,10 +68,12 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
   }
   nlohmann::json costs = nlohmann::json::object();
   for (const auto& [gpus, c] : r.cost_by_gpus) {
-    costs[std::to_string(gpus)] = {{"priced", c.priced},
+    costs[std::to_string(gpus)] = {{"basis", name(c.basis)},
+                                   {"priced", c.priced},
                                    {"price_usd", c.priced ? nlohmann::json(c.price_usd) : nlohmann::json(nullptr)},
                                    {"price_source", c.price_source},
                                    {"power_w", c.power_w},
+                                   {"power_source", c.power_source},
                                    {"usd_per_hour", c.usd_per_hour}};
   }
   return {{"schema_version", 1},
@@ -80,7 +82,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"gpus", r.gpus},
           {"rank_by", o.rank_by == RankBy::kCost ? "cost" : "throughput"},
           {"method", "stage model (src/predict/stage_model.hpp): each plan's step simulated one op per unit"},
-          {"assumptions", {{"years", o.costs.years}, {"usd_per_kwh", o.costs.usd_per_kwh}}},
+          {"assumptions",
+           {{"years", o.costs.years}, {"usd_per_kwh", o.costs.usd_per_kwh}, {"cost_basis", name(o.costs.basis)}}},
           {"candidates", r.candidates},
           {"fitting", r.fitting},
           {"search_seconds", r.seconds},
@@ -132,8 +135,9 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                        describe_plan(first->estimate.plan), first->estimate.tokens_per_s);
   }
   const auto& best_cost = r.cost_by_gpus.at(world_size(r.ranked.front().estimate.plan));
-  out << fmt::format("\ncost     {}; {:.0f} W of GPUs; {} years, {:.3f} USD/kWh\n", best_cost.price_source,
-                     best_cost.power_w, o.costs.years, o.costs.usd_per_kwh);
+  out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}); {} years, {:.3f} USD/kWh\n", describe(o.costs.basis),
+                     best_cost.price_source, best_cost.power_w, best_cost.power_source, o.costs.years,
+                     o.costs.usd_per_kwh);
   out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
          "         within 0.3% of the full simulation over the tests' grid of plans\n";
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,

@@ -176,4 +176,22 @@ std::string_view palette_colour(std::size_t i) {
   return kColours[i % kColours.size()];
 }
 
+void draw_axes(SvgWriter& svg, const PlotArea& area, const Axis& xa, const Axis& ya, std::string_view x_label,
+               std::string_view y_label, bool x_bytes) {
+  constexpr std::string_view kGrid = "#e3e3e3";
+  constexpr std::string_view kAxis = "#555";
+  for (const double t : ya.ticks) {
+    svg.line(area.left, area.y(ya, t), area.right, area.y(ya, t), kGrid);
+    svg.text(area.left - 6.0, area.y(ya, t) + 4.0, short_number(t), "end", 11.0);
+  }
+  for (const double t : xa.ticks) {
+    svg.line(area.x(xa, t), area.top, area.x(xa, t), area.bottom, kGrid);
+    svg.text(area.x(xa, t), area.bottom + 16.0, x_bytes ? short_bytes(t) : short_number(t), "middle", 11.0);
+  }
+  svg.line(area.left, area.bottom, area.right, area.bottom, kAxis);
+  svg.line(area.left, area.top, area.left, area.bottom, kAxis);
+  svg.text((area.left + area.right) / 2, area.bottom + 34.0, x_label, "middle", 12.0);
+  svg.text(16.0, (area.top + area.bottom) / 2, y_label, "middle", 12.0, -90.0);
+}
+
 }  // namespace commscale

@@ -66,6 +66,21 @@ class SvgWriter {
   std::string body_;
 };
 
+// The plot rectangle of an x-y chart, and where a value falls in it.
+struct PlotArea {
+  double left = 0.0;
+  double right = 0.0;
+  double top = 0.0;
+  double bottom = 0.0;
+  [[nodiscard]] double x(const Axis& a, double v) const { return left + a.fraction(v) * (right - left); }
+  [[nodiscard]] double y(const Axis& a, double v) const { return bottom - a.fraction(v) * (bottom - top); }
+};
+
+// Grid lines and tick labels of both axes, the axis lines and their labels (x ticks as sizes with
+// `x_bytes`).
+void draw_axes(SvgWriter& svg, const PlotArea& area, const Axis& xa, const Axis& ya, std::string_view x_label,
+               std::string_view y_label, bool x_bytes = false);
+
 // A categorical colour for series `i` (a fixed palette, repeated).
 [[nodiscard]] std::string_view palette_colour(std::size_t i);
 

@@ -5,13 +5,14 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/printable.hpp"
 #include "hw/json_reader.hpp"
+#include "workload/hf_config.hpp"
+#include "workload/json_fields.hpp"
 #include "workload/presets.hpp"
 
 namespace commscale {
@@ -22,38 +23,6 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 15> kModelKeys = {
     "name", "layers",     "hidden", "heads",     "kv_heads",        "ffn",   "vocab",
     "seq",  "activation", "norm",   "positions", "tied_embeddings", "dtype", "linear_bias", "dropout"};
-
-template <class T>
-T read_number(const json& doc, std::string_view origin, std::string_view key) {
-  const json& value = doc.at(std::string(key));
-  if (!value.is_number_integer()) {
-    throw InputError(field_where(origin, key), fmt::format("{} is not a whole number", json_excerpt(value)), "an integer");
-  }
-  // get<T>() would wrap a number that T cannot hold (4294967298 layers read as 2).
-  const bool fits = value.is_number_unsigned()
-                        ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
-                        : value.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
-                              value.get<std::int64_t>() <= std::numeric_limits<T>::max();
-  if (!fits) {
-    throw InputError(field_where(origin, key), fmt::format("{} is too large", json_excerpt(value)),
-                     fmt::format("a whole number of at most {}", std::numeric_limits<T>::max()));
-  }
-  return value.get<T>();
-}
-
-std::string read_string(const json& doc, std::string_view origin, std::string_view key) {
-  const json& value = doc.at(std::string(key));
-  if (!value.is_string()) throw InputError(field_where(origin, key), fmt::format("{} is not a string", json_excerpt(value)));
-  return printable(value.get<std::string>());  // a model's name is printed to terminals
-}
-
-bool read_bool(const json& doc, std::string_view origin, std::string_view key) {
-  const json& value = doc.at(std::string(key));
-  if (!value.is_boolean()) {
-    throw InputError(field_where(origin, key), fmt::format("{} is not a boolean", json_excerpt(value)), "true or false");
-  }
-  return value.get<bool>();
-}
 
 // The MLP size when none is given: 4 x hidden. An out-of-range hidden size is clamped here so that
 // validate_model reports the hidden size, not an overflowed MLP size.
@@ -76,21 +45,23 @@ void check_keys(const json& doc, std::string_view origin) {
 }
 
 void apply_optional_fields(const json& doc, std::string_view origin, TransformerConfig& m) {
-  if (doc.contains("name")) m.name = read_string(doc, origin, "name");
+  if (doc.contains("name")) m.name = read_string_field(doc, origin, "name");
   if (doc.contains("activation")) {
-    m.activation = parse_activation(read_string(doc, origin, "activation"), field_where(origin, "activation"));
+    m.activation = parse_activation(read_string_field(doc, origin, "activation"), field_where(origin, "activation"));
   }
-  if (doc.contains("norm")) m.norm = parse_norm(read_string(doc, origin, "norm"), field_where(origin, "norm"));
+  if (doc.contains("norm")) m.norm = parse_norm(read_string_field(doc, origin, "norm"), field_where(origin, "norm"));
   if (doc.contains("positions")) {
-    m.positions = parse_positions(read_string(doc, origin, "positions"), field_where(origin, "positions"));
+    m.positions = parse_positions(read_string_field(doc, origin, "positions"), field_where(origin, "positions"));
   }
-  if (doc.contains("linear_bias")) m.linear_bias = read_bool(doc, origin, "linear_bias");
-  if (doc.contains("dropout")) m.dropout = read_bool(doc, origin, "dropout");
-  if (doc.contains("tied_embeddings")) m.tied_embeddings = read_bool(doc, origin, "tied_embeddings");
-  if (doc.contains("dtype")) m.dtype = parse_data_type(read_string(doc, origin, "dtype"), field_where(origin, "dtype"));
-  m.kv_heads = doc.contains("kv_heads") ? read_number<int>(doc, origin, "kv_heads") : m.heads;
+  if (doc.contains("linear_bias")) m.linear_bias = read_bool_field(doc, origin, "linear_bias");
+  if (doc.contains("dropout")) m.dropout = read_bool_field(doc, origin, "dropout");
+  if (doc.contains("tied_embeddings")) m.tied_embeddings = read_bool_field(doc, origin, "tied_embeddings");
+  if (doc.contains("dtype")) {
+    m.dtype = parse_data_type(read_string_field(doc, origin, "dtype"), field_where(origin, "dtype"));
+  }
+  m.kv_heads = doc.contains("kv_heads") ? read_whole_number<int>(doc, origin, "kv_heads") : m.heads;
   if (doc.contains("ffn")) {
-    m.ffn = read_number<std::int64_t>(doc, origin, "ffn");
+    m.ffn = read_whole_number<std::int64_t>(doc, origin, "ffn");
   } else if (m.activation == MlpActivation::kSwiGlu) {
     throw InputError(field_where(origin, "ffn"), "missing", "the MLP size, required with swiglu");
   } else {
@@ -126,29 +97,44 @@ TransformerConfig custom_model(const ModelOverrides& o) {
   return m;
 }
 
+void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) {
+  if (o.dtype) m.dtype = *o.dtype;
+  if (o.norm) m.norm = *o.norm;
+  if (o.positions) m.positions = *o.positions;
+  if (o.linear_bias) m.linear_bias = *o.linear_bias;
+  if (o.tied_embeddings) m.tied_embeddings = *o.tied_embeddings;
+}
+
+TransformerConfig model_from_document(const json& doc, std::string_view origin, std::optional<std::int64_t> seq) {
+  return is_hf_config(doc) ? model_from_hf_config(doc, origin, seq) : model_from_json(doc, origin);
+}
+
 }  // namespace
 
 TransformerConfig model_from_json(const json& doc, std::string_view origin) {
   check_keys(doc, origin);
   TransformerConfig m;
   m.name = "custom";
-  m.layers = read_number<int>(doc, origin, "layers");
-  m.hidden = read_number<std::int64_t>(doc, origin, "hidden");
-  m.heads = read_number<int>(doc, origin, "heads");
-  m.seq = read_number<std::int64_t>(doc, origin, "seq");
-  m.vocab = read_number<std::int64_t>(doc, origin, "vocab");
+  m.layers = read_whole_number<int>(doc, origin, "layers");
+  m.hidden = read_whole_number<std::int64_t>(doc, origin, "hidden");
+  m.heads = read_whole_number<int>(doc, origin, "heads");
+  m.seq = read_whole_number<std::int64_t>(doc, origin, "seq");
+  m.vocab = read_whole_number<std::int64_t>(doc, origin, "vocab");
   apply_optional_fields(doc, origin, m);
   validate_model(m, origin);
   return m;
 }
 
-TransformerConfig load_model_file(const std::string& path) {
+TransformerConfig load_model_file(const std::string& path, std::optional<std::int64_t> seq, std::string_view flag) {
   // Checked without opening: a pipe (`<(cat model.json)`) can be read only once.
   if (::access(path.c_str(), R_OK) != 0) {
-    throw InputError("--model-file", fmt::format("cannot read \"{}\": {}", path, std::strerror(errno)),
-                     "a readable JSON file");
+    throw InputError(flag, fmt::format("cannot read \"{}\": {}", path, std::strerror(errno)), "a readable JSON file");
   }
-  return model_from_json(hw::read_json_file(path), path);  // rejects a key given twice, as topology files do
+  const json doc = hw::read_json_file(path);  // rejects a key given twice, as topology files do
+  if (flag == "--hf-config" && !is_hf_config(doc)) {
+    throw InputError(path, "has neither model_type nor architectures", "a Hugging Face config.json");
+  }
+  return model_from_document(doc, path, seq);
 }
 
 json model_to_json(const TransformerConfig& m) {
@@ -169,17 +155,23 @@ json model_to_json(const TransformerConfig& m) {
           {"dtype", name(m.dtype)}};
 }
 
-TransformerConfig resolve_model(std::string_view preset, const std::string& file_path, const ModelOverrides& o) {
-  if (!preset.empty() && !file_path.empty()) {
-    throw InputError("--model", "given together with --model-file", "a preset or a file, not both");
+TransformerConfig resolve_model(const ModelSource& source, const ModelOverrides& o) {
+  const int given = static_cast<int>(!source.preset.empty()) + static_cast<int>(!source.file_path.empty()) +
+                    static_cast<int>(!source.hf_config_path.empty()) + static_cast<int>(source.document.has_value());
+  if (given > 1) {
+    throw InputError(!source.preset.empty() ? "--model" : "--model-file",
+                     "given together with another of --model, --model-file and --hf-config", "one model source");
   }
-  if (preset.empty() && file_path.empty()) {
+  if (given == 0) {
     TransformerConfig m = custom_model(o);
-    if (o.dtype) m.dtype = *o.dtype;
+    apply_descriptive_overrides(o, m);
     validate_model(m, "");
     return m;
   }
-  TransformerConfig m = preset.empty() ? load_model_file(file_path) : find_preset(preset, "--model");
+  TransformerConfig m = source.document             ? model_from_document(*source.document, source.origin, o.seq)
+                        : !source.preset.empty()    ? find_preset(source.preset, "--model")
+                        : !source.file_path.empty() ? load_model_file(source.file_path, o.seq, "--model-file")
+                                                    : load_model_file(source.hf_config_path, o.seq, "--hf-config");
   if (o.layers) m.layers = *o.layers;
   if (o.hidden) m.hidden = *o.hidden;
   if (o.heads) {
@@ -191,7 +183,7 @@ TransformerConfig resolve_model(std::string_view preset, const std::string& file
   if (o.vocab) m.vocab = *o.vocab;
   if (o.seq) m.seq = *o.seq;
   if (o.activation) m.activation = *o.activation;
-  if (o.dtype) m.dtype = *o.dtype;
+  apply_descriptive_overrides(o, m);
   validate_model(m, "");  // any error now comes from an override
   return m;
 }

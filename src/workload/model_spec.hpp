@@ -29,17 +29,36 @@ struct ModelOverrides {
   std::optional<std::int64_t> seq;
   std::optional<MlpActivation> activation;
   std::optional<DataType> dtype;
+  // Set by Megatron-LM's flags (--normalization, --position-embedding-type, --disable-bias-linear,
+  // --untie-embeddings-and-output-weights), which describe a model from nothing.
+  std::optional<NormKind> norm;
+  std::optional<PositionEmbedding> positions;
+  std::optional<bool> linear_bias;
+  std::optional<bool> tied_embeddings;
 };
 
-// At most one of `preset` and `file_path` may be non-empty. With neither, the flags describe a GPT-style
-// model and must give --layers, --hidden, --heads, --seq and --vocab. Throws InputError naming the
-// flag, the file or the file's key.
-[[nodiscard]] TransformerConfig resolve_model(std::string_view preset, const std::string& file_path,
-                                              const ModelOverrides& overrides);
+// Where the model comes from: at most one of a preset (--model), a model file (--model-file: commscale's
+// model JSON, or a Hugging Face config.json, told apart by its keys) and a Hugging Face config
+// (--hf-config, which must be one).
+struct ModelSource {
+  std::string preset;
+  std::string file_path;
+  std::string hf_config_path;
+  // A model written out in a plan file: either kind of document, `origin` naming it in messages.
+  std::optional<nlohmann::json> document;
+  std::string origin;
+};
+
+// With no source, the flags describe a GPT-style model and must give --layers, --hidden, --heads, --seq
+// and --vocab. Throws InputError naming the flag, the file or the file's key.
+[[nodiscard]] TransformerConfig resolve_model(const ModelSource& source, const ModelOverrides& overrides);
 
 // `origin` names the document in messages (a path, or "model JSON").
 [[nodiscard]] TransformerConfig model_from_json(const nlohmann::json& doc, std::string_view origin);
-[[nodiscard]] TransformerConfig load_model_file(const std::string& path);
+// Either kind of model file; `seq` is the training sequence length (a Hugging Face config has none),
+// `flag` names the flag the path came from.
+[[nodiscard]] TransformerConfig load_model_file(const std::string& path, std::optional<std::int64_t> seq = std::nullopt,
+                                                std::string_view flag = "--model-file");
 [[nodiscard]] nlohmann::json model_to_json(const TransformerConfig& m);
 
 }  // namespace commscale

@@ -25,6 +25,8 @@ count() {  # count PATTERN WANT ARGS...
 # and PyTorch with SDPA.
 count '^train-nvlink-' 10 --np 2 --transports nvlink --micro-batches 1
 count '^train-nvlink-[a-z]*-flash-mb1: .* --flash-attn ' 3 --np 2 --transports nvlink --micro-batches 1
+# The other runs say --no-flash-attn: they were measured before flash attention became the default.
+count '^train-nvlink-[a-z0-9]*-mb1: .* --no-flash-attn ' 7 --np 2 --transports nvlink --micro-batches 1
 count '^pytorch-nvlink-[a-z]*-sdpa-mb1: .*pytorch_reference.py --mode [dtp]* .*--attention sdpa' 3 \
   --np 2 --transports nvlink --micro-batches 1
 count '^pytorch-.*--compile' 3 --np 2 --transports nvlink --micro-batches 1 --pytorch-compile

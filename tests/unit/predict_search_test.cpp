@@ -71,21 +71,55 @@ TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
 }
 
 TEST(Economics, CostPerMillionTokensByHand) {
-  // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each at 0.15 USD/kWh:
-  //   24000 / (3 x 8766) = 0.912617 USD/h, 8 x 450 W = 3.6 kW x 0.15 = 0.54 USD/h: 1.452617 USD/h.
-  // At 10,000 tokens/s: 1.452617 / 3.6e7 x 1e6 = 0.0403505 USD per million tokens; 3600 W / 10,000 =
-  // 0.36 J per token.
+  // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each plus the 500 W host allowance
+  // (the cluster file gives no host power) at 0.15 USD/kWh:
+  //   24000 / (3 x 8766) = 0.912617 USD/h, 8 x 450 + 500 = 4.1 kW x 0.15 = 0.615 USD/h: 1.527617 USD/h.
+  // At 10,000 tokens/s: 1.527617 / 3.6e7 x 1e6 = 0.0424338 USD per million tokens; 4100 W / 10,000 =
+  // 0.41 J per token.
   const hw::ClusterSpec& cluster = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
   CostAssumptions a;
   a.node_price_usd = 24000.0;
   const ClusterCost c = cluster_cost(cluster, 8, a);
   ASSERT_TRUE(c.priced);
-  ASSERT_DOUBLE_EQ(c.power_w, 8 * 450.0);
-  EXPECT_NEAR(c.usd_per_hour, 24000.0 / (3 * 8766.0) + 0.54, 1e-12);
-  EXPECT_NEAR(*usd_per_million_tokens(c, 10000.0), (24000.0 / (3 * 8766.0) + 0.54) / 36.0, 1e-12);
-  EXPECT_NEAR(*joules_per_token(c, 10000.0), 0.36, 1e-12);
-  // Half the node pays half its price.
+  ASSERT_DOUBLE_EQ(c.power_w, 8 * 450.0 + 500.0);
+  EXPECT_NEAR(c.usd_per_hour, 24000.0 / (3 * 8766.0) + 0.615, 1e-12);
+  EXPECT_NEAR(*usd_per_million_tokens(c, 10000.0), (24000.0 / (3 * 8766.0) + 0.615) / 36.0, 1e-12);
+  EXPECT_NEAR(*joules_per_token(c, 10000.0), 0.41, 1e-12);
+  // Half the node pays half its price, and half its host.
   EXPECT_NEAR(cluster_cost(cluster, 4, a).price_usd, 12000.0, 1e-9);
+  EXPECT_NEAR(cluster_cost(cluster, 4, a).power_w, 4 * 450.0 + 250.0, 1e-9);
+}
+
+TEST(Economics, EveryClusterOnOneBasisOrNone) {
+  const hw::ClusterSpec& a100 = hw::testing::catalog().cluster("hgx-a100", "test");
+  const hw::ClusterSpec& rtx = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
+  CostAssumptions system;
+  // Whole systems: the DGX A100's 199,000 USD; the RTX box has no system price and no host price, so it
+  // has none on this basis (not its GPUs' prices instead).
+  const ClusterCost dgx = cluster_cost(a100, 8, system);
+  ASSERT_TRUE(dgx.priced);
+  EXPECT_DOUBLE_EQ(dgx.price_usd, 199000.0);
+  // Power: 8 x 400 W + the file's host_power_W 3300 W.
+  EXPECT_DOUBLE_EQ(dgx.power_w, 8 * 400.0 + 3300.0);
+  const ClusterCost box = cluster_cost(rtx, 8, system);
+  EXPECT_FALSE(box.priced);
+  EXPECT_NE(box.price_source.find("host_price_USD"), std::string::npos) << box.price_source;
+  EXPECT_FALSE(usd_per_million_tokens(box, 1000.0));
+  // GPUs only: 8 x 1599 USD for the RTX 4090s; none for the A100s (no launch price).
+  CostAssumptions gpus;
+  gpus.basis = CostBasis::kGpus;
+  EXPECT_DOUBLE_EQ(cluster_cost(rtx, 8, gpus).price_usd, 8 * 1599.0);
+  EXPECT_FALSE(cluster_cost(a100, 8, gpus).priced);
+  // Parts: 8 x 1599 + host 6000 + no NICs = 18792 USD for a node of 8 RTX 4090s.
+  hw::ClusterSpec parts = rtx;
+  parts.host_price_USD = hw::figure(6000.0, hw::SourceTag::kUnverified, "test");
+  EXPECT_DOUBLE_EQ(cluster_cost(parts, 8, system).price_usd, 8 * 1599.0 + 6000.0);
+  // Cloud: 2.5 USD per GPU-hour x 8 = 20 USD/h, energy included; none without a rate.
+  CostAssumptions cloud;
+  cloud.basis = CostBasis::kCloud;
+  EXPECT_FALSE(cluster_cost(a100, 8, cloud).priced);
+  cloud.usd_per_gpu_hour = 2.5;
+  EXPECT_DOUBLE_EQ(cluster_cost(a100, 8, cloud).usd_per_hour, 20.0);
 }
 
 TEST(TimelineDiff, OpKindsAndATimelineAgainstItsDoubleByHand) {

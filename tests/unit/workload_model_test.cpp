@@ -14,6 +14,13 @@ namespace {
 
 using testing::throws_input_error;
 
+ModelSource source(const std::string& preset, const std::string& file) {
+  ModelSource s;
+  s.preset = preset;
+  s.file_path = file;
+  return s;
+}
+
 TEST(Presets, AllPresetsAreValidAndFindable) {
   EXPECT_EQ(model_presets().size(), 13u);
   for (const TransformerConfig& m : model_presets()) {
@@ -91,7 +98,7 @@ TEST(ModelSpec, FlagsOverrideAPreset) {
   ModelOverrides o;
   o.seq = 4096;
   o.heads = 64;  // multi-head attention stays multi-head: KV heads follow
-  const TransformerConfig m = resolve_model("gpt3-175b", "", o);
+  const TransformerConfig m = resolve_model(source("gpt3-175b", ""), o);
   EXPECT_EQ(m.seq, 4096);
   EXPECT_EQ(m.heads, 64);
   EXPECT_EQ(m.kv_heads, 64);
@@ -105,15 +112,15 @@ TEST(ModelSpec, CustomModelFromFlags) {
   o.heads = 4;
   o.seq = 128;
   o.vocab = 0;
-  const TransformerConfig m = resolve_model("", "", o);
+  const TransformerConfig m = resolve_model(source("", ""), o);
   EXPECT_EQ(m.ffn, 1024);  // 4h by default
   EXPECT_EQ(m.kv_heads, 4);
   o.vocab.reset();
-  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model("", "", o); }, {"--vocab", "custom model"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model(source("", ""), o); }, {"--vocab", "custom model"}));
   o.vocab = 0;
   o.activation = MlpActivation::kSwiGlu;
-  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model("", "", o); }, {"--ffn", "swiglu"}));
-  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model("tiny", "x.json", {}); }, {"--model", "--model-file"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model(source("", ""), o); }, {"--ffn", "swiglu"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve_model(source("tiny", "x.json"), {}); }, {"--model", "--model-file"}));
 }
 
 TEST(ModelSpec, JsonRoundTripAndStrictKeys) {
@@ -142,7 +149,7 @@ TEST(ModelSpec, LoadsAFile) {
   }
   ModelOverrides o;
   o.layers = 6;
-  const TransformerConfig m = resolve_model("", path, o);
+  const TransformerConfig m = resolve_model(source("", path), o);
   EXPECT_EQ(m.name, "mine");
   EXPECT_EQ(m.layers, 6);
   EXPECT_EQ(m.kv_heads, 2);
