@@ -100,7 +100,7 @@ def model_flags(p):
 
 
 def attention_flags(attention):
-    return ["--flash-attn"] if attention == "flash" else []
+    return ["--flash-attn"] if attention == "flash" else ["--no-flash-attn"]  # flash is the default
 
 
 def mpirun():
