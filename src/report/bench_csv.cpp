@@ -6,7 +6,8 @@
 namespace commscale {
 namespace {
 
-// Rewritten after every row, as the JSON file; a device, FIFO or stream gets it once, at the end.
+// Rewritten after every row, as the JSON file (to the kernel only; the last write, at the end, to
+// disk); a device, FIFO or stream gets it once, at the end.
 class CsvBenchReporter final : public BenchReporter {
  public:
   explicit CsvBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
@@ -14,17 +15,15 @@ class CsvBenchReporter final : public BenchReporter {
   void begin(const BenchSetup& setup) override {
     ranks_ = setup.group_size;
     text_ = bench_csv_header() + "\n";
-    if (as_it_goes_) write_file_atomically(path_, text_);
+    if (as_it_goes_) write_file_atomically(path_, text_, Flush::kToKernel);
   }
 
   void row(const BenchRow& row) override {
     for (const std::string& line : bench_csv_lines(row, ranks_)) text_ += line + "\n";
-    if (as_it_goes_) write_file_atomically(path_, text_);
+    if (as_it_goes_) write_file_atomically(path_, text_, Flush::kToKernel);
   }
 
-  void end(const BenchSummary&) override {
-    if (!as_it_goes_) write_file_atomically(path_, text_);
-  }
+  void end(const BenchSummary&) override { write_file_atomically(path_, text_); }
 
  private:
   std::string path_;

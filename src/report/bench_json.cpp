@@ -26,8 +26,9 @@ std::string_view split_name(SplitKind kind) {
 }
 
 // Rewrites the whole file after every row, so an interrupted sweep leaves a valid file with
-// "complete": false and every row measured so far. A device, FIFO or stream gets the document once, at
-// the end (a reader of a FIFO would otherwise see one document per row).
+// "complete": false and every row measured so far; those rewrites go to the kernel only, the last
+// one to disk (core/atomic_file.hpp, Flush). A device, FIFO or stream gets the document once, at the
+// end (a reader of a FIFO would otherwise see one document per row).
 class JsonBenchReporter final : public BenchReporter {
  public:
   explicit JsonBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
@@ -39,12 +40,12 @@ class JsonBenchReporter final : public BenchReporter {
             {"context", setup.context},
             {"config", setup},
             {"results", nlohmann::json::array()}};
-    if (as_it_goes_) flush();
+    if (as_it_goes_) write(Flush::kToKernel);
   }
 
   void row(const BenchRow& row) override {
     doc_["results"].push_back(row);
-    if (as_it_goes_) flush();
+    if (as_it_goes_) write(Flush::kToKernel);
   }
 
   void end(const BenchSummary& s) override {
@@ -61,11 +62,11 @@ class JsonBenchReporter final : public BenchReporter {
                        {"wrong", s.wrong},
                        {"busbw_ok", s.busbw_ok},
                        {"passed", s.passed()}};
-    flush();
+    write(Flush::kToDisk);
   }
 
  private:
-  void flush() { write_file_atomically(path_, json_text(doc_, 1)); }
+  void write(Flush flush) { write_file_atomically(path_, json_text(doc_, 1), flush); }
 
   std::string path_;
   bool as_it_goes_;
