@@ -33,6 +33,14 @@ struct CalibrateArguments {
   RuntimeOptions runtime;
 };
 
+nlohmann::ordered_json read_profile(const std::string& path) {
+  nlohmann::ordered_json doc = hw::read_ordered_json_file(path);
+  if (!doc.is_object()) {
+    throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
+  }
+  return doc;
+}
+
 void finish(CalibrateArguments& a) {
   CalibrateOptions& o = a.options;
   bool gemm = false;
@@ -83,19 +91,14 @@ void finish(CalibrateArguments& a) {
     }
   }
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
-  if (a.merge && !input_exists(a.output)) {
-    throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
+  if (a.merge) {
+    if (!input_exists(a.output)) {
+      throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
+    }
+    (void)read_profile(a.output);  // now, not after a measurement that a profile it cannot read would lose
   }
   if (launched_as_rank_zero()) ensure_writable(a.output, "-o/--output");
   finish_runtime_options(&a.runtime, a.backend);
-}
-
-nlohmann::ordered_json read_profile(const std::string& path) {
-  nlohmann::ordered_json doc = hw::read_ordered_json_file(path);
-  if (!doc.is_object()) {
-    throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
-  }
-  return doc;
 }
 
 int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {
