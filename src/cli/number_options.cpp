@@ -49,6 +49,13 @@ CLI::Option* add_real_option(CLI::App& command, const std::string& names, double
   return option;
 }
 
+void check_nodes_option(const CLI::Option* option, int nodes) {
+  const bool given = option != nullptr && option->count() > 0;
+  if (nodes < 0 || (given && nodes == 0)) {
+    throw InputError("--nodes", fmt::format("{}", nodes), "a positive number of nodes");
+  }
+}
+
 Bytes gib_to_bytes(double gib) {
   return Bytes(static_cast<std::uint64_t>(std::llround(gib * static_cast<double>(kGiB))));
 }

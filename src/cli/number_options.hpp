@@ -48,6 +48,10 @@ CLI::Option* add_real_option(CLI::App& command, const std::string& names, double
 // machine), and the largest cluster the flags accept has 524,288.
 inline constexpr int kMaxSearchGpus = 65536;
 
+// --nodes of predict and search: left out (0), the command chooses; given, it must be 1 or more
+// (`--nodes 0` is refused rather than read as "left out"). `option` is the flag as add_option made it.
+void check_nodes_option(const CLI::Option* option, int nodes);
+
 // A size given in GiB by a flag that add_real_option checked (finite, at most workspace_gib_range's).
 [[nodiscard]] Bytes gib_to_bytes(double gib);
 

@@ -28,7 +28,8 @@ namespace {
 struct PredictArguments {
   ModelPlanArguments model_plan;
   std::string cluster;
-  int nodes = 0;
+  int nodes = 0;  // 0: as many as the plan needs
+  const CLI::Option* nodes_flag = nullptr;
   std::string calibration;
   double workspace_gib = 2.0;
   bool full_simulation = false;
@@ -71,7 +72,7 @@ int run_predict(const PredictArguments& a) {
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
-  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
+  check_nodes_option(a.nodes_flag, a.nodes);
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world, "--world");
   const predict::Target target =
       predict::make_target(catalog, cluster, nodes, load_calibration_option(a.calibration, catalog));
@@ -104,7 +105,8 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
   add_model_plan_options(*cmd, &args->model_plan);
   cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
       ->required();
-  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
+  args->nodes_flag =
+      cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
                   "memory allowance per rank for the CUDA context, cuBLAS and NCCL buffers and fragmentation",

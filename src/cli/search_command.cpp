@@ -25,7 +25,8 @@ namespace {
 struct SearchArguments {
   ModelPlanArguments model;
   std::string cluster;
-  int nodes = 0;
+  int nodes = 0;  // 0: as many as --gpus needs, else 1
+  const CLI::Option* nodes_flag = nullptr;
   std::string gpus;
   std::string rank_by = "throughput";
   std::string kernels = "fused";
@@ -100,7 +101,7 @@ int run_search(SearchArguments& a) {
   const TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output);
   check_options(a);
-  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
+  check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster");
   const auto calibration = load_calibration_option(a.calibration, catalog);
@@ -147,7 +148,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   predict::SearchOptions& o = args->options;
   cmd->add_option("--cluster", args->cluster, "a cluster of topologies/clusters (commscale hw list) or a cluster file")
       ->required();
-  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
+  args->nodes_flag =
+      cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
   cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
   cmd->add_option("--global-batch", o.global_batch, "sequences per step over all replicas")->required();
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
