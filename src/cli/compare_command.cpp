@@ -18,6 +18,7 @@
 #include "hw/topology_dir.hpp"
 #include "predict/compare.hpp"
 #include "report/compare_report.hpp"
+#include "report/progress.hpp"
 
 namespace commscale {
 namespace {
@@ -93,7 +94,13 @@ int run_compare(CompareArguments& a) {
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
-  const predict::CompareResult r = predict::compare_clusters(catalog, in);
+  Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "compare", 0);
+  const predict::CompareResult r =
+      predict::compare_clusters(catalog, in, [&](std::size_t done, std::size_t total, const std::string& next) {
+        progress.set_total(total);
+        progress.update(done, fmt::format("searching {}", next));
+      });
+  progress.finish();
   nlohmann::json doc = predict::compare_to_json(r, in);
   doc["command_line"] = a.command_line;
   if (emit_json(a.output, doc)) predict::print_compare(std::cout, r, in);
