@@ -79,6 +79,14 @@ list(REMOVE_DUPLICATES labels)
 list(LENGTH labels unique)
 expect_equal(${unique} ${n} "distinct labels of the search's plans")
 
+# A folder holding a link to its own parent (a loop of folders, issue 19 item 11): links to folders are
+# not followed, so the walk ends and the one result in it is rendered once.
+file(MAKE_DIRECTORY "${WORK_DIR}/looped/sub")
+file(COPY_FILE "${WORK_DIR}/predict.json" "${WORK_DIR}/looped/predict.json")
+file(CREATE_LINK .. "${WORK_DIR}/looped/sub/up" SYMBOLIC)
+commscale_run(EXPECT 0 OUTPUT out ARGS report looped -o looped.html)
+expect_contains("${out}" "commscale report: looped.html (1 files,")
+
 commscale_run(EXPECT 2 ERROR err ARGS report missing.json -o r.html)
 expect_contains("${err}" "missing.json: no such file or folder")
 commscale_run(EXPECT 2 ERROR err ARGS report train.json --line-rate fast -o r.html)
