@@ -91,6 +91,7 @@ void finish(CalibrateArguments& a) {
     }
   }
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
+  check_count(o.repetitions, 1, kMaxIterations, "-n/--repetitions", "repetitions");
   if (a.merge) {
     if (!input_exists(a.output)) {
       throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");

@@ -56,6 +56,13 @@ void check_nodes_option(const CLI::Option* option, int nodes) {
   }
 }
 
+void check_count(int value, int min, int max, const char* flag, const char* what) {
+  if (value < min) {
+    throw InputError(flag, fmt::format("{} {}", value, what), min == 0 ? "0 or more" : fmt::format("at least {}", min));
+  }
+  if (value > max) throw InputError(flag, fmt::format("{} {}", value, what), fmt::format("at most {}", max));
+}
+
 Bytes gib_to_bytes(double gib) {
   return Bytes(static_cast<std::uint64_t>(std::llround(gib * static_cast<double>(kGiB))));
 }
