@@ -53,6 +53,8 @@ expect_equal(${apart} -1 "a section of unpaired steps where every step has its p
 # One rank: the bench measured local copies; the page says so and draws no bus-bandwidth chart.
 commscale_run(EXPECT 0 RANKS 1 OUTPUT out
               ARGS bench all --backend cpu -b 1K -e 4K -f 4 -n 2 -w 1 -J one-rank.json)
+expect_contains("${out}" "bench: 1 rank on 1 host, backend cpu")
+expect_contains("${out}" "# One rank per group: every collective here is a local copy")
 commscale_run(EXPECT 0 OUTPUT out ARGS report one-rank.json -o one-rank.html)
 expect_contains("${out}" " 7 sections, 0 charts)")
 file(READ "${WORK_DIR}/one-rank.html" html)
