@@ -2,7 +2,7 @@
 # Installs the Debian/Ubuntu packages commscale needs that are missing, and nothing else.
 #
 # usage: launch/install-deps.sh [build|test]   (test adds GoogleTest, Slurm, munge, PMIx, shellcheck,
-#                                               chromium, python3, clang and libFuzzer)
+#                                               chromium, python3, strace, clang and libFuzzer)
 #
 # A tool already on the PATH in a recent enough version (cmake from pip, say) counts as present.
 # The CUDA toolkit (with NCCL) is not installed here: commscale finds it under /usr/local/cuda and
@@ -13,10 +13,10 @@ purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenblas-dev)
 # The tests also start a one-node Slurm cluster (srun --mpi=pmix), two nodes of network namespaces
-# (ip netns), shellcheck the scripts, load `commscale report`'s page in headless chromium, and run
-# the analysis scripts of launch/ (python3).
+# (ip netns), shellcheck the scripts, load `commscale report`'s page in headless chromium, run
+# the analysis scripts of launch/ (python3), and count a run's flushes to disk (strace).
 if [ "$purpose" = test ]; then
-  packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2 chromium python3)
+  packages+=(libgtest-dev slurm-wlm munge libpmix-dev shellcheck iproute2 chromium python3 strace)
 fi
 # The fuzz targets and the sanitizer build of the tests (tests/run.sh): clang with libFuzzer (Debian 12).
 if [ "$purpose" = test ]; then packages+=(clang libclang-rt-14-dev); fi

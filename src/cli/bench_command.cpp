@@ -78,15 +78,6 @@ Split parse_split(const std::string& text) {
   return split;
 }
 
-constexpr int kMaxIterations = 1000000;
-
-void check_count(int value, int min, int max, const char* flag, const char* what) {
-  if (value < min) {
-    throw InputError(flag, fmt::format("{} {}", value, what), min == 0 ? "0 or more" : fmt::format("at least {}", min));
-  }
-  if (value > max) throw InputError(flag, fmt::format("{} {}", value, what), fmt::format("at most {}", max));
-}
-
 // Checks the arguments and fills BenchOptions. Everything here is pure: it runs before MPI starts,
 // so a mistake is reported once, with exit code 2, and nothing is launched.
 void finish(BenchArguments& a) {

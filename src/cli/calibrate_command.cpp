@@ -41,6 +41,14 @@ void check_each(const std::vector<T>& values, std::int64_t low, std::int64_t hig
   }
 }
 
+nlohmann::ordered_json read_profile(const std::string& path) {
+  nlohmann::ordered_json doc = hw::read_ordered_json_file(path);
+  if (!doc.is_object()) {
+    throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
+  }
+  return doc;
+}
+
 void finish(CalibrateArguments& a) {
   CalibrateOptions& o = a.options;
   bool gemm = false;
@@ -99,19 +107,15 @@ void finish(CalibrateArguments& a) {
   check_each(o.attention_head_dims, 1, 1024, "--attention-head-dims", "head sizes from 1 to 1024");
   check_each(o.interference_sms, 1, 256, "--interference-sms", "SM counts from 1 to 256");
   if (o.repetitions < 1) throw InputError("-n/--repetitions", fmt::format("{}", o.repetitions), "at least 1");
-  if (a.merge && !input_exists(a.output)) {
-    throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
+  check_count(o.repetitions, 1, kMaxIterations, "-n/--repetitions", "repetitions");
+  if (a.merge) {
+    if (!input_exists(a.output)) {
+      throw InputError("--merge", fmt::format("{} does not exist", a.output), "-o naming a profile to add to");
+    }
+    (void)read_profile(a.output);  // now, not after a measurement that a profile it cannot read would lose
   }
   if (launched_as_rank_zero()) ensure_writable(a.output, "-o/--output");
   finish_runtime_options(&a.runtime, a.backend);
-}
-
-nlohmann::ordered_json read_profile(const std::string& path) {
-  nlohmann::ordered_json doc = hw::read_ordered_json_file(path);
-  if (!doc.is_object()) {
-    throw InputError(path, "is not a JSON object", "a calibration profile written by commscale calibrate");
-  }
-  return doc;
 }
 
 int run_calibrate(const CalibrateArguments& a, const MpiComm& world) {

@@ -75,8 +75,8 @@ namespace {
 
 int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body) {
   MpiSession mpi(nullptr, nullptr);
-  install_interrupt_handlers();
   const MpiComm world = MpiComm::world();
+  install_interrupt_handlers(world.rank());
   ExitCode code = ExitCode::kRuntime;
   std::unique_ptr<ControlPlane> control;
   try {

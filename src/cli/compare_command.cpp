@@ -21,6 +21,7 @@
 #include "hw/topology_dir.hpp"
 #include "predict/compare.hpp"
 #include "report/compare_report.hpp"
+#include "report/progress.hpp"
 
 namespace commscale {
 namespace {
@@ -76,7 +77,8 @@ void merge_compare_plan_file(CompareArguments& a) {
 }
 
 // --sweep KEY=V1,V2,...: the comparison once per value, every entry labelled with its value.
-predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& catalog) {
+predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& catalog,
+                                 const predict::CompareProgress& report) {
   const std::size_t eq = a.sweep.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw InputError("--sweep", fmt::format("\"{}\"", a.sweep), "KEY=V1,V2,... with KEY as --set takes it");
@@ -88,7 +90,7 @@ predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& c
     predict::CompareInputs in = a.inputs;
     in.overrides.push_back(hw::parse_override(key + "=" + value, "--sweep"));
     for (std::string& label : in.labels) label += fmt::format(" [{}={}]", key, value);
-    predict::CompareResult r = predict::compare_clusters(catalog, in);
+    predict::CompareResult r = predict::compare_clusters(catalog, in, report);
     out.model = r.model;
     for (predict::CompareEntry& e : r.entries) out.entries.push_back(std::move(e));
   }
@@ -128,7 +130,14 @@ int run_compare(CompareArguments& a) {
   check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
   in.host = resolve_host_framework(a.host_framework, in.search.kernels, in.calibration.get());
-  const predict::CompareResult r = a.sweep.empty() ? predict::compare_clusters(catalog, in) : run_sweep(a, catalog);
+  Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "compare", 0);
+  const predict::CompareProgress report = [&](std::size_t done, std::size_t total, const std::string& next) {
+    progress.set_total(total);
+    progress.update(done, fmt::format("searching {}", next));
+  };
+  const predict::CompareResult r =
+      a.sweep.empty() ? predict::compare_clusters(catalog, in, report) : run_sweep(a, catalog, report);
+  progress.finish();
   nlohmann::json doc = predict::compare_to_json(r, in);
   doc["command_line"] = a.command_line;
   doc["context"] = inputs_context(a.model, in.overrides);

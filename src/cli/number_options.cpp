@@ -49,6 +49,20 @@ CLI::Option* add_real_option(CLI::App& command, const std::string& names, double
   return option;
 }
 
+void check_nodes_option(const CLI::Option* option, int nodes) {
+  const bool given = option != nullptr && option->count() > 0;
+  if (nodes < 0 || (given && nodes == 0)) {
+    throw InputError("--nodes", fmt::format("{}", nodes), "a positive number of nodes");
+  }
+}
+
+void check_count(int value, int min, int max, const char* flag, const char* what) {
+  if (value < min) {
+    throw InputError(flag, fmt::format("{} {}", value, what), min == 0 ? "0 or more" : fmt::format("at least {}", min));
+  }
+  if (value > max) throw InputError(flag, fmt::format("{} {}", value, what), fmt::format("at most {}", max));
+}
+
 Bytes gib_to_bytes(double gib) {
   return Bytes(static_cast<std::uint64_t>(std::llround(gib * static_cast<double>(kGiB))));
 }

@@ -48,6 +48,18 @@ CLI::Option* add_real_option(CLI::App& command, const std::string& names, double
 // machine), and the largest cluster the flags accept has 524,288.
 inline constexpr int kMaxSearchGpus = 65536;
 
+// The most iterations a count flag takes (bench -n/-w/-c/-G, p2p -n/-w/--copies, calibrate -n): a
+// million runs for minutes at the smallest size, and a sample is kept per timed iteration.
+inline constexpr int kMaxIterations = 1000000;
+
+// `value` from `min` to `max`, else an InputError naming `flag`, the value and `what` it counts
+// ("-n/--iters: 2147483647 iterations (expected at most 1000000)").
+void check_count(int value, int min, int max, const char* flag, const char* what);
+
+// --nodes of predict and search: left out (0), the command chooses; given, it must be 1 or more
+// (`--nodes 0` is refused rather than read as "left out"). `option` is the flag as add_option made it.
+void check_nodes_option(const CLI::Option* option, int nodes);
+
 // A size given in GiB by a flag that add_real_option checked (finite, at most workspace_gib_range's).
 [[nodiscard]] Bytes gib_to_bytes(double gib);
 

@@ -10,6 +10,7 @@
 
 #include "bench/p2p.hpp"
 #include "cli/command.hpp"
+#include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
@@ -61,6 +62,11 @@ void finish(P2pArguments& a) {
   if (o.latency_accesses < 1) {
     throw InputError("--latency-loads", fmt::format("{} loads", o.latency_accesses), "at least 1 load per sample");
   }
+  // Bounded as bench's counts are: a sample is kept per timed batch, and INT_MAX copies never end.
+  check_count(o.copies, 1, kMaxIterations, "--copies", "copies");
+  check_count(o.iters, 1, kMaxIterations, "-n/--iters", "samples");
+  check_count(o.warmup, 0, kMaxIterations, "-w/--warmup", "batches");
+  check_count(o.latency_accesses, 1, 100 * kMaxIterations, "--latency-loads", "loads");
   parse_tests(a.tests, o);
   check_outputs({{"-J/--json", o.json_path}, {"--csv", o.csv_path}});
 }

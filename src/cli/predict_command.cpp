@@ -33,7 +33,8 @@ struct PredictArguments {
   CollectiveArguments collective;
   std::vector<const CLI::Option*> step_only;  // flags --collective does not take
   std::string cluster;
-  int nodes = 0;
+  int nodes = 0;  // 0: as many as the plan needs
+  const CLI::Option* nodes_flag = nullptr;
   std::vector<std::string> set;
   std::string calibration;
   std::string host_framework;
@@ -82,7 +83,7 @@ int run_predict(PredictArguments& a) {
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
-  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
+  check_nodes_option(a.nodes_flag, a.nodes);
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
   const auto calibration = load_calibration_option(a.calibration, catalog);
   const predict::Target target =
@@ -126,7 +127,8 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
                   "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
                   "--plan-file has one)");
   add_set_option(*cmd, &args->set);
-  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
+  args->nodes_flag =
+      cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   args->step_only = {
       add_host_framework_option(*cmd, &args->host_framework),

@@ -32,7 +32,8 @@ namespace {
 struct SearchArguments {
   ModelPlanArguments model;
   std::string cluster;
-  int nodes = 0;
+  int nodes = 0;  // 0: as many as --gpus needs, else 1
+  const CLI::Option* nodes_flag = nullptr;
   std::vector<std::string> set;
   std::string best_plan_path;
   std::string gpus;
@@ -154,7 +155,7 @@ int run_search(SearchArguments& a) {
   const TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
-  if (a.nodes < 0) throw InputError("--nodes", fmt::format("{}", a.nodes), "a positive number of nodes");
+  check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
   const auto calibration = load_calibration_option(a.calibration, catalog);
@@ -212,7 +213,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   add_set_option(*cmd, &args->set);
   cmd->add_option("--best-plan-file", args->best_plan_path,
                   "write the best plan as a plan file (for --plan-file of plan, train, predict)");
-  cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
+  args->nodes_flag =
+      cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
   cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
   cmd->add_option("--global-batch,--global-batch-size", o.global_batch,
                   "sequences per step over all replicas (required unless the --plan-file has it)");

@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "hw/catalog.hpp"
 #include "hw/cluster_match.hpp"
 #include "hw/topology_dir.hpp"
@@ -44,6 +45,21 @@ void finish(TopoArguments& a) {
     throw InputError("--name", "names the topology file", "--output FILE with it");
   if (!a.gpu.empty() && a.output.empty())
     throw InputError("--gpu", "names the topology file's GPU", "--output FILE with it");
+  // The topology file is JSON, which holds UTF-8 only: its name (by default the file's stem) and the
+  // GPU it names are checked now, not once the machine has been described.
+  if (a.output.empty()) return;
+  const bool named = !a.name.empty();
+  const std::string name = named ? a.name : std::filesystem::path(a.output).stem().string();
+  if (escape_invalid_utf8(name) != name) {
+    throw InputError(named ? "--name" : "-o/--output",
+                     fmt::format("the topology's name \"{}\" is not UTF-8 text", name),
+                     named ? "a name in UTF-8: the topology file is JSON"
+                           : "--name NAME in UTF-8 (the name is the file's stem by default; the file is JSON)");
+  }
+  if (escape_invalid_utf8(a.gpu) != a.gpu) {
+    throw InputError("--gpu", fmt::format("\"{}\" is not UTF-8 text", a.gpu),
+                     "a GPU name or file path in UTF-8: the topology file (JSON) records it");
+  }
 }
 
 // The GPU the file names: --gpu, else the catalog GPU the discovered name stands for. A path is

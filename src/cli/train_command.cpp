@@ -216,7 +216,10 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
   if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(step.program, run.timeline)));
   if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, json_text(nlohmann::json(run.timeline)));
-  if (lines) lines->append({{"record", "summary"}, {"summary", report.summary}});
+  if (lines) {
+    lines->append({{"record", "summary"}, {"summary", report.summary}});
+    lines->flush_to_disk();
+  }
   return 0;
 }
 

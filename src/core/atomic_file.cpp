@@ -44,7 +44,7 @@ int create_temp(const std::string& directory, std::string* temp) {
   return -1;
 }
 
-void replace_file(const OutputTarget& target, const std::string& given, std::string_view content) {
+void replace_file(const OutputTarget& target, const std::string& given, std::string_view content, Flush flush) {
   const std::string directory = directory_of(target.path);
   std::string failed;
   if (const int error = make_directories(directory, &failed); error != 0) {
@@ -54,7 +54,7 @@ void replace_file(const OutputTarget& target, const std::string& given, std::str
   const int fd = create_temp(directory, &temp);
   if (fd < 0) fail(given, errno);
   int error = write_all(fd, content);
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (error == 0 && flush == Flush::kToDisk && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && std::rename(temp.c_str(), target.path.c_str()) != 0) error = errno;
   if (error != 0) {
@@ -80,12 +80,12 @@ void write_stream(int fd, const std::string& given, std::string_view content) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content) {
+void write_file_atomically(const std::string& path, std::string_view content, Flush flush) {
   const OutputTarget target = resolve_output(path);
   if (!target.problem.empty()) throw RuntimeFailure(target.problem);
   switch (target.kind) {
     case OutputKind::kFile:
-      replace_file(target, path, content);
+      replace_file(target, path, content, flush);
       note_file_written(path);  // what an interrupted run says it kept (a device or stream keeps nothing)
       return;
     case OutputKind::kInPlace: return write_in_place(target.path, content);

@@ -108,7 +108,19 @@ bool input_exists(const std::filesystem::path& path) {
 
 namespace {
 
-// Whether `entry` is a regular file once links are followed; a link to nowhere is not, a link loop throws.
+std::string_view kind_of(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::fifo: return "a FIFO";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// Whether `entry` is a regular file once links are followed; a link to nowhere or a folder is not. A
+// link loop, and a device, FIFO or socket (a link to /dev/zero among the files), throw: refused as the
+// same file given alone is, not skipped (a FIFO in a folder could also keep the reader waiting).
 bool is_input_file(const std::filesystem::directory_entry& entry) {
   std::error_code ec;
   const std::filesystem::file_status status = entry.status(ec);
@@ -117,7 +129,10 @@ bool is_input_file(const std::filesystem::directory_entry& entry) {
     throw InputError(entry.path().string(), fmt::format("cannot be looked at ({})", ec.message()),
                      "a readable file or a symbolic link to one");
   }
-  return std::filesystem::is_regular_file(status);
+  if (std::filesystem::is_regular_file(status)) return true;
+  if (std::filesystem::is_directory(status)) return false;
+  throw InputError(entry.path().string(), fmt::format("is {}", kind_of(status.type())),
+                   "a regular file in a folder of input files");
 }
 
 template <class Iterator>

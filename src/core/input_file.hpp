@@ -27,8 +27,8 @@ inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;  // 25
 
 // The regular files (symbolic links followed) with extension `extension` in `folder`, and with
 // `recursive` in its subfolders too (links to folders are not followed), sorted. Throws InputError
-// naming the folder, or the entry, that cannot be listed or looked at (a symbolic link loop); links
-// that point nowhere are left out.
+// naming the folder, or the entry, that cannot be listed or looked at (a symbolic link loop), or that
+// is a device, FIFO or socket; links that point nowhere are left out.
 [[nodiscard]] std::vector<std::filesystem::path> list_input_folder(const std::filesystem::path& folder,
                                                                    std::string_view extension, bool recursive);
 

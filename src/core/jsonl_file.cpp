@@ -39,7 +39,7 @@ JsonLinesFile::JsonLinesFile(std::string path) : path_(std::move(path)) {
   switch (target.kind) {
     case OutputKind::kFile:
       fd_ = create_fresh(target.path);
-      durable_ = true;
+      regular_ = true;
       break;
     case OutputKind::kInPlace:  // a device or FIFO: never unlinked, written as it is
       fd_ = ::open(target.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
@@ -71,10 +71,13 @@ void JsonLinesFile::append(const nlohmann::json& record) {
     if (n <= 0) throw RuntimeFailure(fmt::format("cannot append to {}: {}", path_, std::strerror(n < 0 ? errno : EIO)));
     done += static_cast<std::size_t>(n);
   }
-  if (durable_ && ::fdatasync(fd_) != 0) {
+  note_line_appended(path_);
+}
+
+void JsonLinesFile::flush_to_disk() {
+  if (regular_ && ::fdatasync(fd_) != 0) {
     throw RuntimeFailure(fmt::format("cannot flush {}: {}", path_, std::strerror(errno)));
   }
-  note_line_appended(path_);
 }
 
 std::string jsonl_path_beside(std::string_view json_path) {

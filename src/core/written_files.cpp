@@ -27,8 +27,9 @@ struct Ledger {
   }
 };
 
+// Never destroyed: a FileRewriter's thread may still note a write while the process exits.
 Ledger& ledger() {
-  static Ledger instance;
+  static Ledger& instance = *new Ledger;
   return instance;
 }
 

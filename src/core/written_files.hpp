@@ -11,7 +11,7 @@ namespace commscale {
 
 // A file written whole (write_file_atomically).
 void note_file_written(const std::string& path);
-// One more line appended to a JSON Lines file, and flushed.
+// One more line appended to a JSON Lines file (written whole).
 void note_line_appended(const std::string& path);
 
 // "a.jsonl (13 whole lines), a.json", in the order first written; "" when nothing was written.

@@ -88,16 +88,30 @@ std::vector<int> scaling_sizes(const hw::ClusterSpec& cluster, int max_gpus) {
   return out;
 }
 
-CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in) {
+CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in, const CompareProgress& progress) {
   CompareResult r;
   r.model = in.model.name;
-  for (std::size_t i = 0; i < in.clusters.size(); ++i)
+  std::optional<hw::ClusterSpec> swept;
+  std::vector<int> sizes;
+  if (in.scaling) {
+    swept = catalog.cluster(in.scaling->cluster, "--scaling", in.overrides);
+    sizes = scaling_sizes(*swept, in.scaling_max_gpus);
+  }
+  const std::size_t searches = in.clusters.size() + sizes.size();
+  std::size_t done = 0;
+  const auto starting = [&](const std::string& next) {
+    if (progress) progress(done++, searches, next);
+  };
+  for (std::size_t i = 0; i < in.clusters.size(); ++i) {
+    starting(in.labels[i]);
     r.entries.push_back(compare_one(catalog, in.clusters[i], in.labels[i], in));
-  if (!in.scaling) return r;
-  const hw::ClusterSpec cluster = catalog.cluster(in.scaling->cluster, "--scaling", in.overrides);
+  }
+  if (!swept) return r;
+  const hw::ClusterSpec& cluster = *swept;
   r.scaling_cluster = cluster.name;
   const PlanEstimate* first = nullptr;
-  for (const int gpus : scaling_sizes(cluster, in.scaling_max_gpus)) {
+  for (const int gpus : sizes) {
+    starting(fmt::format("scaling {}: {} GPU{}", cluster.name, gpus, gpus == 1 ? "" : "s"));
     ScalingPoint point;
     point.gpus = gpus;
     point.best = best_plan(catalog, cluster, gpus, in, nullptr);

@@ -8,6 +8,8 @@
 // N0 the smallest size at which some plan fits. The global batch stays fixed over the sweep (strong
 // scaling of one training job); sizes where it does not split over the GPUs have no plan.
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +77,11 @@ struct CompareInputs {
   std::vector<hw::Override> overrides;  // what-if changes to every cluster (--set)
 };
 
-[[nodiscard]] CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in);
+// Called before each plan search with the searches done, their number and what the next one is
+// ("hgx-h100, 8 GPUs"): a sweep to 65,536 GPUs takes minutes, and the command draws a progress line.
+using CompareProgress = std::function<void(std::size_t done, std::size_t total, const std::string& next)>;
+
+[[nodiscard]] CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& in,
+                                             const CompareProgress& progress = {});
 
 }  // namespace commscale::predict

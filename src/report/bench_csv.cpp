@@ -1,34 +1,32 @@
 #include <fmt/format.h>
 
-#include "core/atomic_file.hpp"
+#include "core/file_rewriter.hpp"
 #include "report/bench_reporters.hpp"
 
 namespace commscale {
 namespace {
 
-// Rewritten after every row, as the JSON file; a device, FIFO or stream gets it once, at the end.
+// Rewritten after every row by a writer thread, as the JSON file (core/file_rewriter.hpp), the last
+// write flushed to disk; a device, FIFO or stream gets it once, at the end.
 class CsvBenchReporter final : public BenchReporter {
  public:
-  explicit CsvBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
+  explicit CsvBenchReporter(std::string path) : file_(std::move(path)) {}
 
   void begin(const BenchSetup& setup) override {
     ranks_ = setup.group_size;
     text_ = bench_csv_header() + "\n";
-    if (as_it_goes_) write_file_atomically(path_, text_);
+    file_.rewrite(text_);
   }
 
   void row(const BenchRow& row) override {
     for (const std::string& line : bench_csv_lines(row, ranks_)) text_ += line + "\n";
-    if (as_it_goes_) write_file_atomically(path_, text_);
+    file_.rewrite(text_);
   }
 
-  void end(const BenchSummary&) override {
-    if (!as_it_goes_) write_file_atomically(path_, text_);
-  }
+  void end(const BenchSummary&) override { file_.finish(text_); }
 
  private:
-  std::string path_;
-  bool as_it_goes_;
+  FileRewriter file_;
   std::string text_;
   int ranks_ = 1;
 };

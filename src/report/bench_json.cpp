@@ -1,6 +1,6 @@
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.hpp"
+#include "core/file_rewriter.hpp"
 #include "core/json_text.hpp"
 #include "report/bench_reporters.hpp"
 
@@ -26,11 +26,13 @@ std::string_view split_name(SplitKind kind) {
 }
 
 // Rewrites the whole file after every row, so an interrupted sweep leaves a valid file with
-// "complete": false and every row measured so far. A device, FIFO or stream gets the document once, at
-// the end (a reader of a FIFO would otherwise see one document per row).
+// "complete": false and the rows measured so far (those the writer thread had written: a slow disk
+// never holds the sweep, core/file_rewriter.hpp); the last write, at the end, is flushed to disk. A
+// device, FIFO or stream gets the document once, at the end (a reader of a FIFO would otherwise see
+// one document per row).
 class JsonBenchReporter final : public BenchReporter {
  public:
-  explicit JsonBenchReporter(std::string path) : path_(std::move(path)), as_it_goes_(replaced_atomically(path_)) {}
+  explicit JsonBenchReporter(std::string path) : file_(std::move(path)) {}
 
   void begin(const BenchSetup& setup) override {
     doc_ = {{"schema_version", kBenchSchemaVersion},
@@ -39,12 +41,12 @@ class JsonBenchReporter final : public BenchReporter {
             {"context", setup.context},
             {"config", setup},
             {"results", nlohmann::json::array()}};
-    if (as_it_goes_) flush();
+    file_.rewrite(json_text(doc_, 1));
   }
 
   void row(const BenchRow& row) override {
     doc_["results"].push_back(row);
-    if (as_it_goes_) flush();
+    file_.rewrite(json_text(doc_, 1));
   }
 
   void end(const BenchSummary& s) override {
@@ -61,14 +63,11 @@ class JsonBenchReporter final : public BenchReporter {
                        {"wrong", s.wrong},
                        {"busbw_ok", s.busbw_ok},
                        {"passed", s.passed()}};
-    flush();
+    file_.finish(json_text(doc_, 1));
   }
 
  private:
-  void flush() { write_file_atomically(path_, json_text(doc_, 1)); }
-
-  std::string path_;
-  bool as_it_goes_;
+  FileRewriter file_;
   nlohmann::json doc_;
 };
 

@@ -33,6 +33,7 @@ class JsonLinesBenchReporter final : public BenchReporter {
                   {"wrong", s.wrong},
                   {"busbw_ok", s.busbw_ok},
                   {"passed", s.passed()}});
+    file_.flush_to_disk();
   }
 
  private:

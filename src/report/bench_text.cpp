@@ -57,8 +57,9 @@ class TextBenchReporter final : public BenchReporter {
   void begin(const BenchSetup& setup) override {
     const RunContext& c = setup.context;
     const BenchOptions& o = setup.options;
-    fmt::print(out_, "# commscale {} ({}) bench: {} ranks on {} host{}, backend {} ({})\n", c.commscale_version,
-               c.git_sha, c.ranks.size(), c.hosts.size(), c.hosts.size() == 1 ? "" : "s", c.backend, c.comm_library);
+    fmt::print(out_, "# commscale {} ({}) bench: {} rank{} on {} host{}, backend {} ({})\n", c.commscale_version,
+               c.git_sha, c.ranks.size(), c.ranks.size() == 1 ? "" : "s", c.hosts.size(), c.hosts.size() == 1 ? "" : "s",
+               c.backend, c.comm_library);
     if (!c.backend_note.empty()) fmt::print(out_, "# {}\n", c.backend_note);
     if (!c.mpi_transport.empty()) fmt::print(out_, "# MPI transport: {}\n", transport_line(c.mpi_transport));
     fmt::print(out_, "# iters: {} warmup: {} check: {} blocking: {} graph: {} group size: {} groups: {}\n", o.iters,

@@ -137,8 +137,8 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   const auto base = std::find_if(r.scaling.begin(), r.scaling.end(), [](const ScalingPoint& p) { return p.best; });
   if (base != r.scaling.end()) {
     out << fmt::format(
-        "         efficiency: tokens/s per GPU against the same at {} GPUs (the smallest size that fits)\n",
-        base->gpus);
+        "         efficiency: tokens/s per GPU against the same at {} GPU{} (the smallest size that fits)\n",
+        base->gpus, base->gpus == 1 ? "" : "s");
   }
   out << fmt::format("{:>6} {:>12} {:>6} {:>11} {:>10}  {}\n", "GPUs", "tokens/s", "MFU", "efficiency", "USD/Mtok",
                      "plan");

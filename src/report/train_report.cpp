@@ -20,8 +20,9 @@ std::string share(double part, double whole) {
 
 void print_header(std::ostream& out, const TrainReport& r) {
   const RunContext& c = r.context;
-  fmt::print(out, "# commscale {} ({}) train: {} ranks on {} host{}, backend {} ({})\n", c.commscale_version, c.git_sha,
-             c.ranks.size(), c.hosts.size(), c.hosts.size() == 1 ? "" : "s", c.backend, c.comm_library);
+  fmt::print(out, "# commscale {} ({}) train: {} rank{} on {} host{}, backend {} ({})\n", c.commscale_version,
+             c.git_sha, c.ranks.size(), c.ranks.size() == 1 ? "" : "s", c.hosts.size(), c.hosts.size() == 1 ? "" : "s",
+             c.backend, c.comm_library);
   if (!c.backend_note.empty()) fmt::print(out, "# {}\n", c.backend_note);
   const auto& m = r.model;
   const auto& p = r.plan;

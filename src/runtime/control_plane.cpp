@@ -53,8 +53,13 @@ std::string lost_message(const std::vector<WatchedRank>& gone) {
 
 // The watchdog's last resort when the main thread sits in a call that will not return: report, ask MPI
 // to end the job (from this thread, as an MPI_THREAD_FUNNELED program may not, hence a thread of its
-// own), and end this rank in any case.
+// own), and end this rank in any case. A rank that a signal asked to stop is the exception: its peers
+// ended because of the same signal, so the signal is the story, and its grace alarm, already set, ends
+// this rank and says so (runtime/interrupt.hpp).
 void end_this_rank(const std::vector<WatchedRank>& lost) noexcept {
+  if (interrupt_signal() != 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(kInterruptGraceSeconds + 2));  // the alarm fires first
+  }
   try {
     fmt::print(stderr, "commscale: error on {}: {} (noticed by the watchdog while this rank was blocked)\n",
                process_identity(), lost_message(lost));

@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "runtime/proc_stat.hpp"
+#include "runtime/process.hpp"
 
 namespace commscale {
 namespace {
@@ -23,6 +24,9 @@ static_assert(std::atomic<int>::is_always_lock_free);
 std::atomic<int> g_signal{0};
 std::atomic<int> g_sender{0};  // si_pid of the first signal; 0 from the kernel (a terminal's Ctrl-C)
 std::atomic<int> g_reported{0};
+// The grace alarm's message, made when the handlers are installed (a handler may not format or allocate).
+std::array<char, 512> g_alarm_message{};
+std::size_t g_alarm_message_size = 0;
 
 // A repeated signal (a launcher and a wrapper both passing one on, Ctrl-C pressed twice) changes
 // nothing: the grace alarm ends a rank that has not stopped by then.
@@ -41,10 +45,7 @@ void on_alarm(int) {
     return;
   }
   if (g_reported.load() == 0) {
-    static constexpr std::string_view kMessage =
-        "commscale: interrupted, and this rank did not get back to a wait within 3 s to stop cleanly: ending it\n";
-    static_assert(kInterruptGraceSeconds == 3, "the message above names the grace");
-    const ssize_t written = ::write(STDERR_FILENO, kMessage.data(), kMessage.size());
+    const ssize_t written = ::write(STDERR_FILENO, g_alarm_message.data(), g_alarm_message_size);
     (void)written;
   }
   ::_exit(kInterruptedBase + signal);
@@ -72,7 +73,14 @@ bool is_launcher(std::string_view name) {
 
 }  // namespace
 
-void install_interrupt_handlers() {
+void install_interrupt_handlers(int world_rank) {
+  // The rank is named: in a job's merged stderr, which rank was stuck is the first question.
+  const auto end = fmt::format_to_n(g_alarm_message.data(), g_alarm_message.size() - 1,
+                                    "commscale: interrupted, and rank {} (pid {} on host {}) did not get back to a "
+                                    "wait within {} s to stop cleanly (it was inside a call that had not returned): "
+                                    "ending it\n",
+                                    world_rank, ::getpid(), host_name(), kInterruptGraceSeconds);
+  g_alarm_message_size = end.size < g_alarm_message.size() ? end.size : g_alarm_message.size() - 1;
   install(SIGINT, &on_interrupt);
   install(SIGTERM, &on_interrupt);
   struct sigaction action {};

@@ -29,8 +29,9 @@ class InterruptedError : public Error {
   int signal_;
 };
 
-// Installs the handlers for SIGINT and SIGTERM (and the grace alarm's). Once per process.
-void install_interrupt_handlers();
+// Installs the handlers for SIGINT and SIGTERM (and the grace alarm's, whose message names this
+// process by `world_rank`, pid and host). Once per process, once MPI has started.
+void install_interrupt_handlers(int world_rank);
 
 // The signal that asked the run to stop, or 0. Cheap: one atomic load.
 [[nodiscard]] int interrupt_signal() noexcept;

@@ -23,3 +23,14 @@ file(CREATE_LINK "loop.json" "${WORK_DIR}/results-loop/run/loop.json" SYMBOLIC)
 # The catalog, with a GPU file nested 100,000 levels deep.
 file(COPY "${CMAKE_CURRENT_LIST_DIR}/../../topologies/" DESTINATION "${WORK_DIR}/topologies-deep")
 file(COPY_FILE "${WORK_DIR}/deep-gpu.json" "${WORK_DIR}/topologies-deep/gpus/deep.json")
+# A device and a FIFO among the files of a folder (the catalog, a report folder): refused, naming the
+# entry, as the same file given alone is (not skipped).
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/../../topologies/" DESTINATION "${WORK_DIR}/topologies-device")
+file(CREATE_LINK "/dev/zero" "${WORK_DIR}/topologies-device/gpus/zero.json" SYMBOLIC)
+file(MAKE_DIRECTORY "${WORK_DIR}/results-device/run")
+file(CREATE_LINK "/dev/zero" "${WORK_DIR}/results-device/run/zero.json" SYMBOLIC)
+file(MAKE_DIRECTORY "${WORK_DIR}/results-fifo")
+execute_process(COMMAND mkfifo "${WORK_DIR}/results-fifo/pipe.json" RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "mkfifo ${WORK_DIR}/results-fifo/pipe.json: ${_rc}")
+endif()

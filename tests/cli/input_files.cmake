@@ -70,3 +70,13 @@ expect_contains("${err}" "no\\x1b[2Jsuch.json: cannot be read")
 commscale_run(EXPECT 2 ERROR err ARGS bench -n "1${esc}[2J")  # quoted by CLI11's own message
 string(FIND "${err}" "${esc}" raw)
 expect_equal("${raw}" "-1" "a raw ESC in CLI11's message")
+
+# A long value on the command line (128 KiB is the most Linux passes in one argument) is quoted cut
+# to 1 KiB (README, "Input files"), not whole.
+string(REPEAT "m" 100000 long_name)
+commscale_run(EXPECT 2 ERROR err ARGS plan --model ${long_name})
+expect_contains("${err}" [[--model: unknown model "mmmm]])
+string(LENGTH "${err}" length)
+if(length GREATER 1600)
+  message(FATAL_ERROR "a 100,000-byte --model value made a message of ${length} bytes (expected at most about 1.2 KB)")
+endif()

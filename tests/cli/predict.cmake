@@ -109,6 +109,10 @@ if(NOT usd GREATER 0)
 endif()
 string(JSON points LENGTH "${out}" scaling points)
 expect_equal(${points} 5 "scaling points 1, 2, 4, 8, 16")
+# The text names the sweep's baseline (issue 18: an efficiency over 100% without one read as a bug).
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100
+                                       --scaling hgx-a100 --scaling-max 4)
+expect_contains("${out}" "efficiency: tokens/s per GPU against the same at 1 GPU (the smallest size that fits)")
 # LLaMA-2 7B (32 heads, 32 layers) has no dp x tp x pp of 6 GPUs with a factor 3 to spare.
 commscale_run(EXPECT 0 OUTPUT out ARGS compare --model llama2-7b --global-batch 64 --clusters rtx3090-6x-pcie)
 expect_contains("${out}" "no valid plan: no dp x tp x pp of 6 GPUs")

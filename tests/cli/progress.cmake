@@ -28,3 +28,10 @@ expect_contains("${forced}" "\rbench  4/4  100%")
 commscale_run(EXPECT 0 RANKS 2 ERROR forced ARGS train --backend cpu --model tiny --dp 2 --micro-batch 1 --global-batch 4
               --steps 2 --warmup 1 --progress)
 expect_contains("${forced}" "\rtrain steps  3/3  100%")
+
+# compare: one step per plan search (each cluster, each size of the sweep), from the first on; a sweep
+# to 65,536 GPUs takes minutes (issue 19, item 4).
+execute_process(COMMAND ${SCRIPT} -qec "${COMMSCALE} compare --model tiny --global-batch 8 --clusters h200x2 --scaling hgx-h100 --scaling-max 16 >/dev/null" /dev/null
+                RESULT_VARIABLE rc OUTPUT_VARIABLE tty WORKING_DIRECTORY "${WORK_DIR}" TIMEOUT 120)
+expect_equal("${rc}" 0 "commscale compare on a terminal")
+expect_contains("${tty}" "\rcompare  0/6  0%  searching h200x2")

@@ -53,6 +53,8 @@ expect_equal(${apart} -1 "a section of unpaired steps where every step has its p
 # One rank: the bench measured local copies; the page says so and draws no bus-bandwidth chart.
 commscale_run(EXPECT 0 RANKS 1 OUTPUT out
               ARGS bench all --backend cpu -b 1K -e 4K -f 4 -n 2 -w 1 -J one-rank.json)
+expect_contains("${out}" "bench: 1 rank on 1 host, backend cpu")
+expect_contains("${out}" "# One rank per group: every collective here is a local copy")
 commscale_run(EXPECT 0 OUTPUT out ARGS report one-rank.json -o one-rank.html)
 expect_contains("${out}" " 7 sections, 0 charts)")
 file(READ "${WORK_DIR}/one-rank.html" html)
@@ -78,6 +80,14 @@ endif()
 list(REMOVE_DUPLICATES labels)
 list(LENGTH labels unique)
 expect_equal(${unique} ${n} "distinct labels of the search's plans")
+
+# A folder holding a link to its own parent (a loop of folders, issue 19 item 11): links to folders are
+# not followed, so the walk ends and the one result in it is rendered once.
+file(MAKE_DIRECTORY "${WORK_DIR}/looped/sub")
+file(COPY_FILE "${WORK_DIR}/predict.json" "${WORK_DIR}/looped/predict.json")
+file(CREATE_LINK .. "${WORK_DIR}/looped/sub/up" SYMBOLIC)
+commscale_run(EXPECT 0 OUTPUT out ARGS report looped -o looped.html)
+expect_contains("${out}" "commscale report: looped.html (1 files,")
 
 commscale_run(EXPECT 2 ERROR err ARGS report missing.json -o r.html)
 expect_contains("${err}" "missing.json: no such file or folder")

@@ -127,6 +127,16 @@ expect_contains("${line}" [[-J b\xFF.json]])
 string(JSON value GET "${header}" context environment NCCL_NOT_UTF8)
 expect_equal("${value}" [[a\xFFb]] "an environment variable that is not UTF-8, as recorded")
 
+# topo's topology file is JSON: a name that is not UTF-8 (given, or the -o file's stem by default) is
+# refused before the machine is described (it made nlohmann throw type_error.316 after the work).
+commscale_run(EXPECT 2 ERROR err ARGS topo -o "topo${ff}.json")
+expect_contains("${err}" [[-o/--output: the topology's name "topo\xff" is not UTF-8 text]])
+commscale_run(EXPECT 2 ERROR err ARGS topo -o topo.json --name "n${ff}")
+expect_contains("${err}" [[--name: the topology's name "n\xff" is not UTF-8 text]])
+if(EXISTS "${WORK_DIR}/topo.json" OR EXISTS "${WORK_DIR}/topo${ff}.json")
+  message(FATAL_ERROR "a refused topo -o wrote its file")
+endif()
+
 # A rejected run (the plan's 2 ranks on a job of 3) leaves the files of an earlier run as they were.
 commscale_run(EXPECT 0 RANKS 2 ARGS train --backend cpu --model tiny --tp 2 --steps 1 --warmup 0 -J keep/t.json)
 foreach(f t.json t.jsonl)

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -143,11 +145,18 @@ TEST(TextReporter, OneRankSaysLocalCopies) {
 
 TEST(JsonReporter, SchemaContextRowsAndCompletion) {
   const std::string path = (std::filesystem::temp_directory_path() / "commscale_report_test.json").string();
+  std::filesystem::remove(path);
   auto json = make_json_bench_reporter(path);
   json->begin(two_rank_setup());
   json->row(all_reduce_row());
-  // Written after every row: an interrupted run leaves a valid file that says it is incomplete.
-  nlohmann::json partial = nlohmann::json::parse(std::ifstream(path));
+  // Written after every row (by a writer thread, core/file_rewriter.hpp: waited for here, 10 s at most):
+  // an interrupted run leaves a valid file that says it is incomplete.
+  nlohmann::json partial = nlohmann::json::object();
+  for (int wait = 0; wait < 1000 && partial.value("results", nlohmann::json::array()).size() != 1; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    partial = nlohmann::json::parse(std::ifstream(path), nullptr, false);  // discarded while not there yet
+    if (partial.is_discarded()) partial = nlohmann::json::object();
+  }
   EXPECT_EQ(partial["complete"], false);
   EXPECT_EQ(partial["results"].size(), 1u);
   json->end(BenchSummary{172.5, 0, true, {}});

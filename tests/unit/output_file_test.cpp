@@ -1,21 +1,25 @@
-// Output files (core/output_path, atomic_file, output_check, jsonl_file): what each kind of path gets.
+// Output files (core/output_path, atomic_file, output_check, jsonl_file, file_rewriter): what each kind
+// of path gets.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/file_rewriter.hpp"
 #include "core/jsonl_file.hpp"
 #include "core/output_check.hpp"
 #include "core/output_path.hpp"
@@ -215,6 +219,65 @@ TEST_F(OutputFile, JsonLinesNeverThrowOnBytesThatAreNotUtf8) {
   JsonLinesFile lines(at("x.jsonl"));
   lines.append({{"path", std::string("out\xff.json")}});
   EXPECT_EQ(read(at("x.jsonl")), "{\"path\":\"out\xEF\xBF\xBD.json\"}\n");  // U+FFFD
+}
+
+
+// A file rewritten as a run goes: the writer thread writes the newest content; finish() leaves the final
+// content, whole, and no temporary file beside it.
+TEST_F(OutputFile, FileRewriterEndsWithTheFinalContent) {
+  {
+    FileRewriter file(at("out.json"));
+    for (int row = 0; row < 200; ++row) file.rewrite(fmt::format("{{\"rows\": {}}}\n", row));
+    file.finish("{\"rows\": 200, \"complete\": true}\n");
+  }
+  EXPECT_EQ(read(at("out.json")), "{\"rows\": 200, \"complete\": true}\n");
+  EXPECT_EQ(entries(dir_), 1u);
+}
+
+// What the writer thread wrote before it is destroyed stays a whole file: one of the contents handed
+// over, never a mix (the destructor drops what waits and does not wait for the disk).
+TEST_F(OutputFile, FileRewriterLeavesAWholeFileWhenDestroyed) {
+  {
+    FileRewriter file(at("out.json"));
+    file.rewrite("first\n");
+    file.rewrite("second\n");
+  }
+  for (int wait = 0; wait < 100 && entries(dir_) > 1; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (fs::exists(at("out.json"))) {
+    const std::string text = read(at("out.json"));
+    EXPECT_TRUE(text == "first\n" || text == "second\n") << text;
+  }
+}
+
+// A write of the thread that failed is thrown on the run's thread, at its next call: exit 3 as a write
+// from the run's thread would be.
+TEST_F(OutputFile, FileRewriterThrowsAFailedWrite) {
+  write_file_atomically(at("a-file"), "");
+  FileRewriter file(at("a-file/out.json"));
+  bool thrown = false;
+  for (int row = 0; row < 500 && !thrown; ++row) {
+    try {
+      file.rewrite("1\n");
+    } catch (const RuntimeFailure& e) {
+      thrown = true;
+      EXPECT_NE(std::string(e.what()).find("a-file"), std::string::npos) << e.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(thrown) << "the thread's failed write never reached the run's thread";
+  EXPECT_THROW(file.finish("2\n"), RuntimeFailure);
+}
+
+// A device is not rewritten: it gets the content once, at finish() (/dev/full says it is full).
+TEST_F(OutputFile, FileRewriterWritesADeviceOnceAtTheEnd) {
+  FileRewriter file("/dev/full");
+  file.rewrite("1\n");  // nothing written: no error yet
+  try {
+    file.finish("2\n");
+    ADD_FAILURE() << "no error from /dev/full";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_STREQ(e.what(), "cannot write /dev/full: No space left on device");
+  }
 }
 
 }  // namespace
