@@ -130,7 +130,7 @@ TEST(Interference, OverlapLengthensBothSides) {
   set.world_size = 1;
   set.programs.push_back({op(0, Stream::kCompute, {}, "gemm", make_gemm(64, 64, 64, 1, DataType::kBFloat16)),
                           op(1, Stream::kDp, {}, "ar", CollectiveOp{Collective::kAllReduce, 0, Bytes(64)})});
-  set.ranks.push_back(RankProgram{0, 0, {Group{"dp", {0}}}});
+  set.ranks.push_back(RankProgram{0, 0, {Group{GroupRole::kDp, {0}}}});
   const TableCosts costs({{"gemm", 4}, {"ar", 2}});
   const hw::GpuSpec gpu = gpu_with(100, 1000);
   const InterferenceModel model({{25, 500, Beside::kGemm, 1.25, 1.5, ""}}, gpu, gpu, "test");

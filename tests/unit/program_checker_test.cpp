@@ -183,7 +183,7 @@ TEST(Checker, PointToPointDeadlock) {
   std::get<PointToPoint>(ops[0].payload).peer = 1;
   std::get<PointToPoint>(ops[1].payload).peer = 1;
   set.programs = {ops, rank1};
-  set.ranks = {{0, 0, {{"pp", {0, 1}}}}, {1, 1, {{"pp", {0, 1}}}}};
+  set.ranks = {{0, 0, {{GroupRole::kPpForward, {0, 1}}}}, {1, 1, {{GroupRole::kPpForward, {0, 1}}}}};
   EXPECT_TRUE(caught(set, {"deadlock", "'recv'", "'send'"}));
   // Without the dependency the sends can start: no deadlock.
   set.programs[0][1].deps.clear();
