@@ -1,15 +1,10 @@
 #include <algorithm>
 
 #include "kernels/p2p.cuh"
+#include "kernels/timer.cuh"
 
 namespace commscale::kernels {
 namespace {
-
-__device__ std::uint64_t global_timer_ns() {
-  std::uint64_t t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void spin(const volatile int* release, volatile int* timed_out, std::uint64_t timeout_ns) {
   const std::uint64_t start = global_timer_ns();
