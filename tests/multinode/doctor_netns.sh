@@ -60,7 +60,7 @@ mpi_args=(--hosts "$hosts" --per-node 1 --commscale "$commscale"
   --mpi-arg --mca --mpi-arg plm_rsh_agent --mpi-arg "$here/netns_agent.sh"
   --mpi-arg --mca --mpi-arg oob_tcp_if_include --mpi-arg "$subnet"
   --mpi-arg --mca --mpi-arg btl_tcp_if_include --mpi-arg "$subnet")
-# The CPU backend's defaults (1 MiB collectives, 4 MiB pair transfers, --min-ratio 0.25), with fewer
+# The CPU backend's defaults (1 MiB collectives, 4 MiB pair transfers, --min-ratio 0.15), with fewer
 # iterations to keep a run to seconds on two shared cores.
 doctor_args=(doctor --backend cpu -n 5 -w 2)
 
