@@ -145,7 +145,8 @@ std::vector<DoctorCheck> collective_checks(Collective c, const GroupTimes& t, By
       check = predict::judge(std::move(check), min_ratio);
     } else {
       check = predict::judge(std::move(check), min_ratio);
-      check.detail += expect.has_cluster() ? "; no expectation for this group" : "; no expectation: " + expect.source();
+      // Without a cluster the header's "# expectations:" line already says why; do not repeat it per row.
+      check.detail += expect.has_cluster() ? "; no expectation for this group" : "; no expectation (see the header)";
     }
     out.push_back(std::move(check));
   }

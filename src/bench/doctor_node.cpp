@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/json_optional.hpp"
 #include "bench/p2p.hpp"
 #include "core/error.hpp"
+#include "core/json_optional.hpp"
 #include "core/size.hpp"
 #include "runtime/discovery.hpp"
 #include "runtime/nic_discovery.hpp"

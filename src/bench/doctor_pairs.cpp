@@ -93,11 +93,11 @@ std::string path_evidence(const UnitBlame& b, const std::string& sender, const s
   if (b.sender_alone && b.receiver_alone) {
     alone = fmt::format("neither end met another partner: {}'s send path, {}'s receive path", sender, receiver);
   } else if (b.sender_alone) {
-    alone = fmt::format("{} sent to no other partner: its send path ({} received at speed from others)", sender,
-                        receiver);
+    alone =
+        fmt::format("{} sent to no other partner: its send path ({} received at speed from others)", sender, receiver);
   } else {
-    alone = fmt::format("{} received from no other partner: its receive path ({} sent at speed to others)",
-                        receiver, sender);
+    alone = fmt::format("{} received from no other partner: its receive path ({} sent at speed to others)", receiver,
+                        sender);
   }
   return fmt::format("the one transfer between them ran at {:.3f} of expected; {}, or the path between them",
                      b.median_ratio, alone);

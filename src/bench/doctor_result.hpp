@@ -34,8 +34,8 @@ struct SmHogRequest {
 struct DoctorOptions {
   std::vector<std::string> phases = {"gpu", "node", "job", "pairs"};  // those not skipped, in run order
   std::optional<double> min_ratio;  // default by backend: predict::kDefaultMinRatio, kCpuDefaultMinRatio
-  std::optional<Bytes> size;       // collectives (job and node); default by backend (doctor.cpp)
-  std::optional<Bytes> pair_size;  // each pair-round transfer
+  std::optional<Bytes> size;        // collectives (job and node); default by backend (doctor.cpp)
+  std::optional<Bytes> pair_size;   // each pair-round transfer
   int iters = 10;
   int warmup = 3;
   double gemm_seconds = 2.0;  // the GEMM runs this long before it is timed, so its clocks settle

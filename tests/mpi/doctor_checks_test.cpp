@@ -20,8 +20,7 @@ using predict::DoctorCheck;
 
 const predict::DoctorExpectations& hgx_h100() {
   static const hw::Catalog catalog = hw::Catalog::open(std::string(COMMSCALE_SOURCE_DIR) + "/topologies");
-  static const predict::DoctorExpectations e(catalog, catalog.cluster("hgx-h100", "test"), "hgx-h100", 1, nullptr,
-                                             {});
+  static const predict::DoctorExpectations e(catalog, catalog.cluster("hgx-h100", "test"), "hgx-h100", 1, nullptr, {});
   return e;
 }
 
@@ -189,8 +188,8 @@ TEST(DoctorNodeChecks, APortDownOrANicOnANarrowSlotFails) {
   for (const DoctorCheck& c : checks) {
     if (c.status != CheckStatus::kFail) continue;
     ++failed;
-    const bool expected_fail = (c.check == "nic_state" && c.place.nic == "mlx5_1:1") ||
-                               (c.check == "nic_pcie" && c.place.nic == "mlx5_3:1");
+    const bool expected_fail =
+        (c.check == "nic_state" && c.place.nic == "mlx5_1:1") || (c.check == "nic_pcie" && c.place.nic == "mlx5_3:1");
     EXPECT_TRUE(expected_fail) << c.check << " " << c.subject;
   }
   EXPECT_EQ(failed, 2);
