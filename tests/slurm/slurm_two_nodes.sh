@@ -108,14 +108,16 @@ for collective in all_reduce all_gather; do
   done
 done
 
-# launch/slurm-doctor.sh on the same two nodes: the job's exit code is doctor's verdict (0 here).
+# launch/slurm-doctor.sh on the same two nodes: the job's exit code is doctor's verdict (0 here). The
+# CPU backend's default sizes (4 MiB pair transfers) and --min-ratio: with 64 KiB transfers among 4
+# ranks on 2 shared cores one rail's pair ran 40 times slower than the other's, scheduling alone.
 doctor_results="$work/doctor"
 mkdir -p "$doctor_results"
 job=$("${client[@]}" env COMMSCALE_ROOT="$root" COMMSCALE_BIN="$commscale" COMMSCALE_RESULTS="$doctor_results" \
   COMMSCALE_SRUN_MPI="$srun_mpi" COMMSCALE_BACKEND=cpu \
   sbatch --parsable --nodes=2 --ntasks-per-node=2 --gpus-per-node=0 --overcommit --time=5 \
   --chdir="$work" --output="$work/job-%j.out" "$root/launch/slurm-doctor.sh" \
-  --size 64K --pair-size 64K -n 3 -w 1 --min-ratio 0.1)
+  -n 5 -w 2)
 echo "slurm: submitted doctor job $job"
 state=$(slurm_wait_job "${client[@]}" -- "$job" "$work/job-$job.out")
 [ "$state" = COMPLETED ] || fail "doctor job $job ended as '${state:-unknown}' (expected COMPLETED, exit 0)"
