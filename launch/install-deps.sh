@@ -11,7 +11,7 @@ set -euo pipefail
 
 purpose="${1:-build}"
 packages=(g++ cmake ninja-build git openmpi-bin libopenmpi-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libopenblas-dev)
+  libopenblas-dev libhwloc-dev)
 # The tests also start a one-node Slurm cluster (srun --mpi=pmix), two nodes of network namespaces
 # (ip netns), shellcheck the scripts, load `commscale report`'s page in headless chromium, run
 # the analysis scripts of launch/ (python3), and count a run's flushes to disk (strace).

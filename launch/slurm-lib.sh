@@ -33,16 +33,17 @@ commscale_slurm_setup() {
 }
 
 # commscale_srun NAME COMMAND ARGS...: runs commscale COMMAND on every task of the job, its text in
-# NAME.txt and, for bench and train without -J of their own, its JSON in NAME.json.
+# NAME.txt and, for bench, train and doctor without -J of their own, its JSON in NAME.json. Returns
+# commscale's exit code.
 commscale_srun() {
   local name="$1"
   shift
   local args=("$@")
   case "$1" in
-    bench | train)
+    bench | train | doctor)
       local a has_json=0
       for a in "${args[@]}"; do
-        case "$a" in -J | --output_file | -J=* | --output_file=*) has_json=1 ;; esac
+        case "$a" in -J | --output_file | --json | -J=* | --output_file=* | --json=*) has_json=1 ;; esac
       done
       if [ "$has_json" = 0 ]; then args+=(-J "$commscale_out/$name.json"); fi
       ;;

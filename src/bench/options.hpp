@@ -50,6 +50,10 @@ struct BenchOptions {
   std::string csv_path;
   std::optional<int> corrupt_rank;  // test-only: seed a wrong input element on this rank
   std::optional<CollectiveSkip> skip;  // test-only: a rank that skips one collective call
+  std::optional<RankDelay> delay;      // test-only: a rank that waits before each collective call
+  // Concurrent groups given rank by rank (doctor's pair rounds), instead of `split`: every rank in
+  // exactly one group; the first rank of a group is its rank 0.
+  std::vector<std::vector<int>> groups;
 };
 
 }  // namespace commscale

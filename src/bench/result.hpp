@@ -25,6 +25,7 @@ struct PlacementResult {
   GBps busbw;
   std::uint64_t wrong = 0;  // wrong elements over all ranks and check iterations
   bool checked = false;     // false with -c 0, and where the library does not define the in-place form
+  std::vector<double> rank_time_us;  // each rank's own loop time per iteration, by world rank (rank 0 only)
 };
 
 struct BenchRow {

@@ -1,7 +1,9 @@
 #include "bench/sweep.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -70,7 +72,7 @@ CollectiveSweep::CollectiveSweep(const BenchOptions& options, Backend& backend, 
                                  const MpiComm& world)
     : options_(options), backend_(backend), world_(world) {
   try {
-    groups_ = split_groups(options.split, world.size());
+    groups_ = options.groups.empty() ? split_groups(options.split, world.size()) : options.groups;
   } catch (const InputError& e) {
     fail_on_all_ranks(world, e);
   }
@@ -82,10 +84,14 @@ CollectiveSweep::CollectiveSweep(const BenchOptions& options, Backend& backend, 
     }
   }
   int color = 0;
+  int key = world.rank();  // the rank's place in its group: split groups list ranks in order, explicit ones need not
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (std::find(groups_[g].begin(), groups_[g].end(), world.rank()) != groups_[g].end()) color = static_cast<int>(g);
+    const auto at = std::find(groups_[g].begin(), groups_[g].end(), world.rank());
+    if (at == groups_[g].end()) continue;
+    color = static_cast<int>(g);
+    key = static_cast<int>(at - groups_[g].begin());
   }
-  group_ = groups_.size() == 1 ? world_comm.split(0, world.rank()) : world_comm.split(color, world.rank());
+  group_ = world_comm.split(groups_.size() == 1 ? 0 : color, key);
   group_->queue().set_timeout(options.timeout);
 
   const Bytes largest(largest_size(options, group_size));
@@ -131,6 +137,10 @@ void CollectiveSweep::start(const CollectiveCall& call) {
   const std::uint64_t index = calls_++;
   const std::optional<CollectiveSkip>& skip = options_.skip;
   if (skip && skip->rank == world_.rank() && skip->index <= index) return;  // testing: a rank hung from here on
+  // testing: a rank that falls behind (doctor's --inject-slow-rank)
+  if (options_.delay && options_.delay->rank == world_.rank()) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(options_.delay->delay_us));
+  }
   group_->start(call);
 }
 
@@ -213,9 +223,11 @@ std::vector<double> CollectiveSweep::time_graph_replays(const Case& c, bool in_p
   return times;
 }
 
-std::vector<double> CollectiveSweep::combine_across_ranks(const std::vector<double>& mine) const {
+std::vector<double> CollectiveSweep::combine_across_ranks(const std::vector<double>& mine,
+                                                          std::vector<double>* loop_times) const {
   const std::vector<double> all = world_.gather(mine, 0);
   if (world_.rank() != 0) return {};
+  for (int r = 0; r < world_.size(); ++r) loop_times->push_back(all[static_cast<std::size_t>(r) * mine.size()]);
   std::vector<double> combined(mine.size());
   std::vector<double> column(static_cast<std::size_t>(world_.size()));
   for (std::size_t i = 0; i < mine.size(); ++i) {
@@ -262,7 +274,7 @@ std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
 
 PlacementResult CollectiveSweep::measure(const Case& c, bool in_place) {
   PlacementResult result;
-  const std::vector<double> times = combine_across_ranks(time_iterations(c, in_place));
+  const std::vector<double> times = combine_across_ranks(time_iterations(c, in_place), &result.rank_time_us);
   if (!times.empty()) {  // rank 0
     result.time_us = times.front();
     result.samples_us.assign(times.begin() + 1, times.end());

@@ -50,7 +50,9 @@ class CollectiveSweep {
   // Poisons the receive buffer and writes this rank's input for check iteration `rep` (0 before timing).
   void fill_inputs(const Case& c, bool in_place, int rep);
   [[nodiscard]] CollectiveCall call(const Case& c, bool in_place, int iteration) const;
-  [[nodiscard]] std::vector<double> combine_across_ranks(const std::vector<double>& mine) const;
+  // On rank 0: the combined times, and each rank's loop time appended to *loop_times.
+  [[nodiscard]] std::vector<double> combine_across_ranks(const std::vector<double>& mine,
+                                                         std::vector<double>* loop_times) const;
   // Every collective call of the sweep goes through here (--debug-skip-collective counts them).
   void start(const CollectiveCall& call);
 

@@ -33,6 +33,8 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
 void add_search_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_compare_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 void add_diff_trace_command(CLI::App& app, CommandAction* action, const std::string& command_line);
+// `doctor` runs on every rank: the cluster acceptance test.
+void add_doctor_command(CLI::App& app, CommandAction* action, const std::string& command_line);
 
 // Adds --backend and --devices (every command that runs on the ranks takes them).
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text);

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   add_search_command(app, &action, command_line);
   add_compare_command(app, &action, command_line);
   add_diff_trace_command(app, &action, command_line);
+  add_doctor_command(app, &action, command_line);
 
   try {
     app.parse(argc, argv);

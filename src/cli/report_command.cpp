@@ -48,8 +48,8 @@ int run_report(const ReportArguments& a) {
   for (const std::string& s : results.skipped) std::cerr << "commscale report: not rendered: " << s << "\n";
   if (results.files.empty()) {
     throw InputError("RESULTS", "none of the files is a result report renders",
-                     "JSON written by commscale bench, p2p, topo, train (-J or --trace), plan --json, predict, compare "
-                     "or search");
+                     "JSON written by commscale bench, p2p, topo, train (-J or --trace), plan --json, predict, compare, "
+                     "search or doctor");
   }
   const HtmlPage page = build_report(results, options);
   std::size_t charts = 0;

@@ -1,8 +1,8 @@
 #pragma once
 
 // Faults the tests inject on purpose, so that what must happen when they happen for real is tested:
-// a rank that skips a collective call (a hung collective) and, in bench, a wrong input element
-// (BenchOptions::corrupt_rank). Set only by flags of the "Testing" group.
+// a rank that skips a collective call (a hung collective), a rank that falls behind (doctor) and, in
+// bench, a wrong input element (BenchOptions::corrupt_rank). Set only by flags of the "Testing" group.
 
 #include <cstdint>
 
@@ -16,6 +16,14 @@ namespace commscale {
 struct CollectiveSkip {
   int rank = 0;
   std::uint64_t index = 0;
+};
+
+// --inject-slow-rank RANK:MICROSECONDS (doctor): world rank `rank` waits this long before each
+// collective call it issues, as a rank on a slow link or a busy host would fall behind, so that every
+// group it is in runs slower and doctor must name it.
+struct RankDelay {
+  int rank = 0;
+  double delay_us = 0.0;
 };
 
 }  // namespace commscale

@@ -1,7 +1,6 @@
 #include <nlohmann/json.hpp>
 
-#include "core/file_rewriter.hpp"
-#include "core/json_text.hpp"
+#include "core/rewritten_json_file.hpp"
 #include "report/bench_reporters.hpp"
 
 namespace commscale {
@@ -25,32 +24,29 @@ std::string_view split_name(SplitKind kind) {
   return "";
 }
 
-// Rewrites the whole file after every row, so an interrupted sweep leaves a valid file with
-// "complete": false and the rows measured so far (those the writer thread had written: a slow disk
-// never holds the sweep, core/file_rewriter.hpp); the last write, at the end, is flushed to disk. A
-// device, FIFO or stream gets the document once, at the end (a reader of a FIFO would otherwise see
-// one document per row).
+// Rewrites the whole file after every row (core/rewritten_json_file.hpp).
 class JsonBenchReporter final : public BenchReporter {
  public:
   explicit JsonBenchReporter(std::string path) : file_(std::move(path)) {}
 
   void begin(const BenchSetup& setup) override {
-    doc_ = {{"schema_version", kBenchSchemaVersion},
-            {"kind", "commscale-bench"},
-            {"complete", false},
-            {"context", setup.context},
-            {"config", setup},
-            {"results", nlohmann::json::array()}};
-    file_.rewrite(json_text(doc_, 1));
+    file_.doc() = {{"schema_version", kBenchSchemaVersion},
+                   {"kind", "commscale-bench"},
+                   {"complete", false},
+                   {"context", setup.context},
+                   {"config", setup},
+                   {"results", nlohmann::json::array()}};
+    file_.step();
   }
 
   void row(const BenchRow& row) override {
-    doc_["results"].push_back(row);
-    file_.rewrite(json_text(doc_, 1));
+    file_.doc()["results"].push_back(row);
+    file_.step();
   }
 
   void end(const BenchSummary& s) override {
-    doc_["complete"] = true;
+    nlohmann::json& doc = file_.doc();
+    doc["complete"] = true;
     nlohmann::json by_collective = nlohmann::json::array();
     for (const CollectiveSummary& c : s.collectives) {
       by_collective.push_back({{"collective", name(c.collective)},
@@ -58,17 +54,16 @@ class JsonBenchReporter final : public BenchReporter {
                                {"wrong", c.wrong},
                                {"busbw_ok", c.busbw_ok}});
     }
-    doc_["summary"] = {{"avg_busbw_GBps", s.avg_busbw_GBps},
-                       {"collectives", by_collective},
-                       {"wrong", s.wrong},
-                       {"busbw_ok", s.busbw_ok},
-                       {"passed", s.passed()}};
-    file_.finish(json_text(doc_, 1));
+    doc["summary"] = {{"avg_busbw_GBps", s.avg_busbw_GBps},
+                      {"collectives", by_collective},
+                      {"wrong", s.wrong},
+                      {"busbw_ok", s.busbw_ok},
+                      {"passed", s.passed()}};
+    file_.finish();
   }
 
  private:
-  FileRewriter file_;
-  nlohmann::json doc_;
+  RewrittenJsonFile file_;
 };
 
 }  // namespace

@@ -5,14 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/json_optional.hpp"
 #include "report/compare_report.hpp"
 
 namespace commscale::predict {
 namespace {
 
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 std::string optional_text(const std::optional<double>& v, const char* format) {
   return v ? fmt::format(fmt::runtime(format), *v) : "n/a";
 }

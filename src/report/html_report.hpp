@@ -36,6 +36,7 @@ using ResultRefs = std::vector<const ResultFile*>;
 [[nodiscard]] std::vector<HtmlSection> plan_sections(const ResultRefs& plans);
 [[nodiscard]] std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOptions& options);
 [[nodiscard]] std::vector<HtmlSection> compare_sections(const ResultRefs& compare);
+[[nodiscard]] std::vector<HtmlSection> doctor_sections(const ResultRefs& doctor);
 
 // The busbw ceiling of one bench file: the line rate and what it is, or why there is none.
 struct CeilingChoice {

@@ -159,6 +159,7 @@ HtmlPage build_report(const LoadedResults& results, const ReportOptions& options
   add(compare_sections(by_kind[ResultKind::kCompare]));
   add(search_sections(by_kind[ResultKind::kSearch]));
   add(plan_sections(by_kind[ResultKind::kPlan]));
+  add(doctor_sections(by_kind[ResultKind::kDoctor]));
   return page;
 }
 

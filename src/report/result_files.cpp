@@ -15,7 +15,7 @@
 namespace commscale {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, ResultKind>, 8> kKinds = {{
+constexpr std::array<std::pair<std::string_view, ResultKind>, 9> kKinds = {{
     {"commscale-bench", ResultKind::kBench},
     {"commscale-p2p", ResultKind::kP2p},
     {"commscale-topo", ResultKind::kTopo},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<std::string_view, ResultKind>, 8> kKinds = {{
     {"commscale-compare", ResultKind::kCompare},
     {"commscale-search", ResultKind::kSearch},
     {"commscale-plan", ResultKind::kPlan},
+    {"commscale-doctor", ResultKind::kDoctor},
 }};
 
 std::string type_name(const nlohmann::json& v) { return v.type_name(); }

@@ -14,7 +14,7 @@
 
 namespace commscale {
 
-enum class ResultKind { kBench, kP2p, kTopo, kTrain, kPrediction, kCompare, kSearch, kPlan, kChromeTrace };
+enum class ResultKind { kBench, kP2p, kTopo, kTrain, kPrediction, kCompare, kSearch, kPlan, kDoctor, kChromeTrace };
 
 // The kind of a parsed document, or nullopt when it is not one `report` renders.
 [[nodiscard]] std::optional<ResultKind> result_kind(const nlohmann::json& doc);

@@ -4,14 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "core/json_optional.hpp"
 #include "report/search_report.hpp"
 
 namespace commscale::predict {
 namespace {
 
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 
 nlohmann::json ranked_json(const RankedPlan& r) {
   nlohmann::json j = plan_estimate_json(r.estimate);

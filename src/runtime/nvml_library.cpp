@@ -214,6 +214,10 @@ NvmlGpuFacts NvmlLibrary::gpu(const std::string& pci_bus_id) const {
   return facts;
 }
 
+void* NvmlLibrary::symbol(const char* name) const { return ::dlsym(handle_, name); }
+
+void* NvmlLibrary::device_handle(const std::string& pci_bus_id) const { return api_->device(pci_bus_id); }
+
 PcieRelation NvmlLibrary::common_ancestor(const std::string& bus_a, const std::string& bus_b) const {
   const NvmlDevice a = api_->device(bus_a);
   const NvmlDevice b = api_->device(bus_b);

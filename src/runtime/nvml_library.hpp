@@ -36,6 +36,10 @@ class NvmlLibrary {
   [[nodiscard]] PcieRelation common_ancestor(const std::string& bus_a, const std::string& bus_b) const;
   // nvmlDeviceGetP2PStatus for NVLink: whether the two GPUs can talk P2P over NVLink; nullopt where unsupported.
   [[nodiscard]] std::optional<bool> nvlink_p2p(const std::string& bus_a, const std::string& bus_b) const;
+  // An entry point of this NVML by name, nullptr where it lacks it, and NVML's handle of the GPU at a
+  // PCI bus id (nullptr where NVML does not know it): for the queries of runtime/nvml_health.cpp.
+  [[nodiscard]] void* symbol(const char* name) const;
+  [[nodiscard]] void* device_handle(const std::string& pci_bus_id) const;
 
  private:
   struct Api;  // the resolved entry points (nvml_library.cpp)

@@ -6,17 +6,18 @@
 #include "hw/topo_matrix.hpp"
 
 namespace commscale {
-namespace {
 
-std::string read_line(const std::filesystem::path& file) {
+std::string read_sysfs_line(const std::filesystem::path& file) {
   std::ifstream in(file);
   std::string line;
   if (in) std::getline(in, line);
   return line;
 }
 
+namespace {
+
 int read_int(const std::filesystem::path& file, int fallback) {
-  const std::string text = read_line(file);
+  const std::string text = read_sysfs_line(file);
   int value = fallback;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   return ec == std::errc() && end != text.data() ? value : fallback;
@@ -24,7 +25,7 @@ int read_int(const std::filesystem::path& file, int fallback) {
 
 PcieLink read_link(const std::filesystem::path& dir, const std::string& prefix) {
   PcieLink link;
-  link.generation = pcie_generation_from_speed(read_line(dir / (prefix + "_link_speed"))).value_or(0);
+  link.generation = pcie_generation_from_speed(read_sysfs_line(dir / (prefix + "_link_speed"))).value_or(0);
   link.width = read_int(dir / (prefix + "_link_width"), 0);
   return link;
 }

@@ -18,6 +18,9 @@ struct SysfsPciFacts {
   PcieLink current;
 };
 
+// The first line of a sysfs file, without its newline; empty when it cannot be read.
+[[nodiscard]] std::string read_sysfs_line(const std::filesystem::path& file);
+
 // Reads devices_dir/<bus_id> (a link into /sys/devices/pci...). Anything missing stays unknown.
 [[nodiscard]] SysfsPciFacts read_sysfs_pci(const std::string& bus_id,
                                            const std::filesystem::path& devices_dir = "/sys/bus/pci/devices");

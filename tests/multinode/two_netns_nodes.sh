@@ -11,26 +11,13 @@
 # Exit codes: 0 passed, 1 failed, 77 skipped (not root, no ip/unshare, or namespaces not allowed).
 set -euo pipefail
 
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=netns_lib.sh source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/netns_lib.sh"
 if [ $# -lt 2 ]; then
   echo "usage: $0 COMMSCALE WORK_DIR" >&2
   exit 2
 fi
-commscale=$(realpath "$1")
-work="$2"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-[ "$(id -u)" = 0 ] || skip "network and UTS namespaces need root"
-for tool in ip unshare; do command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"; done
-rm -rf "$work"
-mkdir -p "$work"
+netns_setup "$1" "$2" ip unshare
 
 # Names of our own (a veth name has at most 15 characters), so that two runs do not collide.
 prefix="cs$$"

@@ -107,4 +107,23 @@ for collective in all_reduce all_gather; do
       fail "$collective-$scope.json: see above"
   done
 done
-echo "PASS: Slurm job $job ran on 2 nodes x 2 tasks under srun --mpi=$srun_mpi"
+
+# launch/slurm-doctor.sh on the same two nodes: the job's exit code is doctor's verdict (0 here). The
+# CPU backend's default sizes (4 MiB pair transfers) and --min-ratio: with 64 KiB transfers among 4
+# ranks on 2 shared cores one rail's pair ran 40 times slower than the other's, scheduling alone.
+doctor_results="$work/doctor"
+mkdir -p "$doctor_results"
+job=$("${client[@]}" env COMMSCALE_ROOT="$root" COMMSCALE_BIN="$commscale" COMMSCALE_RESULTS="$doctor_results" \
+  COMMSCALE_SRUN_MPI="$srun_mpi" COMMSCALE_BACKEND=cpu \
+  sbatch --parsable --nodes=2 --ntasks-per-node=2 --gpus-per-node=0 --overcommit --time=5 \
+  --chdir="$work" --output="$work/job-%j.out" "$root/launch/slurm-doctor.sh" \
+  -n 5 -w 2)
+echo "slurm: submitted doctor job $job"
+state=$(slurm_wait_job "${client[@]}" -- "$job" "$work/job-$job.out")
+[ "$state" = COMPLETED ] || fail "doctor job $job ended as '${state:-unknown}' (expected COMPLETED, exit 0)"
+grep -q "doctor: 4 ranks on 2 hosts, backend cpu" "$doctor_results/doctor.txt" || fail "doctor.txt: not 4 ranks on 2 hosts"
+grep -q "^# pair rounds: 2 nodes, 1 round" "$doctor_results/doctor.txt" || fail "doctor.txt: no pair round of 2 nodes"
+grep -q "^## verdict: PASS" "$doctor_results/doctor.txt" || fail "doctor.txt: no PASS verdict"
+grep -q '"kind": "commscale-doctor"' "$doctor_results/doctor.json" || fail "no doctor.json"
+grep -q "^# doctor: every check passed (exit 0)" "$work/job-$job.out" || fail "the job output does not give doctor's exit"
+echo "PASS: Slurm job $job ran on 2 nodes x 2 tasks under srun --mpi=$srun_mpi, and slurm-doctor.sh passed"
