@@ -3,7 +3,6 @@
 #include "kernels/device_timer.cuh"
 #include "kernels/p2p.cuh"
 #include "kernels/vector_copy.cuh"
-#include "kernels/timer.cuh"
 
 namespace commscale::kernels {
 namespace {

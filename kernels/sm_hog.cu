@@ -1,5 +1,5 @@
 #include "kernels/sm_hog.cuh"
-#include "kernels/timer.cuh"
+#include "kernels/device_timer.cuh"
 
 namespace commscale::kernels {
 namespace {
