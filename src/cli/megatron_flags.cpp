@@ -225,8 +225,9 @@ void apply_megatron_plan_flags(const ModelPlanArguments& args, const Transformer
     }
     p.chunks = m.layers / (p.pp * per_chunk);
   }
-  // A virtual pipeline is Megatron-LM's interleaved schedule: say so unless the schedule was chosen.
-  if (p.chunks > 1 && !option_given(cmd, "--schedule")) p.schedule = ScheduleKind::kInterleaved;
+  // A virtual pipeline is Megatron-LM's interleaved schedule: say so unless the schedule was chosen (without
+  // a pipeline, the plan check names --chunks).
+  if (p.chunks > 1 && p.pp > 1 && !option_given(cmd, "--schedule")) p.schedule = ScheduleKind::kInterleaved;
 }
 
 void check_megatron_model(const ModelPlanArguments& args, const TransformerConfig& m) {

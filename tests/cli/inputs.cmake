@@ -49,17 +49,18 @@ commscale_run(EXPECT 0 OUTPUT out ARGS plan --plan-file best.json)
 expect_contains("${out}" "plan file best.json")
 
 # --set: the same loader as the file; the change shows in the prediction and in the context block.
-commscale_run(EXPECT 0 OUTPUT slow ARGS predict --cluster hgx-a100 --nodes 2 --model gpt3-1.3b --dp 16
-              --global-batch 64 --json)
+# (Slower NICs, not faster: above 200 Gb/s the A100's PCIe gen4 x16 to each NIC is the bottleneck.)
 commscale_run(EXPECT 0 OUTPUT fast ARGS predict --cluster hgx-a100 --nodes 2 --model gpt3-1.3b --dp 16
-              --global-batch 64 --set network.nic_rate_Gbps=800 --json)
+              --global-batch 64 --json)
+commscale_run(EXPECT 0 OUTPUT slow ARGS predict --cluster hgx-a100 --nodes 2 --model gpt3-1.3b --dp 16
+              --global-batch 64 --set network.nic_rate_Gbps=50 --json)
 string(JSON slow_s GET "${slow}" summary step_time_s)
 string(JSON fast_s GET "${fast}" summary step_time_s)
 if(NOT fast_s LESS slow_s)
-  message(FATAL_ERROR "800 Gb/s NICs (${fast_s} s) are not faster than 200 Gb/s (${slow_s} s)")
+  message(FATAL_ERROR "50 Gb/s NICs (${slow_s} s) are not slower than 200 Gb/s (${fast_s} s)")
 endif()
-string(JSON set GET "${fast}" context overrides 0)
-expect_equal("${set}" "network.nic_rate_Gbps=800" "context.overrides")
+string(JSON set GET "${slow}" context overrides 0)
+expect_equal("${set}" "network.nic_rate_Gbps=50" "context.overrides")
 commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --model llama2-7b --tp 8 --global-batch 8
               --set gpu.memory_GiB=48 --set node.gpus=8)
 expect_contains("${out}" "inputs   what-if --set gpu.memory_GiB=48 --set node.gpus=8")

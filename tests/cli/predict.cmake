@@ -103,10 +103,13 @@ commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 
                                        --clusters hgx-a100,rtx4090-8x-pcie,hgx-a100:1 --scaling hgx-a100 --scaling-max 16 --json)
 string(JSON entries LENGTH "${out}" clusters)
 expect_equal(${entries} 3 "compare entries")
-string(JSON usd GET "${out}" clusters 1 usd_per_million_tokens)
+string(JSON usd GET "${out}" clusters 0 usd_per_million_tokens)
 if(NOT usd GREATER 0)
-  message(FATAL_ERROR "rtx4090-8x-pcie usd_per_million_tokens is ${usd}")
+  message(FATAL_ERROR "hgx-a100 usd_per_million_tokens is ${usd}")
 endif()
+# The default basis is whole systems; the RTX 4090 box has no system price: no figure, not a mixed one.
+string(JSON usd TYPE "${out}" clusters 1 usd_per_million_tokens)
+expect_equal("${usd}" "NULL" "rtx4090-8x-pcie usd_per_million_tokens on the system basis")
 string(JSON points LENGTH "${out}" scaling points)
 expect_equal(${points} 5 "scaling points 1, 2, 4, 8, 16")
 # The text names the sweep's baseline (issue 18: an efficiency over 100% without one read as a bug).

@@ -12,7 +12,7 @@ commscale_run(EXPECT 0 OUTPUT out ERROR err
                    ${source_dir}/tests/data/report/compare.json ${source_dir}/tests/data/report/prediction.json
                    ${source_dir}/topologies/clusters/h200x2.json --line-rate 450:NV18 -o out/report.html)
 # 5 busbw charts, the step breakdown, the timeline, compare's throughput and the two scaling curves.
-expect_contains("${out}" "commscale report: out/report.html (24 files, 9 sections, 10 charts)")
+expect_contains("${out}" "commscale report: out/report.html (24 files, 9 sections, 11 charts)")
 expect_contains("${err}" "not rendered: ${source_dir}/topologies/clusters/h200x2.json: kind \"cluster\" is not one report renders")
 
 file(READ "${WORK_DIR}/out/report.html" html)

@@ -65,8 +65,10 @@ TEST(DoctorExpect, CollectivesFromTheCatalogsMeasurementWhereItHasOne) {
   const auto all_reduce =
       e.collective_busbw(Collective::kAllReduce, Bytes(1ull << 30), DataType::kFloat32, {{0, 1}}, "all_reduce").front();
   EXPECT_TRUE(all_reduce->judged);
-  EXPECT_GT(all_reduce->value, 360.0);  // 370.8 less the latency term
-  EXPECT_LT(all_reduce->value, 370.8);
+  // The collective model's 1 GiB figure (NVLink Simple at 0.924 of NCCL's 370.8 less its size terms,
+  // results/collective-latency: 326 GB/s), below the 4 GiB measurement.
+  EXPECT_GT(all_reduce->value, 300.0);
+  EXPECT_LT(all_reduce->value, 346.0);
 }
 
 TEST(DoctorExpect, PairsAcrossNodesRunAtTheRailsNarrowestLink) {

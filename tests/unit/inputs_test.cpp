@@ -35,7 +35,7 @@ TEST(Overrides, FiguresKeepTheirFormAndTheLoaderChecksThem) {
   EXPECT_EQ(with("hgx-a100", {"gpu=a100-sxm4-40gb"}).gpu.name, "a100-sxm4-40gb");
   // node.gpus is node.devices.gpu: 4 GPUs leave the links to gpu4..7 pointing nowhere, as in a file.
   EXPECT_TRUE(
-      throws_input_error([] { (void)with("hgx-a100", {"node.gpus=4"}); }, {"--set node.devices.gpu=4", "gpu4"}));
+      throws_input_error([] { (void)with("hgx-a100", {"node.gpus=4"}); }, {"--set node.gpus=4", "gpu4"}));
   EXPECT_EQ(with("rtx3090-6x-pcie", {"transports.pcie_p2p=true"}).transports.pcie_p2p, true);
   // Bad values get the loader's message with the --set named.
   EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"network.nic_rate_Gbps=fast"}); },
