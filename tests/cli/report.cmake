@@ -5,7 +5,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
 get_filename_component(source_dir "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
 
 commscale_run(EXPECT 0 RANKS 2
-              ARGS train --backend cpu --model tiny --dp 2 --micro-batch 1 --global-batch 4 --steps 1 --warmup 1
+              ARGS train --backend cpu --model tiny --dp 2 --micro-batch 1 --global-batch 4 --no-flash-attn --steps 1 --warmup 1
                    -J train.json --trace trace.json)
 commscale_run(EXPECT 0 OUTPUT out ERROR err
               ARGS report ${source_dir}/results/h200x2-2026-12-01/compare train.json trace.json
@@ -31,7 +31,7 @@ expect_contains("${html}" "line rate 450 GB/s per direction (NV18)")
 expect_contains("${html}" "href=\"../trace.json\"")
 expect_contains("${html}" "Timeline engine: executor.")
 count_occurrences("${html}" "<svg class=\"chart\"" charts)
-expect_equal(${charts} 10 "charts in the page")
+expect_equal(${charts} 11 "charts in the page")
 foreach(external "<script src" "<link" "@import" "url(")
   string(FIND "${html}" "${external}" at)
   if(NOT at EQUAL -1)
@@ -40,7 +40,7 @@ foreach(external "<script src" "<link" "@import" "url(")
 endforeach()
 
 # A prediction of the very step train ran: one section, measured beside predicted.
-commscale_run(EXPECT 0 ARGS predict --model tiny --dp 2 --micro-batch 1 --global-batch 4 --cluster h200x2
+commscale_run(EXPECT 0 ARGS predict --model tiny --dp 2 --micro-batch 1 --global-batch 4 --no-flash-attn --cluster h200x2
                              -J predict.json)
 commscale_run(EXPECT 0 OUTPUT out ARGS report train.json predict.json -o paired.html)
 file(READ "${WORK_DIR}/paired.html" html)
