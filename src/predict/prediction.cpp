@@ -41,7 +41,8 @@ std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBrea
     GroupReport g{name, links.ranks, links.nodes, links.bottleneck_class(), links.bus_bw(), {}, {}};
     out.push_back(g);
   }
-  for (const auto& [name, flow] : costs.slowest_flows()) {
+  for (const auto& [group, flow] : costs.slowest_flows()) {
+    const std::string& name = group;  // a structured binding cannot be captured before C++20's P1091 (clang 14)
     const auto same = std::find_if(out.begin(), out.end(), [&](const GroupReport& g) { return g.name == name; });
     if (same == out.end()) {
       out.push_back({name, 2, flow.path_class == hw::PathClass::kNetwork ? 2 : 1, flow.path_class, flow.bw, {}, {}});
