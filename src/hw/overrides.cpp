@@ -79,7 +79,7 @@ void set_path(nlohmann::json& doc, const std::vector<std::string>& parts, const 
       if (!at->is_object())
         throw InputError(fmt::format("{} {}", o.flag, o.text), fmt::format("{} is not an object", path));
       at = &(*at)[p];  // made when absent: the loader then says what else the new object needs
-      if (at->is_null() && i + 1 < parts.size() && parts[i + 1].front() != '[') *at = nlohmann::json::object();
+      if (at->is_null() && parts[i + 1].front() != '[') *at = nlohmann::json::object();
     }
     path += (path.empty() || p.front() == '[' ? "" : ".") + p;
   }
