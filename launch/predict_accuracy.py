@@ -25,8 +25,6 @@ import statistics
 import subprocess
 import sys
 
-PYTORCH_HOST_FRAMEWORK = None  # --pytorch-host-framework
-
 # train flags that say how to measure, not what to run: predict does not take them.
 MEASUREMENT_FLAGS_WITH_VALUE = {"--steps", "--warmup", "--timing", "-J", "--output_file", "--csv", "--trace",
                                 "--timeline", "-T", "--timeout", "--backend", "--gpu"}
@@ -77,8 +75,6 @@ def pytorch_point(path, doc):
         flags += ["--kernels", "eager"]
     if doc.get("optimizer"):  # the reference's optimizer (torch.optim.AdamW on bf16 weights: adamw)
         flags += ["--optimizer", doc["optimizer"]]
-    if PYTORCH_HOST_FRAMEWORK:
-        flags += ["--host-framework", PYTORCH_HOST_FRAMEWORK]
     return {"kind": "pytorch-compile" if doc.get("compile") else "pytorch", "flags": flags, "world": world,
             "environment": {},
             "measured": {"step_time_s": doc["step_time_s"]}}
@@ -153,14 +149,14 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("points", nargs="+")
     args = parser.parse_args()
-    global PYTORCH_HOST_FRAMEWORK
-    PYTORCH_HOST_FRAMEWORK = args.pytorch_host_framework
     os.makedirs(os.path.join(args.out, "predictions"), exist_ok=True)
 
     rows = []
     names = set()
     for path in args.points:
         point = read_point(path)
+        if point["kind"] == "pytorch" and args.pytorch_host_framework:
+            point["flags"] += ["--host-framework", args.pytorch_host_framework]
         if point["name"] in names:  # the same file name in another folder: prefix the folder's
             point["name"] = f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}-{point['name']}"
         names.add(point["name"])
