@@ -56,6 +56,11 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
 // Open MPI's MPMD form the first rank of each command line, which rank 0 does not parse. Every rank of
 // one command line finds the same errors, so each is printed once.
 [[nodiscard]] bool reports_usage_errors();
+// Before a process of a job of several exits with a usage error. A launcher ends the whole job at the
+// first non-zero exit, so a rank that exits at once could have a reporting rank killed before it has
+// printed: a reporting rank waits 1 s after printing (the first rank of another MPMD command line may
+// have started later), any other 5 s, and is ended sooner when the job is. On its own: no wait.
+void wait_before_usage_exit();
 
 // Splits "a,b,c" into items; an empty item is an error naming `where`.
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, const std::string& where);

@@ -5,11 +5,13 @@
 // OMPI_COMM_WORLD_RANK in a shell, the second command of an MPMD job) still prints its own.
 
 #include <array>
+#include <chrono>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "cli/command.hpp"
 
@@ -97,6 +99,11 @@ bool reports_usage_errors() {
   if (!rank || *rank == 0) return true;
   const std::optional<long> first = first_rank_of_this_command();
   return first && *first == *rank;
+}
+
+void wait_before_usage_exit() {
+  if (!rank_in_job()) return;
+  std::this_thread::sleep_for(reports_usage_errors() ? std::chrono::seconds(1) : std::chrono::seconds(5));
 }
 
 }  // namespace commscale

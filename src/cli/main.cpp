@@ -18,7 +18,8 @@
 namespace {
 
 int usage_error(const std::string& message) {
-  if (commscale::reports_usage_errors()) std::cerr << "commscale: " << message << "\n";
+  if (commscale::reports_usage_errors()) std::cerr << "commscale: " << message << std::endl;
+  commscale::wait_before_usage_exit();
   return static_cast<int>(commscale::ExitCode::kUsage);
 }
 
