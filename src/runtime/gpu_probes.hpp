@@ -12,11 +12,25 @@
 
 namespace commscale {
 
+// Calls issued back to back and waited for a bounded time (GpuProbes::gemm_within).
+struct CallWindow {
+  int issued = 0;
+  int finished = 0;      // by the end of the wait, in issue order
+  Seconds span{0.0};     // the finished calls, first start to last end (CUDA events)
+  Seconds median{0.0};   // of one finished call
+  Seconds waited{0.0};   // wall clock from the first issue to the end of the wait
+  [[nodiscard]] bool all_finished() const noexcept { return finished == issued; }
+};
+
 class GpuProbes {
  public:
   virtual ~GpuProbes() = default;
   // Median seconds of one call of `g` over `repetitions` back-to-back calls.
   [[nodiscard]] virtual Seconds gemm(const Gemm& g, int repetitions) = 0;
+  // `repetitions` calls of `g` back to back, waited for at most `limit`: a GEMM that cannot start (its
+  // SMs taken by another kernel) shows as calls not finished, not as a long wait. Calls left unfinished
+  // stay queued on the probes' stream.
+  [[nodiscard]] virtual CallWindow gemm_within(const Gemm& g, int repetitions, Seconds limit) = 0;
   // Median seconds of the step's memory-bound kernel reading `bytes / 2` and writing `bytes / 2`.
   [[nodiscard]] virtual Seconds memory(Bytes bytes, int repetitions) = 0;
   // Keeps the GPU busy with a large GEMM for at least `at_least`, so that what is timed next runs at

@@ -36,6 +36,10 @@ class CudaProbes final : public GpuProbes {
     return median_gemm_time(gemm_, g, pool_, bytes_, stream_.get(), repetitions);
   }
 
+  CallWindow gemm_within(const Gemm& g, int repetitions, Seconds limit) override {
+    return calls_within(rotating_gemm_call(gemm_, g, pool_, bytes_, stream_.get()), stream_.get(), repetitions, limit);
+  }
+
   Seconds memory(Bytes bytes, int repetitions) override {
     const std::uint64_t half = (bytes.count() / 2 + 255) / 256 * 256;
     const std::uint64_t sets = std::max<std::uint64_t>(1, bytes_ / (2 * half));

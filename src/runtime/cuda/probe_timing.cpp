@@ -1,11 +1,14 @@
 #include "runtime/cuda/probe_timing.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "runtime/cuda/checks.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/step_buffers.hpp"
@@ -32,20 +35,60 @@ Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stre
   return Seconds(times[times.size() / 2]);
 }
 
-Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
-                         cudaStream_t stream, int repetitions) {
+std::function<void(int)> rotating_gemm_call(CublasLtGemm& gemm, const Gemm& g, std::byte* pool,
+                                            std::uint64_t pool_bytes, cudaStream_t stream) {
   const GemmOperandLayout layout = gemm_operand_layout(g);
   if (layout.bytes > pool_bytes) {
     throw RuntimeFailure(fmt::format("a {} x {} x {} x {} GEMM needs {:.2f} GiB of operands; the probe pool has {:.2f} GiB",
                                      g.m, g.n, g.k, g.batch, Bytes(layout.bytes).gib(), Bytes(pool_bytes).gib()));
   }
   const std::uint64_t sets = pool_bytes / layout.bytes;
-  return median_call_time(
-      [&](int i) {
-        std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * layout.bytes;
-        gemm.run(g, base, base + layout.b_at, base + layout.c_at, stream);
-      },
-      stream, repetitions);
+  return [&gemm, g, pool, layout, sets, stream](int i) {
+    std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * layout.bytes;
+    gemm.run(g, base, base + layout.b_at, base + layout.c_at, stream);
+  };
+}
+
+Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
+                         cudaStream_t stream, int repetitions) {
+  return median_call_time(rotating_gemm_call(gemm, g, pool, pool_bytes, stream), stream, repetitions);
+}
+
+CallWindow calls_within(const std::function<void(int)>& call, cudaStream_t stream, int repetitions, Seconds limit) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<CudaEvent> marks(static_cast<std::size_t>(repetitions) + 1);
+  const Clock::time_point began = Clock::now();
+  CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
+  for (int i = 0; i < repetitions; ++i) {
+    call(i);
+    CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
+  }
+  const Clock::time_point deadline = began + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(limit.value()));
+  CallWindow w;
+  w.issued = repetitions;
+  // Calls end in order on one stream: count the finished ones until all have, or the time is up.
+  while (w.finished < repetitions) {
+    const cudaError_t state = cudaEventQuery(marks[static_cast<std::size_t>(w.finished) + 1].get());
+    if (state == cudaSuccess) {
+      ++w.finished;
+      continue;
+    }
+    if (state != cudaErrorNotReady) CUDA_CHECK(state);
+    if (Clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  w.waited = Seconds(std::chrono::duration<double>(Clock::now() - began).count());
+  std::vector<double> times;
+  for (int i = 0; i < w.finished; ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<std::size_t>(i)].get(),
+                                    marks[static_cast<std::size_t>(i) + 1].get()));
+    times.push_back(ms * 1e-3);
+    w.span = Seconds(w.span.value() + ms * 1e-3);
+  }
+  if (!times.empty()) w.median = Seconds(summarize(times).median);
+  return w;
 }
 
 }  // namespace commscale

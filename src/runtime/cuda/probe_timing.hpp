@@ -10,6 +10,7 @@
 #include "core/units.hpp"
 #include "program/op.hpp"
 #include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/gpu_probes.hpp"
 
 namespace commscale {
 
@@ -21,5 +22,14 @@ namespace commscale {
 // `pool` (as the step's ops rotate through its pool), so no call finds its operands in L2 from the last.
 [[nodiscard]] Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
                                        cudaStream_t stream, int repetitions);
+
+// `call(i)` for each operand set of `g` in the pool, as median_gemm_time rotates them.
+[[nodiscard]] std::function<void(int)> rotating_gemm_call(CublasLtGemm& gemm, const Gemm& g, std::byte* pool,
+                                                          std::uint64_t pool_bytes, cudaStream_t stream);
+
+// `repetitions` calls issued back to back on `stream` (no warm-up), waited for at most `limit` of wall
+// clock: what finished by then, and how long the finished calls took by CUDA events (CallWindow).
+[[nodiscard]] CallWindow calls_within(const std::function<void(int)>& call, cudaStream_t stream, int repetitions,
+                                      Seconds limit);
 
 }  // namespace commscale
