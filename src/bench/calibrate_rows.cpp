@@ -26,6 +26,7 @@ HostCosts commscale_host_costs(const HostIssueTimes& t, double barrier_us, const
   }
   h.step = microseconds(barrier_us + kStepEventRecords * t.event_record_us + kStepStreamWaits * t.stream_wait_us);
   h.sync = HostSync::kNone;
+  h.attention = AttentionIssue::kPerProduct;  // the executor runs each flash product as its own GEMM call
   h.source = fmt::format(
       "{}: host time per call on the executor's launch path, {} calls queued behind a spin kernel (GPU never idle), "
       "steady clock, median of {} batches; per op with train --timing op: gemm = cuBLASLt bf16 512^3 call {:.2f} us "

@@ -198,7 +198,7 @@ void add_doctor_options(CLI::App& cmd, DoctorArguments& a) {
   add_real_option(cmd, "--gemm-seconds", &o.gemm_seconds, "seconds the GEMM runs before it is timed (clocks settle)",
                   {0.0, 600.0, "0 to 600 s", " s", false})
       ->capture_default_str();
-  cmd.add_option("--gemm-reps", o.gemm_reps, "timed GEMM calls (their median counts)")->capture_default_str();
+  cmd.add_option("--gemm-reps", o.gemm_reps, "GEMM calls timed back to back (their work over their span counts)")->capture_default_str();
   add_real_option(cmd, "-T,--timeout", &a.timeout_s,
                   "seconds an operation may take before the job is aborted (0: none)", timeout_s_range())
       ->capture_default_str();

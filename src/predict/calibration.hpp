@@ -47,7 +47,10 @@
 //   ],                                  issue_us: every class (gemm, kernel, collective, p2p) for all
 //                                       phases, and optional overrides for one phase (fwd., bwd.,
 //                                       step. before the class); step_us: once per step; sync: none |
-//                                       before_optimizer (program/host_costs.hpp)
+//                                       before_optimizer (program/host_costs.hpp); attention_issue
+//                                       (optional): kernel (a fused attention kernel is one call, its
+//                                       cost charged once) | product (one call per product); default
+//                                       product for "commscale", kernel for any other framework
 //   "device": {"kernel_floor_us": 2.1, "source": "..."},   optional: the shortest a kernel takes on the
 //                                       GPU, launched back to back (an empty kernel's period)
 //   "interference": [                   optional: a probe kernel holding `sms` SMs and streaming memory

@@ -108,6 +108,8 @@ HostCosts read_host_costs(JsonObject& o) {
   read_issue_costs(o, h);
   if (o.has("step_us")) h.step = microseconds(non_negative(o.required("step_us"), o.where("step_us"), kMaxHostUs));
   if (o.has("sync")) h.sync = parse_host_sync(o.string("sync"), o.where("sync"));
+  h.attention = o.has("attention_issue") ? parse_attention_issue(o.string("attention_issue"), o.where("attention_issue"))
+                                         : default_attention_issue(h.framework);
   o.finish();
   return h;
 }
@@ -190,7 +192,7 @@ nlohmann::ordered_json section_json(const HostCosts& h) {
     }
   }
   return {{"framework", h.framework}, {"source", h.source}, {"issue_us", issue}, {"step_us", to_us(h.step)},
-          {"sync", name(h.sync)}};
+          {"sync", name(h.sync)}, {"attention_issue", name(h.attention)}};
 }
 
 nlohmann::ordered_json section_json(const DeviceFigures& d) {

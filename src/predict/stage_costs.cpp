@@ -123,6 +123,7 @@ class CommCosts {
 
 // The host's cost to issue a unit's op (program/host_costs.hpp, by the op's class and phase).
 double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
+  if (const auto* g = std::get_if<Gemm>(&op.payload)) return issue_cost(host, op.phase, *g).value();
   const auto cls = static_cast<std::size_t>(std::holds_alternative<Gemm>(op.payload)           ? HostOpClass::kGemm
                                             : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
                                                                                                : HostOpClass::kCollective);

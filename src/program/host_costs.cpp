@@ -11,6 +11,7 @@ constexpr std::array kClasses = {HostOpClass::kGemm, HostOpClass::kKernel, HostO
                                  HostOpClass::kP2p};
 constexpr std::array kHostPhases = {HostPhase::kForward, HostPhase::kBackward, HostPhase::kStep};
 constexpr std::array kSyncs = {HostSync::kNone, HostSync::kBeforeOptimizer};
+constexpr std::array kAttentionIssues = {AttentionIssue::kPerKernel, AttentionIssue::kPerProduct};
 
 }  // namespace
 
@@ -43,8 +44,18 @@ HostPhase host_phase(Phase phase) noexcept {
   return HostPhase::kStep;
 }
 
+Seconds issue_cost(const HostCosts& costs, Phase phase, const Gemm& gemm) noexcept {
+  if (gemm.flash_continued && costs.attention == AttentionIssue::kPerKernel) return Seconds(0.0);
+  return costs.issue[static_cast<std::size_t>(host_phase(phase))][static_cast<std::size_t>(HostOpClass::kGemm)];
+}
+
 Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept {
+  if (const auto* g = std::get_if<Gemm>(&op.payload)) return issue_cost(costs, op.phase, *g);
   return costs.issue[static_cast<std::size_t>(host_phase(op.phase))][static_cast<std::size_t>(host_op_class(op.payload))];
+}
+
+AttentionIssue default_attention_issue(std::string_view framework) noexcept {
+  return framework == "commscale" ? AttentionIssue::kPerProduct : AttentionIssue::kPerKernel;
 }
 
 std::string_view name(HostOpClass c) noexcept {
@@ -74,6 +85,14 @@ std::string_view name(HostSync s) noexcept {
   return "?";
 }
 
+std::string_view name(AttentionIssue a) noexcept {
+  switch (a) {
+    case AttentionIssue::kPerKernel: return "kernel";
+    case AttentionIssue::kPerProduct: return "product";
+  }
+  return "?";
+}
+
 HostOpClass parse_host_op_class(std::string_view text, std::string_view where) {
   return parse_by_name(kClasses, text, where, "op class");
 }
@@ -82,6 +101,9 @@ HostPhase parse_host_phase(std::string_view text, std::string_view where) {
 }
 HostSync parse_host_sync(std::string_view text, std::string_view where) {
   return parse_by_name(kSyncs, text, where, "host synchronisation");
+}
+AttentionIssue parse_attention_issue(std::string_view text, std::string_view where) {
+  return parse_by_name(kAttentionIssues, text, where, "attention issue");
 }
 
 }  // namespace commscale

@@ -34,6 +34,14 @@ enum class HostSync : std::uint8_t {
                      // value back to the host there)
 };
 
+// How a framework issues a fused attention kernel that the program counts as several products
+// (Gemm::flash_continued).
+enum class AttentionIssue : std::uint8_t {
+  kPerKernel,   // one call for the kernel: its host cost is charged to its first product only (PyTorch's
+                // SDPA, flash-attn under Megatron-LM)
+  kPerProduct,  // one call per product (commscale's own executor runs each as a cuBLASLt GEMM)
+};
+
 struct HostCosts {
   std::string framework;  // "commscale", "pytorch-eager", "megatron", or a name a profile gives
   std::string source;     // who measured it, how, on what host
@@ -41,6 +49,7 @@ struct HostCosts {
   std::array<std::array<Seconds, kHostOpClassCount>, kHostPhaseCount> issue{};
   Seconds step;  // once per step, before the first op (the training loop, zero_grad, a barrier)
   HostSync sync = HostSync::kNone;
+  AttentionIssue attention = AttentionIssue::kPerKernel;
 
   // No cost and no synchronisation: the host issues every op at once (device time alone).
   [[nodiscard]] bool zero() const noexcept;
@@ -48,14 +57,19 @@ struct HostCosts {
 
 [[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
 [[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
+[[nodiscard]] Seconds issue_cost(const HostCosts& costs, Phase phase, const Gemm& gemm) noexcept;
 [[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
+// A profile row's default: per product for commscale's own executor, per kernel for any other framework.
+[[nodiscard]] AttentionIssue default_attention_issue(std::string_view framework) noexcept;
 
 [[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p
 [[nodiscard]] std::string_view name(HostPhase p) noexcept;    // fwd bwd step
 [[nodiscard]] std::string_view name(HostSync s) noexcept;     // none before_optimizer
+[[nodiscard]] std::string_view name(AttentionIssue a) noexcept;  // kernel product
 // Inverses; throw InputError naming `where`.
 [[nodiscard]] HostOpClass parse_host_op_class(std::string_view text, std::string_view where);
 [[nodiscard]] HostPhase parse_host_phase(std::string_view text, std::string_view where);
 [[nodiscard]] HostSync parse_host_sync(std::string_view text, std::string_view where);
+[[nodiscard]] AttentionIssue parse_attention_issue(std::string_view text, std::string_view where);
 
 }  // namespace commscale

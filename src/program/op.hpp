@@ -66,6 +66,9 @@ struct Gemm {
   // the full product (workload/layer_ops.hpp), and the predictor prices it at the attention kernel's
   // efficiency where a calibration profile has one.
   bool flash = false;
+  // A later product of the same fused attention kernel (every product but the first in its phase): a
+  // framework issues the kernel once, so its host cost is charged to the first (program/host_costs.hpp).
+  bool flash_continued = false;
 };
 
 enum class MemoryKernelKind : std::uint8_t {

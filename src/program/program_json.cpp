@@ -64,6 +64,7 @@ void payload_to_json(json& j, const OpPayload& payload) {
               {"accumulate_dtype", name(g->accumulate)},
               {"flops", g->flops.value()}});
     if (g->flash) j["flash"] = true;  // absent: a plain GEMM
+    if (g->flash_continued) j["flash_continued"] = true;
   } else if (const auto* k = std::get_if<MemoryKernel>(&payload)) {
     j["type"] = "memory";
     j.update({{"kernel", name(k->kind)},
@@ -100,7 +101,7 @@ OpPayload payload_from_json(const json& j) {
     }
   };
   if (type == "gemm") {
-    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash"});
+    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash", "flash_continued"});
     Gemm g = make_gemm(number<std::int64_t>(j, "m"), number<std::int64_t>(j, "n"), number<std::int64_t>(j, "k"),
                        number<std::int64_t>(j, "batch"), parse_data_type(text(j, "dtype"), where(j, "dtype")));
     g.accumulate = parse_data_type(text(j, "accumulate_dtype"), where(j, "accumulate_dtype"));
@@ -108,6 +109,12 @@ OpPayload payload_from_json(const json& j) {
     if (j.contains("flash")) {
       if (!j.at("flash").is_boolean()) throw InputError(where(j, "flash"), "not true or false", "a boolean");
       g.flash = j.at("flash").get<bool>();
+    }
+    if (j.contains("flash_continued")) {
+      if (!j.at("flash_continued").is_boolean()) {
+        throw InputError(where(j, "flash_continued"), "not true or false", "a boolean");
+      }
+      g.flash_continued = j.at("flash_continued").get<bool>();
     }
     return g;
   }

@@ -56,6 +56,28 @@ TEST(SimulatorHost, AHostAheadOfTheGpuCostsOnlyTheFirstIssue) {
   EXPECT_DOUBLE_EQ(sim.host_wait[0], 0.75);
 }
 
+TEST(SimulatorHost, AFusedAttentionKernelIsIssuedOnceWhereTheFrameworkCallsItOnce) {
+  // b and c are the first and a later product of one flash kernel; 2 s to issue a GEMM, 1 s to run it.
+  ProgramSet set = three_gemms();
+  auto& ops = set.programs[0];
+  std::get<Gemm>(ops[1].payload).flash = true;
+  std::get<Gemm>(ops[2].payload).flash = true;
+  std::get<Gemm>(ops[2].payload).flash_continued = true;
+  const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});
+  HostCosts once = per_op(2.0);
+  ASSERT_EQ(once.attention, AttentionIssue::kPerKernel);
+  // Per kernel: a issued at 2, b at 4, c with b (no cost): 2..3, 4..5, 5..6.
+  const Simulation kernel = simulate(set, costs, {.host = &once});
+  EXPECT_DOUBLE_EQ(kernel.issued[0][2], 4.0);
+  EXPECT_DOUBLE_EQ(kernel.step_time.value(), 6.0);
+  // Per product (commscale's executor): as three plain GEMMs, 7 s.
+  HostCosts each = per_op(2.0);
+  each.attention = AttentionIssue::kPerProduct;
+  EXPECT_DOUBLE_EQ(simulate(set, costs, {.host = &each}).step_time.value(), 7.0);
+  EXPECT_EQ(default_attention_issue("commscale"), AttentionIssue::kPerProduct);
+  EXPECT_EQ(default_attention_issue("pytorch-eager"), AttentionIssue::kPerKernel);
+}
+
 TEST(SimulatorHost, NoCostsIsTheDeviceTimeAlone) {
   const ProgramSet set = three_gemms();
   const TableCosts costs({{"a", 1}, {"b", 1}, {"c", 1}});

@@ -55,6 +55,24 @@ TEST(ProgramJson, EagerKernelsAreMarked) {
   for (const json op : ops_of(fused, 0)) EXPECT_FALSE(op.contains("kernels")) << op["name"];
 }
 
+TEST(ProgramJson, FlashProductsAfterTheFirstOfTheirKernelAreMarked) {
+  ParallelPlan p;
+  p.global_batch = 1;
+  p.flash_attention = true;
+  const ProgramSet set = build_program(CheckedPlan(find_preset("tiny", ""), p));
+  // Per layer: forward QK^T (first) and PV; backward the recomputed QK^T (first) and four gradients.
+  int first = 0;
+  int continued = 0;
+  for (const json op : ops_of(set, 0)) {
+    if (!op.contains("flash")) continue;
+    (op.contains("flash_continued") ? continued : first) += 1;
+  }
+  EXPECT_GT(first, 0);
+  EXPECT_EQ(continued, 5 * first / 2) << first;
+  const json doc = set;
+  EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
+}
+
 TEST(ProgramJson, OpFields) {
   const ProgramSet set = sample();
   const json op = ops_of(set, 0)[1];  // mb0.fwd.embedding waits for its ZeRO-3 parameter gather
