@@ -6,29 +6,31 @@
 
 #include <fmt/format.h>
 
+#include "core/run_context.hpp"
+#include "report/bench_reporters.hpp"
 #include "report/charts.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
 namespace {
 
-std::string env_value(const JsonAt& context, const char* name) {
-  if (!context.has("environment")) return {};
-  const JsonAt env = context.at("environment");
-  return env.has(name) && env.value().at(name).is_string() ? env.value().at(name).get<std::string>() : std::string();
+RunContext context_of(const ResultFile& f) {
+  RunContext c;
+  from_json(root_of(f).at("context"), c);
+  return c;
 }
 
-std::string first_host(const JsonAt& context) {
-  if (!context.has("hosts")) return {};
-  const std::vector<JsonAt> hosts = context.array("hosts");
-  return hosts.empty() || !hosts.front().value().is_string() ? std::string() : hosts.front().value().get<std::string>();
+std::string env_value(const RunContext& context, const char* name) {
+  const auto it = context.environment.find(name);
+  return it == context.environment.end() ? std::string() : it->second;
 }
 
-std::set<std::string> bench_bus_ids(const JsonAt& context) {
+std::string first_host(const RunContext& context) { return context.hosts.empty() ? std::string() : context.hosts.front(); }
+
+std::set<std::string> bench_bus_ids(const RunContext& context) {
   std::set<std::string> ids;
-  if (!context.has("ranks")) return ids;
-  for (const JsonAt& r : context.array("ranks")) {
-    if (r.has("gpu") && r.at("gpu").has("pci_bus_id")) ids.insert(r.at("gpu").string("pci_bus_id"));
+  for (const RankPlacement& r : context.ranks) {
+    if (!r.pci_bus_id.empty()) ids.insert(r.pci_bus_id);
   }
   return ids;
 }
@@ -74,7 +76,15 @@ struct SeriesKey {
 // copy inside one device (or host), so its busbw is no bus bandwidth.
 bool one_rank_groups(const JsonAt& root) {
   if (!root.has("config")) return false;
-  return root.at("config").optional_number("group_size").value_or(0.0) == 1.0;
+  BenchSetup setup;
+  from_json(root.at("config"), setup);
+  return setup.group_size == 1;
+}
+
+std::vector<BenchRow> bench_rows(const JsonAt& root) {
+  std::vector<BenchRow> rows;
+  for (const JsonAt& r : root.array("results")) from_json(r, rows.emplace_back());
+  return rows;
 }
 
 std::string one_rank_note(const std::string& file) {
@@ -91,13 +101,13 @@ std::string cell(double v, const char* format = "{:.2f}") { return fmt::format(f
 }  // namespace
 
 CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, const ReportOptions& options) {
-  const JsonAt context = root_of(bench).at("context");
+  const RunContext context = context_of(bench);
   const bool p2p_off = env_value(context, "NCCL_P2P_DISABLE") == "1";
   const bool shm_off = env_value(context, "NCCL_SHM_DISABLE") == "1";
-  if (context.string_or("backend", "") == "cpu") {
+  if (context.backend == "cpu") {
     return {std::nullopt, "no ceiling: the CPU backend (MPI over host memory) has no GPU link"};
   }
-  if (context.has("hosts") && context.array("hosts").size() > 1) {
+  if (context.hosts.size() > 1) {
     return {std::nullopt, "no ceiling: the job spans several hosts and the network's line rate is not in the inputs"};
   }
   if (p2p_off && shm_off) {
@@ -107,7 +117,7 @@ CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, cons
   }
   const std::string host = first_host(context);
   for (const ResultFile* p : p2p) {
-    if (first_host(root_of(*p).at("context")) != host) continue;
+    if (first_host(context_of(*p)) != host) continue;
     const auto rate = p2p_line_rate(*p, bench_bus_ids(context), p2p_off);
     if (rate)
       return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second,
@@ -137,42 +147,40 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
   std::map<std::string, std::set<std::string>> local_files;  // collective -> files of one-rank groups
   for (const ResultFile* f : bench) {
     const JsonAt root = root_of(*f);
-    const std::vector<JsonAt> rows = root.array("results");
+    const std::vector<BenchRow> rows = bench_rows(root);
     std::set<std::string> combos;
-    for (const JsonAt& r : rows)
-      combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" +
-                    fmt::format("{}", r.optional_number("root").value_or(0)));
+    for (const BenchRow& r : rows)
+      combos.insert(fmt::format("{}/{}/{}", name(r.type), r.op ? name(*r.op) : "", r.root.value_or(0)));
     const CeilingChoice ceiling = bench_ceiling(*f, p2p, options);
     const bool local = one_rank_groups(root);
-    for (const JsonAt& r : rows) {
-      const std::string collective = r.string("collective");
+    for (const BenchRow& r : rows) {
+      const std::string collective(name(r.collective));
       if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
         collectives.push_back(collective);
-      std::string name = f->label;
+      std::string series_name = f->label;
       if (combos.size() > 1) {
-        name += " " + r.string("type");
-        if (r.has("redop")) name += " " + r.string("redop");
-        if (r.has("root")) name += fmt::format(" root {}", r.number("root"));
+        series_name += fmt::format(" {}", name(r.type));
+        if (r.op) series_name += fmt::format(" {}", name(*r.op));
+        if (r.root) series_name += fmt::format(" root {}", *r.root);
       }
-      const JsonAt oop = r.at("out_of_place");
-      const double size = r.number("size_bytes");
+      const PlacementResult& oop = r.out_of_place;
+      const auto size = static_cast<double>(r.size.count());
       if (local) {
         local_files[collective].insert(f->label);
-        name += " (one rank: local copies)";
+        series_name += " (one rank: local copies)";
       } else {
-        const SeriesKey key{collective, name};
-        if (!series.count(key)) series_order[collective].push_back(name);
+        const SeriesKey key{collective, series_name};
+        if (!series.count(key)) series_order[collective].push_back(series_name);
         ChartSeries& s = series[key];
-        s.name = name;
-        s.points.emplace_back(size, oop.number("busbw_GBps"));
+        s.name = series_name;
+        s.points.emplace_back(size, oop.busbw.value());
         ceilings[collective][ceiling.label] = ceiling.GBps;
       }
       HtmlTable& t = tables[collective];
-      const JsonAt ip = r.at("in_place");
-      t.rows.push_back(
-          {name, short_bytes(size), cell(oop.number("time_us")), cell(oop.number("algbw_GBps")),
-           cell(oop.number("busbw_GBps")), cell(ip.number("time_us")), cell(ip.number("busbw_GBps")),
-           fmt::format("{}", oop.optional_number("wrong").value_or(0) + ip.optional_number("wrong").value_or(0))});
+      const PlacementResult& ip = r.in_place;
+      t.rows.push_back({series_name, short_bytes(size), cell(oop.time_us), cell(oop.algbw.value()),
+                        cell(oop.busbw.value()), cell(ip.time_us), cell(ip.busbw.value()),
+                        fmt::format("{}", oop.wrong + ip.wrong)});
     }
   }
   std::vector<HtmlSection> out;
