@@ -70,13 +70,10 @@ struct SearchResult {
 // `evaluators` holds one evaluator per world size, over targets the caller keeps alive.
 [[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);
 [[nodiscard]] nlohmann::json plan_estimate_json(const PlanEstimate& e);
-// The inverses, for `commscale report` (report/search_report.cpp, beside the writers). An estimate
-// needs its plan, and its figures when it has step_time_s (it was estimated); a search its
-// candidates, fitting and top (read into `ranked`), rank_by into `options`. The rest is read when
-// present (absent or null: the default); reasons and costs are not read back. Errors name the file
-// and key.
+// The inverse, for `commscale report` (report/search_report.cpp, beside the writer): the plan is
+// required, and the figures when step_time_s is there (it was estimated); the rest is read when
+// present (absent or null: the default). Errors name the file and key.
 [[nodiscard]] PlanEstimate plan_estimate_from_json(const JsonAt& in);
-void search_from_json(const JsonAt& in, SearchResult& r, SearchOptions& options);
 // "dp 8 tp 8 pp 16 1f1b mb 1 zero 1 recompute selective sp": a plan in one line.
 [[nodiscard]] std::string describe_plan(const ParallelPlan& p);
 // The predict flags that reproduce the plan.

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
-#include "predict/search.hpp"
 #include "program/step_summary.hpp"
 #include "report/html_report.hpp"
+#include "report/search_report.hpp"
 
 namespace commscale {
 namespace {
