@@ -9,6 +9,7 @@
 #include "core/run_context.hpp"
 #include "report/bench_reporters.hpp"
 #include "report/charts.hpp"
+#include "report/p2p_reporters.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
@@ -35,33 +36,36 @@ std::set<std::string> bench_bus_ids(const RunContext& context) {
   return ids;
 }
 
+P2pReport p2p_of(const ResultFile& f) {
+  P2pReport r;
+  p2p_from_json(root_of(f), r);
+  return r;
+}
+
 // The lowest line rate among the p2p file's GPU pairs that the bench used (all pairs when none match),
 // or, with `staged`, among its host links.
-std::optional<std::pair<double, std::string>> p2p_line_rate(const ResultFile& p2p, const std::set<std::string>& ids,
+std::optional<std::pair<double, std::string>> p2p_line_rate(const P2pReport& p2p, const std::set<std::string>& ids,
                                                             bool staged) {
-  const JsonAt root = root_of(p2p);
   std::optional<std::pair<double, std::string>> best;
-  const auto consider = [&](const JsonAt& measurement, const std::string& link) {
-    if (!measurement.value().is_object()) return;
-    const std::optional<double> rate = measurement.optional_number("line_rate_GBps");
-    if (rate && (!best || *rate < best->first)) best = std::pair{*rate, link};
+  const auto consider = [&](const BandwidthResult& measurement, const std::string& link) {
+    if (!measurement.measured || !measurement.line_rate) return;
+    const double rate = measurement.line_rate->value();
+    if (!best || rate < best->first) best = std::pair{rate, link};
   };
   if (staged) {
-    for (const JsonAt& h : root.array("host")) {
-      if (h.has("host_to_gpu")) consider(h.at("host_to_gpu"), "staged over " + h.string_or("link", "PCIe"));
-    }
+    for (const HostResult& h : p2p.hosts) consider(h.h2d, "staged over " + (h.link.empty() ? "PCIe" : h.link));
     return best;
   }
-  std::map<int, std::string> bus;
-  for (const JsonAt& g : root.array("gpus")) bus[static_cast<int>(g.number("index"))] = g.string_or("pci_bus_id", "");
-  const auto used = [&](int g) { return ids.empty() || ids.count(bus[g]) > 0; };
+  const auto used = [&](int g) {
+    return ids.empty() || (g >= 0 && static_cast<std::size_t>(g) < p2p.gpus.size() &&
+                           ids.count(p2p.gpus[static_cast<std::size_t>(g)].pci_bus_id) > 0);
+  };
   bool any_used = false;
-  for (const JsonAt& p : root.array("pairs"))
-    any_used = any_used || (used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))));
-  for (const JsonAt& p : root.array("pairs")) {
-    if (p.string_or("path", "p2p") != "p2p" || !p.has("ce_unidirectional")) continue;
-    if (any_used && !(used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))))) continue;
-    consider(p.at("ce_unidirectional"), p.string_or("link", "P2P"));
+  for (const PairResult& p : p2p.pairs) any_used = any_used || (used(p.src) && used(p.dst));
+  for (const PairResult& p : p2p.pairs) {
+    if (p.path != PeerPath::kP2p || !p.ce_uni.measured) continue;
+    if (any_used && !(used(p.src) && used(p.dst))) continue;
+    consider(p.ce_uni, p.link.empty() ? "P2P" : p.link);
   }
   return best;
 }
@@ -118,7 +122,7 @@ CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, cons
   const std::string host = first_host(context);
   for (const ResultFile* p : p2p) {
     if (first_host(context_of(*p)) != host) continue;
-    const auto rate = p2p_line_rate(*p, bench_bus_ids(context), p2p_off);
+    const auto rate = p2p_line_rate(p2p_of(*p), bench_bus_ids(context), p2p_off);
     if (rate)
       return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second,
                                        cell(rate->first, "{:.0f}"), p->label)};
@@ -223,11 +227,9 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
 std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
   std::vector<HtmlSection> out;
   for (const ResultFile* f : p2p) {
-    const JsonAt root = root_of(*f);
+    const P2pReport report = p2p_of(*f);
     std::vector<std::string> names;
-    for (const JsonAt& g : root.array("gpus")) {
-      names.push_back(fmt::format("GPU {}", static_cast<int>(g.number("index"))));
-    }
+    for (std::size_t g = 0; g < report.gpus.size(); ++g) names.push_back(fmt::format("GPU {}", g));
     HtmlSection s;
     s.id = "p2p-" + std::to_string(out.size());
     s.title = "p2p: " + f->label;
@@ -237,46 +239,41 @@ std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
     HtmlTable t{"every pair",
                 {"src", "dst", "path", "link", "CE GB/s", "of line rate", "CE bidir GB/s", "SM GB/s", "latency ns"},
                 {}};
-    const auto bw = [](const JsonAt& p, const char* key) -> std::optional<double> {
-      if (!p.has(key)) return std::nullopt;
-      return p.at(key).number("bw_GBps");
+    const auto bw = [](const BandwidthResult& r) -> std::optional<double> {
+      return r.measured ? std::optional(r.bw.value()) : std::nullopt;
     };
     const auto text = [](const std::optional<double>& v, const char* format = "{:.1f}") {
       return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
     };
-    for (const char* test : {"ce_unidirectional", "sm_unidirectional"}) {
+    for (const bool copy_engine : {true, false}) {
       Heatmap h;
-      h.title = fmt::format("{}: {} bandwidth", f->label, test[0] == 'c' ? "copy-engine" : "kernel (SM) copy");
+      h.title = fmt::format("{}: {} bandwidth", f->label, copy_engine ? "copy-engine" : "kernel (SM) copy");
       h.unit = "GB/s";
       h.rows = names;
       h.columns = names;
       h.values.assign(names.size(), std::vector<std::optional<double>>(names.size()));
       bool any = false;
-      for (const JsonAt& p : root.array("pairs")) {
-        const auto src = static_cast<std::size_t>(p.number("src"));
-        const auto dst = static_cast<std::size_t>(p.number("dst"));
+      for (const PairResult& p : report.pairs) {
+        const auto src = static_cast<std::size_t>(p.src);
+        const auto dst = static_cast<std::size_t>(p.dst);
         if (src >= names.size() || dst >= names.size()) continue;
-        h.values[src][dst] = bw(p, test);
+        h.values[src][dst] = bw(copy_engine ? p.ce_uni : p.sm_uni);
         any = any || h.values[src][dst].has_value();
       }
-      if (any || test[0] == 'c') s.charts.push_back(heatmap_svg(h));
+      if (any || copy_engine) s.charts.push_back(heatmap_svg(h));
     }
-    for (const JsonAt& p : root.array("pairs")) {
-      const std::optional<double> fraction = p.has("ce_unidirectional")
-                                                 ? p.at("ce_unidirectional").optional_number("fraction_of_line_rate")
-                                                 : std::nullopt;
-      const std::optional<double> latency =
-          p.has("latency") ? p.at("latency").optional_number("latency_ns") : std::nullopt;
-      t.rows.push_back({fmt::format("GPU {}", p.number("src")), fmt::format("GPU {}", p.number("dst")),
-                        p.string_or("path", ""), p.string_or("link", ""), text(bw(p, "ce_unidirectional")),
-                        fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a", text(bw(p, "ce_bidirectional")),
-                        text(bw(p, "sm_unidirectional")), text(latency, "{:.0f}")});
+    for (const PairResult& p : report.pairs) {
+      const std::optional<double> fraction = p.ce_uni.fraction_of_line_rate();
+      std::optional<double> latency;
+      if (p.latency.measured) latency = p.latency.stats.median;
+      t.rows.push_back({fmt::format("GPU {}", p.src), fmt::format("GPU {}", p.dst), std::string(path_name(p.path)),
+                        p.link, text(bw(p.ce_uni)), fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a",
+                        text(bw(p.ce_bi)), text(bw(p.sm_uni)), text(latency, "{:.0f}")});
     }
     s.tables.push_back(std::move(t));
     HtmlTable hosts{"host memory and each GPU", {"GPU", "link", "host→GPU GB/s", "GPU→host GB/s", "bidir GB/s"}, {}};
-    for (const JsonAt& h : root.array("host")) {
-      hosts.rows.push_back({fmt::format("GPU {}", h.number("gpu")), h.string_or("link", ""), text(bw(h, "host_to_gpu")),
-                            text(bw(h, "gpu_to_host")), text(bw(h, "bidirectional"))});
+    for (const HostResult& h : report.hosts) {
+      hosts.rows.push_back({fmt::format("GPU {}", h.gpu), h.link, text(bw(h.h2d)), text(bw(h.d2h)), text(bw(h.bidir))});
     }
     if (!hosts.rows.empty()) s.tables.push_back(std::move(hosts));
     out.push_back(std::move(s));

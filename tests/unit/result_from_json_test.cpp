@@ -16,6 +16,7 @@
 #include "report/bench_reporters.hpp"
 #include "report/compare_report.hpp"
 #include "report/doctor_reporters.hpp"
+#include "report/p2p_reporters.hpp"
 #include "report/search_report.hpp"
 
 namespace commscale {
@@ -363,6 +364,71 @@ TEST(ResultFromJson, CompareNamesAMissingKey) {
   predict::CompareInputs in;
   EXPECT_TRUE(testing::throws_input_error([&] { predict::compare_from_json(at_root(j), back, in); },
                                           {"f.json: clusters[0].gpus", "is missing"}));
+}
+
+BandwidthResult measured_bandwidth(double bw_GBps, std::optional<double> line_rate_GBps) {
+  BandwidthResult r;
+  r.measured = true;
+  r.bytes_per_copy = Bytes(1 << 26);
+  r.bw = GBps(bw_GBps);
+  if (line_rate_GBps) r.line_rate = GBps(*line_rate_GBps);
+  r.wrong_bytes = 0;
+  return r;
+}
+
+TEST(ResultFromJson, P2pRoundTrips) {
+  P2pReport r;
+  r.gpus = {{0, "H200", "0000:19:00.0"}, {1, "H200", "0000:3b:00.0"}};
+  PairResult pair;
+  pair.src = 0;
+  pair.dst = 1;
+  pair.link = "NV18";
+  pair.ce_uni = measured_bandwidth(390.5, 450.0);
+  pair.latency.measured = true;
+  pair.latency.stats.median = 812.0;
+  PairResult staged;
+  staged.src = 1;
+  staged.dst = 0;
+  staged.path = PeerPath::kStaged;
+  staged.why_staged = "NCCL_P2P_DISABLE=1";
+  staged.link = "staged over PCIe gen5 x16";
+  staged.ce_uni = measured_bandwidth(40.0, std::nullopt);
+  r.pairs = {pair, staged};
+  HostResult host;
+  host.gpu = 0;
+  host.link = "PCIe gen5 x16";
+  host.h2d = measured_bandwidth(50.0, 64.0);
+  r.hosts = {host};
+  P2pReport back;
+  p2p_from_json(at_root(p2p_json(r)), back);
+  ASSERT_EQ(back.gpus.size(), 2u);
+  EXPECT_EQ(back.gpus[1].pci_bus_id, "0000:3b:00.0");
+  ASSERT_EQ(back.pairs.size(), 2u);
+  EXPECT_EQ(back.pairs[0].ce_uni.bw.value(), 390.5);
+  EXPECT_EQ(back.pairs[0].ce_uni.fraction_of_line_rate(), pair.ce_uni.fraction_of_line_rate());
+  EXPECT_FALSE(back.pairs[0].sm_uni.measured);  // written as null
+  EXPECT_EQ(back.pairs[0].latency.stats.median, 812.0);
+  EXPECT_EQ(back.pairs[1].path, PeerPath::kStaged);
+  EXPECT_EQ(back.pairs[1].why_staged, staged.why_staged);
+  EXPECT_FALSE(back.pairs[1].ce_uni.line_rate);
+  ASSERT_EQ(back.hosts.size(), 1u);
+  EXPECT_EQ(back.hosts[0].link, host.link);
+  EXPECT_EQ(back.hosts[0].h2d.line_rate->value(), 64.0);
+  EXPECT_FALSE(back.hosts[0].d2h.measured);
+}
+
+TEST(ResultFromJson, P2pNamesAMissingBandwidth) {
+  P2pReport r;
+  r.gpus = {{0, "", ""}, {1, "", ""}};
+  PairResult pair;
+  pair.dst = 1;
+  pair.ce_uni = measured_bandwidth(1.0, std::nullopt);
+  r.pairs = {pair};
+  nlohmann::json j = p2p_json(r);
+  j["pairs"][0]["ce_unidirectional"].erase("bw_GBps");
+  P2pReport back;
+  EXPECT_TRUE(testing::throws_input_error([&] { p2p_from_json(at_root(j), back); },
+                                          {"f.json: pairs[0].ce_unidirectional.bw_GBps", "is missing"}));
 }
 
 }  // namespace
