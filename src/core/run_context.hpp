@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/json_at.hpp"
+
 namespace commscale {
 
 // Where one rank ran.
@@ -55,5 +57,10 @@ struct RunContext {
 void to_json(nlohmann::json& out, const RankPlacement& placement);
 void from_json(const nlohmann::json& in, RankPlacement& placement);
 void to_json(nlohmann::json& out, const RunContext& context);
+// The inverse, for `commscale report`, as tolerant as the report has always been of a context: every
+// key optional; a string key of another type, an environment value that is not a string and a host
+// that is not a string read as empty. Errors (naming the file and key) for what the report needs in
+// shape: hosts and ranks are arrays, backend and a GPU's pci_bus_id strings.
+void from_json(const JsonAt& in, RunContext& context);
 
 }  // namespace commscale

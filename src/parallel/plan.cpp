@@ -1,5 +1,7 @@
 #include "parallel/plan.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -148,6 +150,46 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
           {"chunks", p.chunks},
           {"order", p.order},
           {"bucket_bytes", p.bucket_bytes.count()}};
+}
+
+namespace {
+
+// A whole number of at least `minimum` at in[key], or `fallback` when absent or null.
+int whole_or(const JsonAt& in, std::string_view key, int fallback, int minimum) {
+  const std::optional<double> v = in.optional_number(key);
+  if (!v) return fallback;
+  if (*v != std::floor(*v) || *v < minimum || *v > kMaxRanks * 1024.0) {
+    throw InputError(in.at(key).where(), fmt::format("is {}", in.at(key).value().dump()),
+                     fmt::format("a whole number of {} or more", minimum));
+  }
+  return static_cast<int>(*v);
+}
+
+}  // namespace
+
+ParallelPlan plan_from_json(const JsonAt& in) {
+  ParallelPlan p;
+  p.dp = whole_or(in, "dp", p.dp, 1);
+  p.tp = whole_or(in, "tp", p.tp, 1);
+  p.pp = whole_or(in, "pp", p.pp, 1);
+  p.sequence_parallel = in.flag_or("sequence_parallel", p.sequence_parallel);
+  p.zero_stage = whole_or(in, "zero_stage", p.zero_stage, 0);
+  if (in.has("recompute")) p.recompute = parse_recompute(in.string("recompute"), in.at("recompute").where());
+  if (in.has("optimizer")) p.optimizer = parse_optimizer(in.string("optimizer"), in.at("optimizer").where());
+  p.flash_attention = in.flag_or("flash_attention", p.flash_attention);
+  if (in.has("kernels")) p.kernels = parse_kernel_set(in.string("kernels"), in.at("kernels").where());
+  p.micro_batch = whole_or(in, "micro_batch", p.micro_batch, 1);
+  p.global_batch = whole_or(in, "global_batch", p.global_batch, 1);
+  if (in.has("schedule")) p.schedule = parse_schedule(in.string("schedule"), in.at("schedule").where());
+  p.chunks = whole_or(in, "chunks", p.chunks, 1);
+  p.order = in.string_or("order", p.order);
+  if (in.has("bucket_bytes")) {
+    const double bytes = in.number("bucket_bytes");
+    if (bytes < 0 || bytes != std::floor(bytes))
+      throw InputError(in.at("bucket_bytes").where(), fmt::format("is {}", bytes), "a whole number of bytes");
+    p.bucket_bytes = Bytes(static_cast<std::uint64_t>(bytes));
+  }
+  return p;
 }
 
 }  // namespace commscale

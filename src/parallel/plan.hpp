@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_at.hpp"
 #include "core/plan_terms.hpp"
 #include "core/units.hpp"
 #include "workload/op_list.hpp"
@@ -75,5 +76,10 @@ class CheckedPlan {
 };
 
 [[nodiscard]] nlohmann::json plan_to_json(const ParallelPlan& p);
+// The inverse of plan_to_json, for `commscale report`: every key optional (absent or null: the
+// struct's default), each one checked when present (dp, tp, pp, micro_batch, global_batch and chunks
+// whole numbers of 1 or more; names as plan_to_json writes them). Errors name the file and key.
+// microbatches_per_step is derived, not read.
+[[nodiscard]] ParallelPlan plan_from_json(const JsonAt& in);
 
 }  // namespace commscale

@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_at.hpp"
+
 #include "predict/economics.hpp"
 #include "predict/stage_model.hpp"
 
@@ -68,6 +70,10 @@ struct SearchResult {
 // `evaluators` holds one evaluator per world size, over targets the caller keeps alive.
 [[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);
 [[nodiscard]] nlohmann::json plan_estimate_json(const PlanEstimate& e);
+// The inverse, for `commscale report` (report/search_report.cpp, beside the writer): the plan is
+// required, and the figures when step_time_s is there (it was estimated); the rest is read when
+// present (absent or null: the default). Errors name the file and key.
+[[nodiscard]] PlanEstimate plan_estimate_from_json(const JsonAt& in);
 // "dp 8 tp 8 pp 16 1f1b mb 1 zero 1 recompute selective sp": a plan in one line.
 [[nodiscard]] std::string describe_plan(const ParallelPlan& p);
 // The predict flags that reproduce the plan.

@@ -70,6 +70,34 @@ void to_json(nlohmann::json& out, const JobSummary& s) {
          {"per_op_overhead", optional(s.per_op_overhead)}};
 }
 
+std::map<std::string, GroupTime> group_times_from_json(const JsonAt& in) {
+  std::map<std::string, GroupTime> out;
+  if (!in.has("groups") || !in.at("groups").value().is_object()) return out;
+  const JsonAt groups = in.at("groups");
+  for (const auto& [name, value] : groups.value().items()) {
+    const JsonAt g = groups.at(name);
+    out[name] = GroupTime{Seconds(g.number_or("busy_s", 0.0)), Seconds(g.number("exposed_s"))};
+  }
+  return out;
+}
+
+void from_json(const JsonAt& in, JobSummary& s) {
+  s = JobSummary{};
+  s.world_size = static_cast<int>(in.number_or("world_size", 0));
+  s.step_time_s = in.number("step_time_s");
+  s.compute_s = in.number("compute_s");
+  s.exposed_comm_s = in.number("exposed_comm_s");
+  s.bubble_s = in.number("bubble_s");
+  s.groups = group_times_from_json(in);
+  s.tflops_per_gpu = in.number_or("tflops_per_gpu", 0.0);
+  s.hardware_tflops_per_gpu = in.number_or("hardware_tflops_per_gpu", 0.0);
+  s.mfu = in.optional_number("mfu");
+  s.hfu = in.optional_number("hfu");
+  s.tokens_per_s = in.number_or("tokens_per_s", 0.0);
+  s.step_only_time_s = in.optional_number("step_only_time_s");
+  s.per_op_overhead = in.optional_number("per_op_overhead");
+}
+
 void to_json(nlohmann::json& out, const GemmCheck& c) {
   const Gemm& g = c.gemm;
   out = {{"m", g.m},

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/json_at.hpp"
 #include "core/units.hpp"
 #include "program/breakdown.hpp"
 #include "program/timeline.hpp"
@@ -62,5 +63,13 @@ void to_json(nlohmann::json& out, const GemmCheck& c);
 [[nodiscard]] double median_of(std::vector<double> values);
 
 void to_json(nlohmann::json& out, const JobSummary& s);
+// The inverse of to_json, for `commscale report`. Required: the four figures every step view draws
+// (step_time_s, compute_s, exposed_comm_s, bubble_s, and exposed_s of each group); the rest is read
+// when present (absent or null: the default). Errors name the file and key (JsonAt). `steps` stays
+// empty: to_json does not write it.
+void from_json(const JsonAt& in, JobSummary& s);
+// in.groups as to_json writes it ({"dp": {"busy_s", "exposed_s"}, ...}): exposed_s required, busy_s
+// 0 when absent; no groups when the key is absent or not an object.
+[[nodiscard]] std::map<std::string, GroupTime> group_times_from_json(const JsonAt& in);
 
 }  // namespace commscale

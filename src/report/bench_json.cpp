@@ -1,4 +1,7 @@
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 
 #include "core/rewritten_json_file.hpp"
 #include "report/bench_reporters.hpp"
@@ -94,6 +97,48 @@ void to_json(nlohmann::json& out, const BenchSetup& setup) {
          {"timeout_s", o.timeout.value()},
          {"min_busbw_GBps", o.min_busbw_GBps ? nlohmann::json(*o.min_busbw_GBps) : nlohmann::json(nullptr)},
          {"timing", setup.timing}};
+}
+
+namespace {
+
+PlacementResult placement_from_json(const JsonAt& in) {
+  PlacementResult p;
+  p.time_us = in.number("time_us");
+  p.algbw = GBps(in.number("algbw_GBps"));
+  p.busbw = GBps(in.number("busbw_GBps"));
+  const std::optional<double> wrong = in.optional_number("wrong");
+  p.checked = wrong.has_value();
+  p.wrong = static_cast<std::uint64_t>(wrong.value_or(0.0));
+  if (in.has("samples_us")) {
+    for (const JsonAt& v : in.array("samples_us")) {
+      if (!v.value().is_number()) throw InputError(v.where(), fmt::format("is a JSON {}", v.value().type_name()), "a number");
+      p.samples_us.push_back(v.value().get<double>());
+    }
+    if (!p.samples_us.empty()) p.sample_stats = summarize(p.samples_us);
+  }
+  return p;
+}
+
+}  // namespace
+
+void from_json(const JsonAt& in, BenchRow& row) {
+  row = BenchRow{};
+  const JsonAt collective = in.at("collective");
+  row.collective = parse_collective(in.string("collective"), collective.where());
+  row.type = parse_data_type(in.string("type"), in.at("type").where());
+  if (in.has("redop")) row.op = parse_reduce_op(in.string("redop"), in.at("redop").where());
+  if (const std::optional<double> root = in.optional_number("root")) row.root = static_cast<int>(*root);
+  row.size = Bytes(static_cast<std::uint64_t>(in.number("size_bytes")));
+  row.count = static_cast<std::uint64_t>(in.number_or("count", 0.0));
+  row.out_of_place = placement_from_json(in.at("out_of_place"));
+  row.in_place = placement_from_json(in.at("in_place"));
+}
+
+void from_json(const JsonAt& in, BenchSetup& setup) {
+  setup = BenchSetup{};
+  setup.group_size = static_cast<int>(in.number_or("group_size", 0));  // absent: unknown, not one rank
+  setup.groups = static_cast<int>(in.number_or("groups", setup.groups));
+  setup.timing = in.string_or("timing", "");
 }
 
 std::unique_ptr<BenchReporter> make_json_bench_reporter(std::string path) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "bench/result.hpp"
+#include "core/json_at.hpp"
 
 namespace commscale {
 
@@ -27,6 +28,13 @@ inline constexpr int kBenchSchemaVersion = 1;
 
 void to_json(nlohmann::json& out, const BenchRow& row);
 void to_json(nlohmann::json& out, const BenchSetup& setup);
+// The inverses, for `commscale report`. A row needs collective, type, size_bytes and, in each
+// placement, time_us, algbw_GBps and busbw_GBps (names as to_json writes them); redop, root, count,
+// wrong (null: not checked) and samples_us are read when present, the samples' summary is recomputed
+// from samples_us. A setup is read as far as the report uses it: group_size (absent: 0, unknown),
+// groups and timing; its options, context and group_ranks are not read back.
+void from_json(const JsonAt& in, BenchRow& row);
+void from_json(const JsonAt& in, BenchSetup& setup);
 
 // The CSV header and the lines of one row (one per placement), without trailing newlines.
 [[nodiscard]] std::string bench_csv_header();

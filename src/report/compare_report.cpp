@@ -92,6 +92,76 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
   return doc;
 }
 
+namespace {
+
+CompareEntry entry_from_json(const JsonAt& in) {
+  CompareEntry e;
+  e.label = in.string_or("label", "");
+  e.cluster = in.string_or("cluster", "");
+  e.gpu = in.string_or("gpu", "");
+  e.gpus = static_cast<int>(in.number("gpus"));
+  e.nodes = static_cast<int>(in.number_or("nodes", 1));
+  e.candidates = static_cast<std::size_t>(in.number_or("candidates", 0));
+  e.fitting = static_cast<std::size_t>(in.number_or("fitting", 0));
+  e.closest = in.string_or("closest", "");
+  if (in.has("price")) {
+    const JsonAt price = in.at("price");
+    if (price.has("basis")) e.cost.basis = parse_cost_basis(price.string("basis"), price.at("basis").where());
+    e.cost.priced = price.flag_or("priced", false);
+    e.cost.price_usd = price.number_or("price_usd", 0.0);
+    e.cost.price_source = price.string_or("source", "");
+    e.cost.power_w = price.number_or("power_w", 0.0);
+    e.cost.power_source = price.string_or("power_source", "");
+    e.cost.usd_per_hour = price.number_or("usd_per_hour", 0.0);
+  }
+  e.usd_per_million_tokens = in.optional_number("usd_per_million_tokens");
+  e.joules_per_token = in.optional_number("joules_per_token");
+  if (!in.has("best")) return e;
+  const JsonAt best = in.at("best");
+  Prediction p;
+  const JsonAt summary = best.at("summary");
+  from_json(summary, p.summary);
+  (void)summary.number("tokens_per_s");  // drawn: required here, unlike in a step's summary
+  p.plan = plan_from_json(best.at("plan"));
+  p.fit.fits = best.flag_or("fits", false);
+  e.prediction = std::move(p);
+  PlanEstimate estimate;
+  estimate.plan = e.prediction->plan;
+  estimate.estimated = best.has("stage_model_step_time_s");
+  estimate.step_time = Seconds(best.number_or("stage_model_step_time_s", 0.0));
+  e.best = estimate;
+  return e;
+}
+
+ScalingPoint point_from_json(const JsonAt& in) {
+  ScalingPoint p;
+  p.gpus = static_cast<int>(in.number("gpus"));
+  if (!in.has("plan")) return p;
+  PlanEstimate e;
+  e.plan = plan_from_json(in.at("plan"));
+  e.estimated = true;
+  e.tokens_per_s = in.number("tokens_per_s");
+  e.mfu = in.number_or("mfu", 0.0);
+  e.step_time = Seconds(in.number_or("step_time_s", 0.0));
+  p.best = e;
+  p.efficiency = in.number("scaling_efficiency");
+  p.usd_per_million_tokens = in.optional_number("usd_per_million_tokens");
+  return p;
+}
+
+}  // namespace
+
+void compare_from_json(const JsonAt& doc, CompareResult& r, CompareInputs& in) {
+  r = CompareResult{};
+  r.model = doc.string_or("model", "");
+  in.search.global_batch = static_cast<int>(doc.number_or("global_batch", 0));
+  for (const JsonAt& c : doc.array("clusters")) r.entries.push_back(entry_from_json(c));
+  if (!doc.has("scaling")) return;
+  const JsonAt sc = doc.at("scaling");
+  r.scaling_cluster = sc.string_or("cluster", "");
+  for (const JsonAt& p : sc.array("points")) r.scaling.push_back(point_from_json(p));
+}
+
 void print_compare(std::ostream& out, const CompareResult& r, const CompareInputs& in) {
   out << fmt::format("compare  {} across {} clusters, global batch {}; each with its best plan that fits\n", r.model,
                      r.entries.size(), in.search.global_batch);

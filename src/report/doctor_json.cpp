@@ -2,7 +2,10 @@
 // check as it is judged): schema_version, kind "commscale-doctor", the context block, the setup, every
 // check with measured, expected, ratio and threshold, the suspects and the verdict.
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 
 #include "core/json_optional.hpp"
 #include "core/jsonl_file.hpp"
@@ -144,6 +147,91 @@ void to_json(nlohmann::json& out, const DoctorSetup& s) {
          {"expectation_source", s.expectation_source},
          {"expectation_notes", s.expectation_notes},
          {"phases", s.phases}};
+}
+
+namespace {
+
+// in[key], an array of strings; absent (or null) is none unless `required`.
+std::vector<std::string> strings_at(const JsonAt& in, std::string_view key, bool required = false) {
+  std::vector<std::string> out;
+  if (!required && !in.has(key)) return out;
+  for (const JsonAt& v : in.array(key)) {
+    if (!v.value().is_string()) throw InputError(v.where(), fmt::format("is a JSON {}", v.value().type_name()), "a string");
+    out.push_back(v.value().get<std::string>());
+  }
+  return out;
+}
+
+predict::CheckPlace place_from_json(const JsonAt& in) {
+  predict::CheckPlace p;
+  if (!in.has("place")) return p;
+  const JsonAt place = in.at("place");
+  p.host = place.string_or("host", "");
+  p.rank = static_cast<int>(place.number_or("rank", -1));
+  p.gpu = static_cast<int>(place.number_or("gpu", -1));
+  p.pci_bus_id = place.string_or("pci_bus_id", "");
+  p.link = place.string_or("link", "");
+  p.nic = place.string_or("nic", "");
+  return p;
+}
+
+predict::CheckStatus status_from_json(const JsonAt& in) {
+  const std::string status = in.string("status");
+  for (const auto s : {predict::CheckStatus::kPass, predict::CheckStatus::kFail, predict::CheckStatus::kInfo,
+                       predict::CheckStatus::kNotRun}) {
+    if (status == name(s)) return s;
+  }
+  throw InputError(in.at("status").where(), fmt::format("is \"{}\"", status), "pass, FAIL, info or not run");
+}
+
+}  // namespace
+
+namespace predict {
+
+void from_json(const JsonAt& in, DoctorCheck& c) {
+  c = DoctorCheck{};
+  c.status = status_from_json(in);
+  c.phase = in.string("phase");
+  c.check = in.string("check");
+  c.subject = in.string("subject");
+  c.place = place_from_json(in);
+  c.measured = in.optional_number("measured");
+  c.expected = in.optional_number("expected");
+  c.threshold = in.number_or("threshold", 0.0);
+  c.unit = in.string_or("unit", "");
+  c.basis = in.string_or("basis", "");
+  c.detail = in.string_or("detail", "");
+}
+
+void from_json(const JsonAt& in, Suspect& s) {
+  s = Suspect{};
+  s.kind = in.string("kind");
+  s.name = in.string("name");
+  s.place = place_from_json(in);
+  s.evidence = in.string("evidence");
+}
+
+Verdict verdict_from_json(const JsonAt& in) {
+  return {static_cast<int>(in.number("checks_passed")), static_cast<int>(in.number("checks_failed")),
+          static_cast<int>(in.number("checks_info")), static_cast<int>(in.number("checks_not_run"))};
+}
+
+}  // namespace predict
+
+void from_json(const JsonAt& in, DoctorSetup& s) {
+  s = DoctorSetup{};
+  s.backend = in.string("backend");
+  s.min_ratio = in.number("min_ratio");
+  s.hosts = strings_at(in, "hosts", true);
+  s.ranks = static_cast<int>(in.number("ranks"));
+  s.size = Bytes(static_cast<std::uint64_t>(in.number_or("size_bytes", 0.0)));
+  s.pair_size = Bytes(static_cast<std::uint64_t>(in.number_or("pair_size_bytes", 0.0)));
+  s.pair_units = in.string_or("pair_units", "");
+  s.pair_unit_count = static_cast<int>(in.number_or("pair_unit_count", 0.0));
+  s.rounds = static_cast<int>(in.number_or("rounds", 0.0));
+  s.expectation_source = in.string("expectation_source");
+  s.expectation_notes = strings_at(in, "expectation_notes");
+  s.phases = strings_at(in, "phases");
 }
 
 std::unique_ptr<DoctorReporter> make_json_doctor_reporter(std::string path) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "parallel/plan.hpp"
 #include "report/html_page.hpp"
 #include "report/result_files.hpp"
 
@@ -45,7 +46,9 @@ struct CeilingChoice {
 };
 [[nodiscard]] CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, const ReportOptions& options);
 
-// "dp 2 x tp 2 x pp 1, 1f1b, micro-batch 1, global 8" from a plan object.
+// "dp 2 × tp 2 × pp 1, micro-batch 1, global 8": every field in which two plans differ.
+[[nodiscard]] std::string plan_label(const ParallelPlan& plan);
+// plan_label of a plan object (plan_from_json); "" when it is not an object.
 [[nodiscard]] std::string describe_plan_json(const JsonAt& plan);
 
 }  // namespace commscale

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "report/p2p_reporters.hpp"
 
 namespace commscale {
@@ -78,9 +79,78 @@ std::string csv_line(std::string_view what, const std::string& src, const std::s
                      wrong);
 }
 
+}  // namespace
+
 std::string_view path_name(PeerPath p) { return p == PeerPath::kP2p ? "p2p" : "staged"; }
 
+namespace {
+
+BandwidthResult bandwidth_from_json(const JsonAt& in, std::string_view key) {
+  BandwidthResult r;
+  if (!in.has(key)) return r;
+  const JsonAt b = in.at(key);
+  r.measured = true;
+  r.bw = GBps(b.number("bw_GBps"));
+  if (const std::optional<double> line = b.optional_number("line_rate_GBps")) r.line_rate = GBps(*line);
+  r.bytes_per_copy = Bytes(static_cast<std::uint64_t>(b.number_or("bytes_per_copy", 0.0)));
+  r.wrong_bytes = static_cast<std::uint64_t>(b.number_or("wrong_bytes", 0.0));
+  return r;
+}
+
+LatencyResult latency_from_json(const JsonAt& in) {
+  LatencyResult r;
+  if (!in.has("latency")) return r;
+  const JsonAt l = in.at("latency");
+  r.measured = true;
+  r.stats.median = l.number("latency_ns");
+  r.wrong_bytes = static_cast<std::uint64_t>(l.number_or("wrong_bytes", 0.0));
+  return r;
+}
+
+PeerPath path_from_json(const JsonAt& in) {
+  const std::string path = in.string_or("path", "p2p");
+  if (path != "p2p" && path != "staged")
+    throw InputError(in.at("path").where(), fmt::format("is \"{}\"", path), "p2p or staged");
+  return path == "p2p" ? PeerPath::kP2p : PeerPath::kStaged;
+}
+
 }  // namespace
+
+void p2p_from_json(const JsonAt& in, P2pReport& r) {
+  r = P2pReport{};
+  if (in.has("context")) from_json(in.at("context"), r.context);
+  for (const JsonAt& g : in.array("gpus")) {
+    const double index = g.number("index");
+    if (index != static_cast<double>(r.gpus.size()))
+      throw InputError(g.at("index").where(), fmt::format("is {}", index), fmt::format("{}, its place in the list", r.gpus.size()));
+    r.gpus.push_back({static_cast<int>(g.number_or("device", index)), g.string_or("name", ""), g.string_or("pci_bus_id", "")});
+  }
+  r.timing = in.has("config") ? in.at("config").string_or("timing", "") : "";
+  for (const JsonAt& p : in.array("pairs")) {
+    PairResult pair;
+    pair.src = static_cast<int>(p.number("src"));
+    pair.dst = static_cast<int>(p.number("dst"));
+    pair.path = path_from_json(p);
+    pair.why_staged = p.string_or("why_staged", "");
+    pair.link = p.string_or("link", "");
+    pair.ce_uni = bandwidth_from_json(p, "ce_unidirectional");
+    pair.ce_bi = bandwidth_from_json(p, "ce_bidirectional");
+    pair.sm_uni = bandwidth_from_json(p, "sm_unidirectional");
+    pair.sm_bi = bandwidth_from_json(p, "sm_bidirectional");
+    pair.latency = latency_from_json(p);
+    r.pairs.push_back(std::move(pair));
+  }
+  for (const JsonAt& h : in.array("host")) {
+    HostResult host;
+    host.gpu = static_cast<int>(h.number("gpu"));
+    host.link = h.string_or("link", "");
+    host.h2d = bandwidth_from_json(h, "host_to_gpu");
+    host.d2h = bandwidth_from_json(h, "gpu_to_host");
+    host.bidir = bandwidth_from_json(h, "bidirectional");
+    host.latency = latency_from_json(h);
+    r.hosts.push_back(std::move(host));
+  }
+}
 
 nlohmann::json p2p_json(const P2pReport& r) {
   nlohmann::json gpus = nlohmann::json::array();

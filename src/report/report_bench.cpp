@@ -6,60 +6,66 @@
 
 #include <fmt/format.h>
 
+#include "core/run_context.hpp"
+#include "report/bench_reporters.hpp"
 #include "report/charts.hpp"
+#include "report/p2p_reporters.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
 namespace {
 
-std::string env_value(const JsonAt& context, const char* name) {
-  if (!context.has("environment")) return {};
-  const JsonAt env = context.at("environment");
-  return env.has(name) && env.value().at(name).is_string() ? env.value().at(name).get<std::string>() : std::string();
+RunContext context_of(const ResultFile& f) {
+  RunContext c;
+  from_json(root_of(f).at("context"), c);
+  return c;
 }
 
-std::string first_host(const JsonAt& context) {
-  if (!context.has("hosts")) return {};
-  const std::vector<JsonAt> hosts = context.array("hosts");
-  return hosts.empty() || !hosts.front().value().is_string() ? std::string() : hosts.front().value().get<std::string>();
+std::string env_value(const RunContext& context, const char* name) {
+  const auto it = context.environment.find(name);
+  return it == context.environment.end() ? std::string() : it->second;
 }
 
-std::set<std::string> bench_bus_ids(const JsonAt& context) {
+std::string first_host(const RunContext& context) { return context.hosts.empty() ? std::string() : context.hosts.front(); }
+
+std::set<std::string> bench_bus_ids(const RunContext& context) {
   std::set<std::string> ids;
-  if (!context.has("ranks")) return ids;
-  for (const JsonAt& r : context.array("ranks")) {
-    if (r.has("gpu") && r.at("gpu").has("pci_bus_id")) ids.insert(r.at("gpu").string("pci_bus_id"));
+  for (const RankPlacement& r : context.ranks) {
+    if (!r.pci_bus_id.empty()) ids.insert(r.pci_bus_id);
   }
   return ids;
 }
 
+P2pReport p2p_of(const ResultFile& f) {
+  P2pReport r;
+  p2p_from_json(root_of(f), r);
+  return r;
+}
+
 // The lowest line rate among the p2p file's GPU pairs that the bench used (all pairs when none match),
 // or, with `staged`, among its host links.
-std::optional<std::pair<double, std::string>> p2p_line_rate(const ResultFile& p2p, const std::set<std::string>& ids,
+std::optional<std::pair<double, std::string>> p2p_line_rate(const P2pReport& p2p, const std::set<std::string>& ids,
                                                             bool staged) {
-  const JsonAt root = root_of(p2p);
   std::optional<std::pair<double, std::string>> best;
-  const auto consider = [&](const JsonAt& measurement, const std::string& link) {
-    if (!measurement.value().is_object()) return;
-    const std::optional<double> rate = measurement.optional_number("line_rate_GBps");
-    if (rate && (!best || *rate < best->first)) best = std::pair{*rate, link};
+  const auto consider = [&](const BandwidthResult& measurement, const std::string& link) {
+    if (!measurement.measured || !measurement.line_rate) return;
+    const double rate = measurement.line_rate->value();
+    if (!best || rate < best->first) best = std::pair{rate, link};
   };
   if (staged) {
-    for (const JsonAt& h : root.array("host")) {
-      if (h.has("host_to_gpu")) consider(h.at("host_to_gpu"), "staged over " + h.string_or("link", "PCIe"));
-    }
+    for (const HostResult& h : p2p.hosts) consider(h.h2d, "staged over " + (h.link.empty() ? "PCIe" : h.link));
     return best;
   }
-  std::map<int, std::string> bus;
-  for (const JsonAt& g : root.array("gpus")) bus[static_cast<int>(g.number("index"))] = g.string_or("pci_bus_id", "");
-  const auto used = [&](int g) { return ids.empty() || ids.count(bus[g]) > 0; };
+  const auto used = [&](int g) {
+    return ids.empty() || (g >= 0 && static_cast<std::size_t>(g) < p2p.gpus.size() &&
+                           ids.count(p2p.gpus[static_cast<std::size_t>(g)].pci_bus_id) > 0);
+  };
   bool any_used = false;
-  for (const JsonAt& p : root.array("pairs"))
-    any_used = any_used || (used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))));
-  for (const JsonAt& p : root.array("pairs")) {
-    if (p.string_or("path", "p2p") != "p2p" || !p.has("ce_unidirectional")) continue;
-    if (any_used && !(used(static_cast<int>(p.number("src"))) && used(static_cast<int>(p.number("dst"))))) continue;
-    consider(p.at("ce_unidirectional"), p.string_or("link", "P2P"));
+  for (const PairResult& p : p2p.pairs) any_used = any_used || (used(p.src) && used(p.dst));
+  for (const PairResult& p : p2p.pairs) {
+    if (p.path != PeerPath::kP2p || !p.ce_uni.measured) continue;
+    if (any_used && !(used(p.src) && used(p.dst))) continue;
+    consider(p.ce_uni, p.link.empty() ? "P2P" : p.link);
   }
   return best;
 }
@@ -74,7 +80,15 @@ struct SeriesKey {
 // copy inside one device (or host), so its busbw is no bus bandwidth.
 bool one_rank_groups(const JsonAt& root) {
   if (!root.has("config")) return false;
-  return root.at("config").optional_number("group_size").value_or(0.0) == 1.0;
+  BenchSetup setup;
+  from_json(root.at("config"), setup);
+  return setup.group_size == 1;
+}
+
+std::vector<BenchRow> bench_rows(const JsonAt& root) {
+  std::vector<BenchRow> rows;
+  for (const JsonAt& r : root.array("results")) from_json(r, rows.emplace_back());
+  return rows;
 }
 
 std::string one_rank_note(const std::string& file) {
@@ -91,13 +105,13 @@ std::string cell(double v, const char* format = "{:.2f}") { return fmt::format(f
 }  // namespace
 
 CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, const ReportOptions& options) {
-  const JsonAt context = root_of(bench).at("context");
+  const RunContext context = context_of(bench);
   const bool p2p_off = env_value(context, "NCCL_P2P_DISABLE") == "1";
   const bool shm_off = env_value(context, "NCCL_SHM_DISABLE") == "1";
-  if (context.string_or("backend", "") == "cpu") {
+  if (context.backend == "cpu") {
     return {std::nullopt, "no ceiling: the CPU backend (MPI over host memory) has no GPU link"};
   }
-  if (context.has("hosts") && context.array("hosts").size() > 1) {
+  if (context.hosts.size() > 1) {
     return {std::nullopt, "no ceiling: the job spans several hosts and the network's line rate is not in the inputs"};
   }
   if (p2p_off && shm_off) {
@@ -107,8 +121,8 @@ CeilingChoice bench_ceiling(const ResultFile& bench, const ResultRefs& p2p, cons
   }
   const std::string host = first_host(context);
   for (const ResultFile* p : p2p) {
-    if (first_host(root_of(*p).at("context")) != host) continue;
-    const auto rate = p2p_line_rate(*p, bench_bus_ids(context), p2p_off);
+    if (first_host(context_of(*p)) != host) continue;
+    const auto rate = p2p_line_rate(p2p_of(*p), bench_bus_ids(context), p2p_off);
     if (rate)
       return {rate->first, fmt::format("{} line rate {} GB/s per direction (from {})", rate->second,
                                        cell(rate->first, "{:.0f}"), p->label)};
@@ -137,42 +151,40 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
   std::map<std::string, std::set<std::string>> local_files;  // collective -> files of one-rank groups
   for (const ResultFile* f : bench) {
     const JsonAt root = root_of(*f);
-    const std::vector<JsonAt> rows = root.array("results");
+    const std::vector<BenchRow> rows = bench_rows(root);
     std::set<std::string> combos;
-    for (const JsonAt& r : rows)
-      combos.insert(r.string("type") + "/" + r.string_or("redop", "") + "/" +
-                    fmt::format("{}", r.optional_number("root").value_or(0)));
+    for (const BenchRow& r : rows)
+      combos.insert(fmt::format("{}/{}/{}", name(r.type), r.op ? name(*r.op) : "", r.root.value_or(0)));
     const CeilingChoice ceiling = bench_ceiling(*f, p2p, options);
     const bool local = one_rank_groups(root);
-    for (const JsonAt& r : rows) {
-      const std::string collective = r.string("collective");
+    for (const BenchRow& r : rows) {
+      const std::string collective(name(r.collective));
       if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
         collectives.push_back(collective);
-      std::string name = f->label;
+      std::string series_name = f->label;
       if (combos.size() > 1) {
-        name += " " + r.string("type");
-        if (r.has("redop")) name += " " + r.string("redop");
-        if (r.has("root")) name += fmt::format(" root {}", r.number("root"));
+        series_name += fmt::format(" {}", name(r.type));
+        if (r.op) series_name += fmt::format(" {}", name(*r.op));
+        if (r.root) series_name += fmt::format(" root {}", *r.root);
       }
-      const JsonAt oop = r.at("out_of_place");
-      const double size = r.number("size_bytes");
+      const PlacementResult& oop = r.out_of_place;
+      const auto size = static_cast<double>(r.size.count());
       if (local) {
         local_files[collective].insert(f->label);
-        name += " (one rank: local copies)";
+        series_name += " (one rank: local copies)";
       } else {
-        const SeriesKey key{collective, name};
-        if (!series.count(key)) series_order[collective].push_back(name);
+        const SeriesKey key{collective, series_name};
+        if (!series.count(key)) series_order[collective].push_back(series_name);
         ChartSeries& s = series[key];
-        s.name = name;
-        s.points.emplace_back(size, oop.number("busbw_GBps"));
+        s.name = series_name;
+        s.points.emplace_back(size, oop.busbw.value());
         ceilings[collective][ceiling.label] = ceiling.GBps;
       }
       HtmlTable& t = tables[collective];
-      const JsonAt ip = r.at("in_place");
-      t.rows.push_back(
-          {name, short_bytes(size), cell(oop.number("time_us")), cell(oop.number("algbw_GBps")),
-           cell(oop.number("busbw_GBps")), cell(ip.number("time_us")), cell(ip.number("busbw_GBps")),
-           fmt::format("{}", oop.optional_number("wrong").value_or(0) + ip.optional_number("wrong").value_or(0))});
+      const PlacementResult& ip = r.in_place;
+      t.rows.push_back({series_name, short_bytes(size), cell(oop.time_us), cell(oop.algbw.value()),
+                        cell(oop.busbw.value()), cell(ip.time_us), cell(ip.busbw.value()),
+                        fmt::format("{}", oop.wrong + ip.wrong)});
     }
   }
   std::vector<HtmlSection> out;
@@ -215,11 +227,9 @@ std::vector<HtmlSection> bench_sections(const ResultRefs& bench, const ResultRef
 std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
   std::vector<HtmlSection> out;
   for (const ResultFile* f : p2p) {
-    const JsonAt root = root_of(*f);
+    const P2pReport report = p2p_of(*f);
     std::vector<std::string> names;
-    for (const JsonAt& g : root.array("gpus")) {
-      names.push_back(fmt::format("GPU {}", static_cast<int>(g.number("index"))));
-    }
+    for (std::size_t g = 0; g < report.gpus.size(); ++g) names.push_back(fmt::format("GPU {}", g));
     HtmlSection s;
     s.id = "p2p-" + std::to_string(out.size());
     s.title = "p2p: " + f->label;
@@ -229,46 +239,41 @@ std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
     HtmlTable t{"every pair",
                 {"src", "dst", "path", "link", "CE GB/s", "of line rate", "CE bidir GB/s", "SM GB/s", "latency ns"},
                 {}};
-    const auto bw = [](const JsonAt& p, const char* key) -> std::optional<double> {
-      if (!p.has(key)) return std::nullopt;
-      return p.at(key).number("bw_GBps");
+    const auto bw = [](const BandwidthResult& r) -> std::optional<double> {
+      return r.measured ? std::optional(r.bw.value()) : std::nullopt;
     };
     const auto text = [](const std::optional<double>& v, const char* format = "{:.1f}") {
       return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
     };
-    for (const char* test : {"ce_unidirectional", "sm_unidirectional"}) {
+    for (const bool copy_engine : {true, false}) {
       Heatmap h;
-      h.title = fmt::format("{}: {} bandwidth", f->label, test[0] == 'c' ? "copy-engine" : "kernel (SM) copy");
+      h.title = fmt::format("{}: {} bandwidth", f->label, copy_engine ? "copy-engine" : "kernel (SM) copy");
       h.unit = "GB/s";
       h.rows = names;
       h.columns = names;
       h.values.assign(names.size(), std::vector<std::optional<double>>(names.size()));
       bool any = false;
-      for (const JsonAt& p : root.array("pairs")) {
-        const auto src = static_cast<std::size_t>(p.number("src"));
-        const auto dst = static_cast<std::size_t>(p.number("dst"));
+      for (const PairResult& p : report.pairs) {
+        const auto src = static_cast<std::size_t>(p.src);
+        const auto dst = static_cast<std::size_t>(p.dst);
         if (src >= names.size() || dst >= names.size()) continue;
-        h.values[src][dst] = bw(p, test);
+        h.values[src][dst] = bw(copy_engine ? p.ce_uni : p.sm_uni);
         any = any || h.values[src][dst].has_value();
       }
-      if (any || test[0] == 'c') s.charts.push_back(heatmap_svg(h));
+      if (any || copy_engine) s.charts.push_back(heatmap_svg(h));
     }
-    for (const JsonAt& p : root.array("pairs")) {
-      const std::optional<double> fraction = p.has("ce_unidirectional")
-                                                 ? p.at("ce_unidirectional").optional_number("fraction_of_line_rate")
-                                                 : std::nullopt;
-      const std::optional<double> latency =
-          p.has("latency") ? p.at("latency").optional_number("latency_ns") : std::nullopt;
-      t.rows.push_back({fmt::format("GPU {}", p.number("src")), fmt::format("GPU {}", p.number("dst")),
-                        p.string_or("path", ""), p.string_or("link", ""), text(bw(p, "ce_unidirectional")),
-                        fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a", text(bw(p, "ce_bidirectional")),
-                        text(bw(p, "sm_unidirectional")), text(latency, "{:.0f}")});
+    for (const PairResult& p : report.pairs) {
+      const std::optional<double> fraction = p.ce_uni.fraction_of_line_rate();
+      std::optional<double> latency;
+      if (p.latency.measured) latency = p.latency.stats.median;
+      t.rows.push_back({fmt::format("GPU {}", p.src), fmt::format("GPU {}", p.dst), std::string(path_name(p.path)),
+                        p.link, text(bw(p.ce_uni)), fraction ? fmt::format("{:.0f}%", 100 * *fraction) : "n/a",
+                        text(bw(p.ce_bi)), text(bw(p.sm_uni)), text(latency, "{:.0f}")});
     }
     s.tables.push_back(std::move(t));
     HtmlTable hosts{"host memory and each GPU", {"GPU", "link", "host→GPU GB/s", "GPU→host GB/s", "bidir GB/s"}, {}};
-    for (const JsonAt& h : root.array("host")) {
-      hosts.rows.push_back({fmt::format("GPU {}", h.number("gpu")), h.string_or("link", ""), text(bw(h, "host_to_gpu")),
-                            text(bw(h, "gpu_to_host")), text(bw(h, "bidirectional"))});
+    for (const HostResult& h : report.hosts) {
+      hosts.rows.push_back({fmt::format("GPU {}", h.gpu), h.link, text(bw(h.h2d)), text(bw(h.d2h)), text(bw(h.bidir))});
     }
     if (!hosts.rows.empty()) s.tables.push_back(std::move(hosts));
     out.push_back(std::move(s));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
+#include "report/compare_report.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
@@ -52,12 +53,11 @@ HtmlSection scaling_section(const std::vector<ChartSeries>& tokens, const std::v
   return s;
 }
 
-// The size efficiency is measured against: compare's `baseline_gpus`, else the smallest size with a plan.
-double baseline_gpus(const JsonAt& scaling) {
-  if (const auto b = scaling.optional_number("baseline_gpus")) return *b;
-  double lo = 0.0;
-  for (const JsonAt& p : scaling.array("points")) {
-    if (p.has("plan") && (lo == 0.0 || p.number("gpus") < lo)) lo = p.number("gpus");
+// The size efficiency is measured against: the smallest size with a plan (compare's `baseline_gpus`).
+int baseline_gpus(const std::vector<predict::ScalingPoint>& points) {
+  int lo = 0;
+  for (const predict::ScalingPoint& p : points) {
+    if (p.best && (lo == 0 || p.gpus < lo)) lo = p.gpus;
   }
   return lo;
 }
@@ -74,62 +74,57 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
   std::string baselines;
   for (const ResultFile* f : compare) {
     const JsonAt root = root_of(*f);
-    StackedBars bars{
-        fmt::format("{}: predicted throughput per cluster", root.string_or("model", f->label)), "tokens/s", {}};
+    predict::CompareResult result;
+    predict::CompareInputs inputs;
+    predict::compare_from_json(root, result, inputs);
+    const std::string model = root.has("model") ? result.model : f->label;
+    StackedBars bars{fmt::format("{}: predicted throughput per cluster", model), "tokens/s", {}};
+    // The basis is shown only when the file states it (older files do not).
     const std::string basis = root.has("assumptions") ? root.at("assumptions").string_or("cost_basis", "") : "";
-    ScatterChart cost{fmt::format("{}: cost against throughput{}", root.string_or("model", f->label),
-                                  basis.empty() ? "" : fmt::format(" (cost basis: {})", basis)),
-                      "tokens/s",
-                      "USD per million tokens",
-                      {}};
+    ScatterChart cost{
+        fmt::format("{}: cost against throughput{}", model, basis.empty() ? "" : fmt::format(" (cost basis: {})", basis)),
+        "tokens/s",
+        "USD per million tokens",
+        {}};
     HtmlTable t{
         "clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
-    for (const JsonAt& c : root.array("clusters")) {
-      const std::string label = c.string_or("label", c.string_or("cluster", "?"));
-      if (!c.has("best")) {
-        t.rows.push_back(
-            {label, fmt::format("{}", c.number("gpus")), "no plan fits", "", "", "", "", c.string_or("closest", "")});
+    for (const predict::CompareEntry& c : result.entries) {
+      const std::string label = !c.label.empty() ? c.label : !c.cluster.empty() ? c.cluster : "?";
+      if (!c.prediction) {
+        t.rows.push_back({label, fmt::format("{}", c.gpus), "no plan fits", "", "", "", "", c.closest});
         continue;
       }
-      const JsonAt best = c.at("best");
-      const JsonAt s = best.at("summary");
-      bars.bars.push_back({label, {{"tokens/s", s.number("tokens_per_s")}}});
-      if (const auto usd = c.optional_number("usd_per_million_tokens")) {
-        cost.points.push_back({label, s.number("tokens_per_s"), *usd});
-      }
-      t.rows.push_back({label, fmt::format("{}", c.number("gpus")), fmt::format("{:.0f}", s.number("tokens_per_s")),
-                        percent(s.optional_number("mfu")), fmt::format("{:.4f}", s.number("step_time_s")),
-                        optional_text(c.optional_number("usd_per_million_tokens"), "{:.3f}"),
-                        optional_text(c.optional_number("joules_per_token"), "{:.3f}"),
-                        describe_plan_json(best.at("plan"))});
+      const JobSummary& s = c.prediction->summary;
+      bars.bars.push_back({label, {{"tokens/s", s.tokens_per_s}}});
+      if (c.usd_per_million_tokens) cost.points.push_back({label, s.tokens_per_s, *c.usd_per_million_tokens});
+      t.rows.push_back({label, fmt::format("{}", c.gpus), fmt::format("{:.0f}", s.tokens_per_s), percent(s.mfu),
+                        fmt::format("{:.4f}", s.step_time_s), optional_text(c.usd_per_million_tokens, "{:.3f}"),
+                        optional_text(c.joules_per_token, "{:.3f}"), plan_label(c.prediction->plan)});
     }
     HtmlSection s;
     s.id = "compare-" + std::to_string(out.size());
     s.title = "compare: " + f->label;
     s.paragraphs.push_back(fmt::format("{} on each cluster with its best plan that fits (predicted), global batch {}.",
-                                       root.string_or("model", "the model"),
-                                       root.optional_number("global_batch").value_or(0)));
+                                       root.has("model") ? result.model : "the model", inputs.search.global_batch));
     if (!bars.bars.empty()) s.charts.push_back(stacked_bars_svg(bars));
     // Clusters without a price on the file's basis are left out of the cost chart, not priced otherwise.
     if (!cost.points.empty()) s.charts.push_back(scatter_chart_svg(cost));
     s.tables.push_back(std::move(t));
     out.push_back(std::move(s));
     if (!root.has("scaling")) continue;
-    const JsonAt sc = root.at("scaling");
-    ChartSeries tk{sc.string_or("cluster", f->label), {}};
-    const double baseline = baseline_gpus(sc);
+    ChartSeries tk{root.at("scaling").has("cluster") ? result.scaling_cluster : f->label, {}};
+    const auto baseline = static_cast<double>(baseline_gpus(result.scaling));
     ChartSeries ef{fmt::format("{} (against {:g} GPUs)", tk.name, baseline), {}};
     baselines +=
         fmt::format("{}{:g} GPU{} of {}", baselines.empty() ? "" : "; ", baseline, baseline == 1 ? "" : "s", tk.name);
-    for (const JsonAt& p : sc.array("points")) {
-      if (!p.has("plan")) continue;
-      const double gpus = p.number("gpus");
-      tk.points.emplace_back(gpus, p.number("tokens_per_s"));
-      ef.points.emplace_back(gpus, p.number("scaling_efficiency"));
-      scaling.rows.push_back({f->label, tk.name, fmt::format("{}", gpus),
-                              fmt::format("{:.0f}", p.number("tokens_per_s")), percent(p.optional_number("mfu")),
-                              fmt::format("{:.1f}%", 100 * p.number("scaling_efficiency")),
-                              fmt::format("{:g}", baseline), describe_plan_json(p.at("plan"))});
+    for (const predict::ScalingPoint& p : result.scaling) {
+      if (!p.best) continue;
+      const auto gpus = static_cast<double>(p.gpus);
+      tk.points.emplace_back(gpus, p.best->tokens_per_s);
+      ef.points.emplace_back(gpus, p.efficiency);
+      scaling.rows.push_back({f->label, tk.name, fmt::format("{}", p.gpus), fmt::format("{:.0f}", p.best->tokens_per_s),
+                              percent(p.best->mfu), fmt::format("{:.1f}%", 100 * p.efficiency),
+                              fmt::format("{:g}", baseline), plan_label(p.best->plan)});
     }
     tokens.push_back(std::move(tk));
     efficiency.push_back(std::move(ef));

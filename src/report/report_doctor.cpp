@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
+#include "report/doctor_reporters.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
@@ -16,15 +17,20 @@ namespace {
 // Every row of a big job would make a page nobody can open: failures always, passes up to this.
 constexpr std::size_t kMaxCheckRows = 2000;
 
-std::string number_text(const JsonAt& c, std::string_view key) {
-  const std::optional<double> v = c.optional_number(key);
-  return v ? fmt::format("{:.4g}", *v) : "";
-}
+std::string number_text(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : ""; }
 
-std::vector<std::string> check_row(const JsonAt& c) {
-  return {c.string("status"),          c.string("phase"),          c.string("check"),        c.string("subject"),
-          number_text(c, "measured"),  number_text(c, "expected"), c.string_or("unit", ""),  number_text(c, "ratio"),
-          number_text(c, "threshold"), c.string_or("basis", ""),   c.string_or("detail", "")};
+std::vector<std::string> check_row(const predict::DoctorCheck& c) {
+  return {std::string(name(c.status)),
+          c.phase,
+          c.check,
+          c.subject,
+          number_text(c.measured),
+          number_text(c.expected),
+          c.unit,
+          number_text(c.ratio()),
+          number_text(c.threshold > 0.0 ? std::optional(c.threshold) : std::nullopt),
+          c.basis,
+          c.detail};
 }
 
 const std::vector<std::string>& check_header() {
@@ -34,14 +40,14 @@ const std::vector<std::string>& check_header() {
 }
 
 // Sender x receiver: measured / expected of each pair transfer (the lowest where a pair met twice).
-std::optional<Heatmap> pair_heatmap(const std::vector<JsonAt>& checks) {
+std::optional<Heatmap> pair_heatmap(const std::vector<predict::DoctorCheck>& checks) {
   Heatmap h;
   h.title = "pair rounds: measured / expected, sender (row) to receiver (column)";
   h.unit = "ratio";
   std::map<std::pair<std::string, std::string>, double> ratio;
-  for (const JsonAt& c : checks) {
-    if (c.string("check") != "pair" || !c.optional_number("ratio")) continue;
-    const std::string link = c.at("place").string_or("link", "");
+  for (const predict::DoctorCheck& c : checks) {
+    if (c.check != "pair" || !c.ratio()) continue;
+    const std::string& link = c.place.link;
     const std::size_t arrow = link.find(" -> ");
     if (arrow == std::string::npos) continue;
     const std::string from = link.substr(0, arrow);
@@ -50,7 +56,7 @@ std::optional<Heatmap> pair_heatmap(const std::vector<JsonAt>& checks) {
       if (std::find(h.rows.begin(), h.rows.end(), u) == h.rows.end()) h.rows.push_back(u);
     }
     const auto key = std::make_pair(from, to);
-    const double r = *c.optional_number("ratio");
+    const double r = *c.ratio();
     ratio[key] = ratio.count(key) > 0 ? std::min(ratio[key], r) : r;
   }
   if (ratio.empty() || h.rows.size() > 256) return std::nullopt;  // beyond that a heatmap is unreadable
@@ -67,34 +73,36 @@ std::optional<Heatmap> pair_heatmap(const std::vector<JsonAt>& checks) {
 
 HtmlSection doctor_section(const ResultFile& f) {
   const JsonAt root = root_of(f);
-  const JsonAt config = root.at("config");
   HtmlSection s;
   s.id = "doctor-" + std::to_string(std::hash<std::string>{}(f.label) % 100000);
   s.title = "Doctor: " + f.label;
   if (root.has("verdict")) {
-    const JsonAt v = root.at("verdict");
+    const predict::Verdict v = predict::verdict_from_json(root.at("verdict"));
     s.paragraphs.push_back(fmt::format(
-        "Verdict: {} (exit code {:.0f}): {:.0f} checks passed, {:.0f} failed, {:.0f} shown without a verdict, "
-        "{:.0f} could not run.",
-        v.value().at("passed").get<bool>() ? "PASS" : "FAIL", v.number("exit_code"), v.number("checks_passed"),
-        v.number("checks_failed"), v.number("checks_info"), v.number("checks_not_run")));
+        "Verdict: {} (exit code {}): {} checks passed, {} failed, {} shown without a verdict, {} could not run.",
+        v.ok() ? "PASS" : "FAIL", v.ok() ? 0 : kDoctorBelowExpectation, v.passed, v.failed, v.info, v.not_run));
   } else {
     s.paragraphs.push_back("The run did not finish: these are the checks it completed.");
   }
-  s.paragraphs.push_back(fmt::format("{:.0f} ranks on {} hosts, backend {}; expectations: {}; threshold {:.2f}.",
-                                     config.number("ranks"), config.at("hosts").size(), config.string("backend"),
-                                     config.string("expectation_source"), config.number("min_ratio")));
-  const std::vector<JsonAt> checks = root.array("checks");
+  DoctorSetup config;
+  from_json(root.at("config"), config);
+  s.paragraphs.push_back(fmt::format("{} ranks on {} hosts, backend {}; expectations: {}; threshold {:.2f}.",
+                                     config.ranks, config.hosts.size(), config.backend, config.expectation_source,
+                                     config.min_ratio));
+  std::vector<predict::DoctorCheck> checks;
+  for (const JsonAt& c : root.array("checks")) predict::from_json(c, checks.emplace_back());
   HtmlTable suspects{"suspects: what the failed checks name", {"kind", "name", "evidence"}, {}};
   for (const JsonAt& x : root.array("suspects")) {
-    suspects.rows.push_back({x.string("kind"), x.string("name"), x.string("evidence")});
+    predict::Suspect suspect;
+    predict::from_json(x, suspect);
+    suspects.rows.push_back({suspect.kind, suspect.name, suspect.evidence});
   }
   if (!suspects.rows.empty()) s.tables.push_back(std::move(suspects));
   if (const std::optional<Heatmap> h = pair_heatmap(checks)) s.charts.push_back(heatmap_svg(*h));
   HtmlTable table{"checks", check_header(), {}};
   std::size_t passes = 0;
-  for (const JsonAt& c : checks) {
-    if (c.string("status") == "pass" && ++passes > kMaxCheckRows) continue;
+  for (const predict::DoctorCheck& c : checks) {
+    if (c.status == predict::CheckStatus::kPass && ++passes > kMaxCheckRows) continue;
     table.rows.push_back(check_row(c));
   }
   if (passes > kMaxCheckRows) {

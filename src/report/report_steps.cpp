@@ -4,37 +4,55 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
+#include "program/step_summary.hpp"
 #include "report/html_report.hpp"
+#include "report/search_report.hpp"
 
 namespace commscale {
 namespace {
 
+// The figures of one step every view draws, from a train or predict summary or a search estimate.
+struct StepFigures {
+  double step_s = 0.0;
+  double compute_s = 0.0;
+  double exposed_s = 0.0;
+  double bubble_s = 0.0;
+  std::map<std::string, GroupTime> groups;
+  std::optional<double> mfu;
+  double tokens_per_s = 0.0;
+};
+
+StepFigures figures_of(const JobSummary& s) {
+  return {s.step_time_s, s.compute_s, s.exposed_comm_s, s.bubble_s, s.groups, s.mfu, s.tokens_per_s};
+}
+
+StepFigures figures_of(const predict::PlanEstimate& e) {
+  return {e.step_time.value(), e.compute.value(), e.exposed_comm.value(), e.bubble.value(), e.groups, e.mfu,
+          e.tokens_per_s};
+}
+
 // The breakdown of one step: compute, exposed communication by group (when the groups' exposed
 // times add up to the total; otherwise the total alone, since groups can overlap one another), bubble.
-std::vector<BarSegment> step_segments(const JsonAt& figures) {
-  std::vector<BarSegment> segments{{"compute", figures.number("compute_s")}};
-  const double exposed = figures.number("exposed_comm_s");
+std::vector<BarSegment> step_segments(const StepFigures& f) {
+  std::vector<BarSegment> segments{{"compute", f.compute_s}};
   std::vector<BarSegment> groups;
   double sum = 0.0;
-  if (figures.has("groups") && figures.at("groups").value().is_object()) {
-    const JsonAt g = figures.at("groups");
-    for (const auto& [name, value] : g.value().items()) {
-      const double e = g.at(name).number("exposed_s");
-      groups.push_back({"exposed " + name, e});
-      sum += e;
-    }
+  for (const auto& [name, t] : f.groups) {
+    groups.push_back({"exposed " + name, t.exposed.value()});
+    sum += t.exposed.value();
   }
-  if (!groups.empty() && std::fabs(sum - exposed) <= 0.01 * std::max(exposed, 1e-12)) {
+  if (!groups.empty() && std::fabs(sum - f.exposed_s) <= 0.01 * std::max(f.exposed_s, 1e-12)) {
     segments.insert(segments.end(), groups.begin(), groups.end());
   } else {
-    segments.push_back({"exposed communication", exposed});
+    segments.push_back({"exposed communication", f.exposed_s});
   }
-  segments.push_back({"bubble", figures.number("bubble_s")});
+  segments.push_back({"bubble", f.bubble_s});
   return segments;
 }
 
@@ -45,7 +63,7 @@ struct StepEntry {
   std::string label;  // bar label
   std::string source;
   std::string plan;
-  const JsonAt* figures;
+  StepFigures figures;
 };
 
 std::vector<std::string> step_row(const StepEntry& e, const std::vector<BarSegment>& segments) {
@@ -54,17 +72,17 @@ std::vector<std::string> step_row(const StepEntry& e, const std::vector<BarSegme
     if (s.name != "compute" && s.name != "bubble")
       groups += fmt::format("{}{} {:.4f}", groups.empty() ? "" : ", ", s.name.substr(s.name.find(' ') + 1), s.value);
   }
-  const JsonAt& f = *e.figures;
+  const StepFigures& f = e.figures;
   return {e.label,
           e.source,
           e.plan,
-          fmt::format("{:.4f}", f.number("step_time_s")),
-          fmt::format("{:.4f}", f.number("compute_s")),
-          fmt::format("{:.4f}", f.number("exposed_comm_s")),
+          fmt::format("{:.4f}", f.step_s),
+          fmt::format("{:.4f}", f.compute_s),
+          fmt::format("{:.4f}", f.exposed_s),
           groups,
-          fmt::format("{:.4f}", f.number("bubble_s")),
-          percent(f.optional_number("mfu")),
-          fmt::format("{:.0f}", f.optional_number("tokens_per_s").value_or(0.0))};
+          fmt::format("{:.4f}", f.bubble_s),
+          percent(f.mfu),
+          fmt::format("{:.0f}", f.tokens_per_s)};
 }
 
 HtmlSection breakdown_section(std::string id, std::string title, std::string intro, std::vector<StepEntry> entries) {
@@ -78,7 +96,7 @@ HtmlSection breakdown_section(std::string id, std::string title, std::string int
                "MFU", "tokens/s"},
               {}};
   for (const StepEntry& e : entries) {
-    const std::vector<BarSegment> segments = step_segments(*e.figures);
+    const std::vector<BarSegment> segments = step_segments(e.figures);
     bars.bars.push_back({e.label, segments});
     t.rows.push_back(step_row(e, segments));
   }
@@ -98,51 +116,51 @@ std::string model_name(const JsonAt& root) {
 }  // namespace
 
 // Every field in which two plans can differ, in plan_to_json's names; defaults are left out.
-std::string describe_plan_json(const JsonAt& plan) {
-  if (!plan.value().is_object()) return "";
-  const nlohmann::json& p = plan.value();
-  std::string out = fmt::format("dp {} × tp {} × pp {}", plan.number("dp"), plan.number("tp"), plan.number("pp"));
-  if (plan.has("schedule") && plan.number("pp") > 1) out += ", " + plan.string("schedule");
-  if (plan.optional_number("chunks").value_or(1) > 1) out += fmt::format(" × {} chunks", plan.number("chunks"));
-  if (plan.has("micro_batch")) out += fmt::format(", micro-batch {}", plan.number("micro_batch"));
-  if (plan.has("global_batch")) out += fmt::format(", global {}", plan.number("global_batch"));
-  if (plan.optional_number("zero_stage").value_or(0) > 0) out += fmt::format(", ZeRO {}", plan.number("zero_stage"));
-  const std::string recompute = plan.string_or("recompute", "none");
-  if (recompute != "none") out += fmt::format(", recompute {}", recompute);
-  if (p.value("sequence_parallel", false)) out += ", sequence parallel";
-  if (p.value("flash_attention", false)) out += ", flash attention";
-  const std::string kernels = plan.string_or("kernels", "fused");
-  if (kernels != "fused") out += fmt::format(", {} kernels", kernels);
-  const std::string order = plan.string_or("order", "tp-dp-pp");
-  if (order != "tp-dp-pp") out += fmt::format(", order {}", order);
-  const double bucket = plan.optional_number("bucket_bytes").value_or(25.0 * 1024 * 1024);
+std::string plan_label(const ParallelPlan& p) {
+  std::string out = fmt::format("dp {} × tp {} × pp {}", p.dp, p.tp, p.pp);
+  if (p.pp > 1) out += fmt::format(", {}", name(p.schedule));
+  if (p.chunks > 1) out += fmt::format(" × {} chunks", p.chunks);
+  out += fmt::format(", micro-batch {}, global {}", p.micro_batch, p.global_batch);
+  if (p.zero_stage > 0) out += fmt::format(", ZeRO {}", p.zero_stage);
+  if (p.recompute != Recompute::kNone) out += fmt::format(", recompute {}", name(p.recompute));
+  if (p.sequence_parallel) out += ", sequence parallel";
+  if (p.flash_attention) out += ", flash attention";
+  if (p.kernels != KernelSet::kFused) out += fmt::format(", {} kernels", name(p.kernels));
+  if (p.order != "tp-dp-pp") out += fmt::format(", order {}", p.order);
+  const double bucket = static_cast<double>(p.bucket_bytes.count());
   if (bucket != 25.0 * 1024 * 1024) out += fmt::format(", bucket {:g} MiB", bucket / (1024.0 * 1024.0));
   return out;
+}
+
+std::string describe_plan_json(const JsonAt& plan) {
+  return plan.value().is_object() ? plan_label(plan_from_json(plan)) : std::string();
 }
 
 // Measured and predicted steps are drawn side by side only when model and plan are the same (their
 // JSON equal); the others are drawn apart, each bar naming its own model and plan.
 std::vector<HtmlSection> step_sections(const ResultRefs& train, const ResultRefs& predicted) {
   if (train.empty() && predicted.empty()) return {};
-  std::vector<JsonAt> roots;  // kept alive for the entries' pointers
-  roots.reserve(2 * (train.size() + predicted.size()));
   std::vector<StepEntry> entries;
   std::map<std::string, std::set<std::string>> sources;  // key -> measured, predicted
   for (const auto& [files, source] : {std::pair{&train, "measured"}, std::pair{&predicted, "predicted"}}) {
     for (const ResultFile* f : *files) {
       const JsonAt root = root_of(*f);
-      const std::string plan = describe_plan_json(root.at("plan"));
+      const JsonAt plan_at = root.at("plan");
+      const std::optional<ParallelPlan> plan =
+          plan_at.value().is_object() ? std::optional(plan_from_json(plan_at)) : std::nullopt;
+      const std::string label = plan ? plan_label(*plan) : std::string();
       std::string where = f->label;
       if (root.has("cluster") && root.at("cluster").has("name")) where = root.at("cluster").string("name");
+      // The model is told apart by its whole object (the report draws only its name).
       const std::string model_key = root.has("model") ? root.at("model").value().dump() : std::string();
-      const std::string key = model_key + " | " + (root.has("plan") ? root.at("plan").value().dump() : std::string());
-      roots.push_back(root.at("summary"));
+      const std::string key = model_key + " | " + (plan ? plan_to_json(*plan).dump() : std::string());
+      JobSummary summary;
+      from_json(root.at("summary"), summary);
       sources[key].insert(source);
-      entries.push_back(
-          {key, fmt::format("{} on {}: {}, {}", source, where, model_name(root), plan), source, plan, nullptr});
+      entries.push_back({key, fmt::format("{} on {}: {}, {}", source, where, model_name(root), label), source, label,
+                         figures_of(summary)});
     }
   }
-  for (std::size_t i = 0; i < entries.size(); ++i) entries[i].figures = &roots[i];
   std::vector<StepEntry> paired;
   std::vector<StepEntry> apart;
   for (const StepEntry& e : entries) (sources[e.key].size() == 2 ? paired : apart).push_back(e);
@@ -169,24 +187,23 @@ std::vector<HtmlSection> step_sections(const ResultRefs& train, const ResultRefs
 std::vector<HtmlSection> search_sections(const ResultRefs& search) {
   std::vector<HtmlSection> out;
   for (const ResultFile* f : search) {
-    const JsonAt root = root_of(*f);
-    std::vector<JsonAt> figures;
-    const std::vector<JsonAt> top = root.array("top");
+    predict::SearchResult result;
+    predict::SearchOptions options;
+    predict::search_from_json(root_of(*f), result, options);
     std::vector<StepEntry> entries;
-    for (std::size_t i = 0; i < top.size() && i < 10; ++i) {
-      if (!top[i].has("step_time_s")) continue;
-      figures.push_back(top[i]);
-    }
-    for (std::size_t i = 0; i < figures.size(); ++i) {
-      const std::string plan = describe_plan_json(figures[i].at("plan"));
-      entries.push_back({fmt::format("{:03}", i), fmt::format("#{} {}", i + 1, plan), "predicted", plan, &figures[i]});
+    for (std::size_t i = 0; i < result.ranked.size() && i < 10; ++i) {
+      const predict::PlanEstimate& e = result.ranked[i].estimate;
+      if (!e.estimated) continue;
+      const std::string plan = plan_label(e.plan);
+      const std::size_t n = entries.size();
+      entries.push_back({fmt::format("{:03}", n), fmt::format("#{} {}", n + 1, plan), "predicted", plan, figures_of(e)});
     }
     if (entries.empty()) continue;
     out.push_back(breakdown_section(
         "search-" + std::to_string(out.size()),
-        fmt::format("search: best plans on {}", root.string_or("cluster", f->label)),
-        fmt::format("The best plans of {} ({} candidates, {} fit), ranked by {}.", f->label, root.number("candidates"),
-                    root.number("fitting"), root.string_or("rank_by", "throughput")),
+        fmt::format("search: best plans on {}", root_of(*f).has("cluster") ? result.cluster : f->label),
+        fmt::format("The best plans of {} ({} candidates, {} fit), ranked by {}.", f->label, result.candidates,
+                    result.fitting, options.rank_by == predict::RankBy::kCost ? "cost" : "throughput"),
         std::move(entries)));
   }
   return out;
@@ -201,11 +218,11 @@ std::vector<HtmlSection> plan_sections(const ResultRefs& plans) {
   for (const ResultFile* f : plans) {
     const JsonAt root = root_of(*f);
     std::string fits = "no GPU memory given";
-    if (root.has("fit")) fits = root.at("fit").value().value("fits", false) ? "yes" : "no";
+    if (root.has("fit")) fits = root.at("fit").flag_or("fits", false) ? "yes" : "no";
     t.rows.push_back({f->label, model_name(root), describe_plan_json(root.at("plan")),
                       fmt::format("{}", root.number("world_size")),
                       fmt::format("{:.2f}", root.number("max_memory_per_rank_bytes") / (1024.0 * 1024.0 * 1024.0)),
-                      fits, root.value().value("program_deadlock_free", false) ? "yes" : "no"});
+                      fits, root.flag_or("program_deadlock_free", false) ? "yes" : "no"});
   }
   s.tables.push_back(std::move(t));
   return {s};

@@ -126,54 +126,6 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
   return out;
 }
 
-bool JsonAt::has(std::string_view key) const {
-  if (!value_->is_object()) return false;
-  const auto it = value_->find(key);
-  return it != value_->end() && !it->is_null();
-}
-
-JsonAt JsonAt::at(std::string_view key) const {
-  if (!value_->is_object()) throw InputError(where_, fmt::format("is a JSON {}", type_name(*value_)), "an object");
-  const auto it = value_->find(key);
-  const std::string place =
-      where_.ends_with(": ") ? fmt::format("{}{}", where_, key) : fmt::format("{}.{}", where_, key);
-  if (it == value_->end()) throw InputError(place, "is missing", "the key, as commscale writes it");
-  return JsonAt(*it, place);
-}
-
-JsonAt JsonAt::at(std::size_t index) const { return JsonAt(value_->at(index), fmt::format("{}[{}]", where_, index)); }
-
-double JsonAt::number(std::string_view key) const {
-  const JsonAt v = at(key);
-  if (!v.value().is_number())
-    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a number");
-  return v.value().get<double>();
-}
-
-std::optional<double> JsonAt::optional_number(std::string_view key) const {
-  if (!has(key)) return std::nullopt;
-  return number(key);
-}
-
-std::string JsonAt::string(std::string_view key) const {
-  const JsonAt v = at(key);
-  if (!v.value().is_string())
-    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
-  return printable(v.value().get<std::string>());  // names in result files reach the terminal too
-}
-
-std::string JsonAt::string_or(std::string_view key, std::string fallback) const {
-  return has(key) ? string(key) : std::move(fallback);
-}
-
-std::vector<JsonAt> JsonAt::array(std::string_view key) const {
-  const JsonAt v = at(key);
-  if (!v.value().is_array()) throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "an array");
-  std::vector<JsonAt> out;
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(v.at(i));
-  return out;
-}
-
 JsonAt root_of(const ResultFile& file) { return JsonAt(file.doc, file.path.string() + ": "); }
 
 }  // namespace commscale

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_at.hpp"
+
 namespace commscale {
 
 enum class ResultKind { kBench, kP2p, kTopo, kTrain, kPrediction, kCompare, kSearch, kPlan, kDoctor, kChromeTrace };
@@ -37,29 +39,6 @@ struct LoadedResults {
 // A named file that cannot be read or parsed is an InputError; a JSON file of another kind is
 // listed in `skipped`. Labels are made unique.
 [[nodiscard]] LoadedResults load_results(const std::vector<std::string>& paths);
-
-// A JSON value with its place, for error messages: "file: results[3].out_of_place.busbw_GBps".
-class JsonAt {
- public:
-  JsonAt(const nlohmann::json& value, std::string where) : value_(&value), where_(std::move(where)) {}
-
-  [[nodiscard]] const nlohmann::json& value() const noexcept { return *value_; }
-  [[nodiscard]] const std::string& where() const noexcept { return where_; }
-  [[nodiscard]] bool has(std::string_view key) const;  // present and not null
-
-  [[nodiscard]] JsonAt at(std::string_view key) const;  // must be present
-  [[nodiscard]] JsonAt at(std::size_t index) const;
-  [[nodiscard]] double number(std::string_view key) const;
-  [[nodiscard]] std::optional<double> optional_number(std::string_view key) const;  // absent or null: none
-  [[nodiscard]] std::string string(std::string_view key) const;
-  [[nodiscard]] std::string string_or(std::string_view key, std::string fallback) const;
-  [[nodiscard]] std::vector<JsonAt> array(std::string_view key) const;  // must be an array
-  [[nodiscard]] std::size_t size() const { return value_->size(); }
-
- private:
-  const nlohmann::json* value_;
-  std::string where_;
-};
 
 [[nodiscard]] JsonAt root_of(const ResultFile& file);
 

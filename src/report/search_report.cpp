@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/json_optional.hpp"
+#include "program/step_summary.hpp"
 #include "report/search_report.hpp"
 
 namespace commscale::predict {
@@ -45,6 +47,49 @@ nlohmann::json plan_estimate_json(const PlanEstimate& e) {
   j["mfu"] = e.mfu;
   j["hfu"] = e.hfu;
   return j;
+}
+
+PlanEstimate plan_estimate_from_json(const JsonAt& in) {
+  PlanEstimate e;
+  e.plan = plan_from_json(in.at("plan"));
+  e.fits = in.flag_or("fits", false);
+  e.memory = Bytes(static_cast<std::uint64_t>(in.number_or("max_memory_per_rank_bytes", 0.0)));
+  e.fit_message = in.string_or("fit_message", "");
+  e.estimated = in.has("step_time_s");
+  if (!e.estimated) return e;
+  e.step_time = Seconds(in.number("step_time_s"));
+  e.compute = Seconds(in.number("compute_s"));
+  e.exposed_comm = Seconds(in.number("exposed_comm_s"));
+  e.bubble = Seconds(in.number("bubble_s"));
+  e.groups = group_times_from_json(in);
+  e.tokens_per_s = in.number_or("tokens_per_s", 0.0);
+  e.mfu = in.number_or("mfu", 0.0);
+  e.hfu = in.number_or("hfu", 0.0);
+  return e;
+}
+
+void search_from_json(const JsonAt& in, SearchResult& r, SearchOptions& options) {
+  r = SearchResult{};
+  r.cluster = in.string_or("cluster", "");
+  if (in.has("gpus") && in.at("gpus").value().is_array()) {
+    for (const JsonAt& g : in.array("gpus")) {
+      if (!g.value().is_number_integer())
+        throw InputError(g.where(), fmt::format("is {}", g.value().dump()), "a number of GPUs");
+      r.gpus.push_back(g.value().get<int>());
+    }
+  }
+  r.candidates = static_cast<std::size_t>(in.number("candidates"));
+  r.fitting = static_cast<std::size_t>(in.number("fitting"));
+  r.seconds = in.number_or("search_seconds", 0.0);
+  for (const JsonAt& t : in.array("top")) {
+    RankedPlan ranked{plan_estimate_from_json(t), t.string_or("loses_by", ""), t.optional_number("usd_per_million_tokens"),
+                      t.optional_number("joules_per_token")};
+    r.ranked.push_back(std::move(ranked));
+  }
+  const std::string rank_by = in.string_or("rank_by", "throughput");
+  if (rank_by != "throughput" && rank_by != "cost")
+    throw InputError(in.at("rank_by").where(), fmt::format("is \"{}\"", rank_by), "throughput or cost");
+  options.rank_by = rank_by == "cost" ? RankBy::kCost : RankBy::kThroughput;
 }
 
 nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {

@@ -433,6 +433,29 @@ TEST(ReportSteps, StepsOfDifferentPlansAreDrawnApart) {
   EXPECT_EQ(both[1].tables.at(0).rows.size(), 1u);
 }
 
+// Plans are the same by value, not by JSON text: a train file written before the plan had its
+// optimizer and kernels keys (Adam and fused kernels were all there was) pairs with a prediction that
+// writes the defaults out.
+TEST(ReportSteps, APlanWithoutLaterKeysPairsWithItsDefaults) {
+  const nlohmann::json old_plan = {{"dp", 2}, {"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"global_batch", 4}};
+  nlohmann::json new_plan = old_plan;
+  new_plan["optimizer"] = "adam";
+  new_plan["kernels"] = "fused";
+  const nlohmann::json summary = {
+      {"step_time_s", 1.0}, {"compute_s", 0.8}, {"exposed_comm_s", 0.1}, {"bubble_s", 0.1}, {"tokens_per_s", 1.0}};
+  const ResultFile train = file_of("train.json", {{"kind", "commscale-train"},
+                                                  {"model", {{"name", "tiny"}}},
+                                                  {"plan", old_plan},
+                                                  {"summary", summary}});
+  const ResultFile predicted = file_of("predict.json", {{"kind", "commscale-prediction"},
+                                                        {"model", {{"name", "tiny"}}},
+                                                        {"plan", new_plan},
+                                                        {"summary", summary}});
+  const std::vector<HtmlSection> s = step_sections({&train}, {&predicted});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].title, "training step: measured against predicted");
+}
+
 TEST(ReportP2p, HeatmapAndTablesFromAP2pFile) {
   const nlohmann::json bw = {{"bw_GBps", 390.5}, {"line_rate_GBps", 450.0}, {"fraction_of_line_rate", 0.8678}};
   const ResultFile p2p =
