@@ -11,13 +11,20 @@ ProgramIndex index_program(const std::vector<Op>& ops) {
   ProgramIndex index;
   index.dependents_begin.assign(ops.size() + 1, 0);
   index.deps_begin.reserve(ops.size() + 1);
-  index.compute.reserve(ops.size());
+  index.info.reserve(ops.size());
   for (const Op& op : ops) {
     index.deps_begin.push_back(static_cast<std::uint32_t>(index.deps.size()));
     index.deps.insert(index.deps.end(), op.deps.begin(), op.deps.end());
-    index.compute.push_back(std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)
-                                ? 1
-                                : 0);
+    OpInfo info{.stream = op.stream};
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      info.category = OpCategory::kCollective;
+      info.group = c->group;
+    } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+      info.category = p->direction == P2pDirection::kSend ? OpCategory::kSend : OpCategory::kRecv;
+      info.group = p->group;
+      info.peer = p->peer;
+    }
+    index.info.push_back(info);
     index.streams[static_cast<std::size_t>(op.stream)].push_back(op.id);
     for (const OpId d : op.deps) ++index.dependents_begin.at(d + 1);
   }

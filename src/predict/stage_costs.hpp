@@ -70,6 +70,9 @@ class StageCosts final : public OpCosts, public InterferenceCosts {
     return Seconds(seconds_[static_cast<std::size_t>(rank)][op.id]);
   }
   [[nodiscard]] std::uint64_t signature(int rank) const override { return static_cast<std::uint64_t>(rank); }
+  [[nodiscard]] const double* seconds_by_op(int rank) const override {
+    return seconds_[static_cast<std::size_t>(rank)].data();
+  }
   [[nodiscard]] InterferenceModel::Load comm_load(int rank, const Op& op) const override {
     return loads_[static_cast<std::size_t>(rank)][op.id];
   }
