@@ -1,6 +1,7 @@
 #include "predict/sim_index.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,15 @@ ProgramIndex index_program(const std::vector<Op>& ops) {
   index.dependents_begin.assign(ops.size() + 1, 0);
   index.deps_begin.reserve(ops.size() + 1);
   index.info.reserve(ops.size());
+  // Sized first: a search indexes thousands of programs, and growing the lists was half of this.
+  std::array<std::size_t, kStreamCount> per_stream{};
+  std::size_t deps = 0;
+  for (const Op& op : ops) {
+    ++per_stream[static_cast<std::size_t>(op.stream)];
+    deps += op.deps.size();
+  }
+  for (std::size_t s = 0; s < kStreamCount; ++s) index.streams[s].reserve(per_stream[s]);
+  index.deps.reserve(deps);
   for (const Op& op : ops) {
     index.deps_begin.push_back(static_cast<std::uint32_t>(index.deps.size()));
     index.deps.insert(index.deps.end(), op.deps.begin(), op.deps.end());
