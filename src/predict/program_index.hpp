@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "program/host_costs.hpp"
 #include "program/op.hpp"
 
 namespace commscale::predict {
@@ -19,6 +20,8 @@ enum class OpCategory : std::uint8_t { kCompute, kCollective, kSend, kRecv };
 struct OpInfo {
   Stream stream = Stream::kCompute;
   OpCategory category = OpCategory::kCompute;
+  HostPhase host_phase = HostPhase::kForward;  // what the host's issue cost is looked up by (host_costs.hpp)
+  HostOpClass host_class = HostOpClass::kGemm;
   std::uint32_t group = 0;  // a communication op's handle
   int peer = 0;             // a send's or receive's peer within the group
   [[nodiscard]] bool compute() const noexcept { return category == OpCategory::kCompute; }

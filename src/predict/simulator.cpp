@@ -182,12 +182,14 @@ class Engine {
     hosts_.assign(sim_.simulated.size(), {});
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       const std::vector<Op>& ops = program(static_cast<int>(i));
+      const std::vector<OpInfo>& info = index_of(static_cast<int>(i)).info;
       HostCursor& h = hosts_[i];
       h.clock = host_->step.value();
       h.sync_at = static_cast<OpId>(ops.size());
       if (host_->sync == HostSync::kBeforeOptimizer) {
-        const auto first = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.phase == Phase::kStep; });
-        h.sync_at = static_cast<OpId>(first - ops.begin());
+        const auto first =
+            std::find_if(info.begin(), info.end(), [](const OpInfo& op) { return op.host_phase == HostPhase::kStep; });
+        h.sync_at = static_cast<OpId>(first - info.begin());
       }
       sim_.issued[i].assign(ops.size(), kUnset);
     }
@@ -203,7 +205,8 @@ class Engine {
         if (h.completed_before_sync < h.sync_at) return kUnset;
         h.clock = std::max(h.clock, h.last_end_before_sync);
       }
-      h.clock += issue_cost(*host_, program(i)[h.next]).value();
+      const OpInfo& op = index_of(i).info[h.next];  // what issue_cost reads of the Op, without reading it
+      h.clock += issue_cost(*host_, op.host_phase, op.host_class).value();
       issued[h.next++] = h.clock;
     }
     return issued[id];

@@ -44,7 +44,7 @@ HostPhase host_phase(Phase phase) noexcept {
 }
 
 Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept {
-  return costs.issue[static_cast<std::size_t>(host_phase(op.phase))][static_cast<std::size_t>(host_op_class(op.payload))];
+  return issue_cost(costs, host_phase(op.phase), host_op_class(op.payload));
 }
 
 std::string_view name(HostOpClass c) noexcept {

@@ -49,6 +49,9 @@ struct HostCosts {
 [[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
 [[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
 [[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
+[[nodiscard]] inline Seconds issue_cost(const HostCosts& costs, HostPhase phase, HostOpClass c) noexcept {
+  return costs.issue[static_cast<std::size_t>(phase)][static_cast<std::size_t>(c)];
+}
 
 [[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p
 [[nodiscard]] std::string_view name(HostPhase p) noexcept;    // fwd bwd step
