@@ -48,19 +48,20 @@ StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, in
 
 std::vector<Op> StageBuilder::build() {
   // Reserve what the schedule will need (a little more for receives, sends and buckets), so that the
-  // list does not move while it grows: it reaches tens of thousands of ops for large models. The
-  // coarse build: two ops and four transfers per microbatch and chunk, and the units it splits.
-  const auto chunks = static_cast<std::size_t>(p_.chunks);
-  std::size_t per_microbatch = 6 * chunks;
-  if (!coarse()) {
+  // list does not move while it grows: it reaches tens of thousands of ops for large models.
+  if (coarse()) {
+    ops_.reserve(coarse_op_bound());
+    work_.reserve(ops_.capacity());
+  } else {
+    const auto chunks = static_cast<std::size_t>(p_.chunks);
     const auto size = [&](UnitKind kind, Phase phase) { return lists_->of(kind, phase, true).size(); };
-    per_microbatch = static_cast<std::size_t>(layers_per_chunk(m_, p_)) * chunks *
-                         (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 4) +
-                     size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
-                     size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
+    const std::size_t per_microbatch =
+        static_cast<std::size_t>(layers_per_chunk(m_, p_)) * chunks *
+            (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 4) +
+        size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
+        size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
+    ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
   }
-  ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
-  if (coarse()) work_.reserve(ops_.capacity());
   for (int chunk = 0; chunk < p_.chunks; ++chunk) units_.push_back(chunk_units(chunk));
   for (const ScheduleStep& step : stage_schedule(p_.schedule, p_.pp, stage_, microbatches_, p_.chunks)) {
     if (step.forward) {

@@ -46,6 +46,7 @@ class StageBuilder {
   // stage_units.cpp: the coarse build.
   [[nodiscard]] bool coarse() const noexcept { return lists_ == nullptr; }
   [[nodiscard]] bool fuse_chunk(Phase phase) const noexcept;
+  [[nodiscard]] std::size_t coarse_op_bound() const noexcept;
   void run_fused_chunk(const std::vector<Unit>& units, int mb, Phase phase);
   void run_fused_unit(const Unit& unit, int mb, Phase phase);
   OpId emit_fused(int mb, int layer, UnitWork work);

@@ -9,9 +9,24 @@
 #include <cstdint>
 #include <vector>
 
+#include "program/host_costs.hpp"
 #include "program/op.hpp"
 
 namespace commscale::predict {
+
+// What the simulator matches an op by: a compute op (Gemm or MemoryKernel) is not matched; a
+// collective by its group handle; a send or receive by its group handle and peer.
+enum class OpCategory : std::uint8_t { kCompute, kCollective, kSend, kRecv };
+struct OpInfo {
+  Stream stream = Stream::kCompute;
+  OpCategory category = OpCategory::kCompute;
+  HostPhase host_phase = HostPhase::kForward;  // what the host's issue cost is looked up by (host_costs.hpp)
+  HostOpClass host_class : 7 = HostOpClass::kGemm;
+  bool host_continued : 1 = false;  // a later product of a fused attention kernel (Gemm::flash_continued)
+  std::uint32_t group = 0;  // a communication op's handle
+  int peer = 0;             // a send's or receive's peer within the group
+  [[nodiscard]] bool compute() const noexcept { return category == OpCategory::kCompute; }
+};
 
 struct ProgramIndex {
   std::array<std::vector<OpId>, kStreamCount> streams;  // op ids of each stream, in program order
@@ -19,10 +34,11 @@ struct ProgramIndex {
   std::vector<std::uint32_t> dependents_begin;
   std::vector<OpId> dependents;
   // Op j's deps, in order: deps[deps_begin[j] .. deps_begin[j + 1]) (packed, so that the simulation's
-  // inner loop reads no Op), and whether it is a compute op (Gemm or MemoryKernel).
+  // inner loop reads no Op), and what the simulation and a breakdown need of the op itself (an Op
+  // spans three cache lines, and the loads of its payload were a fifth of a search's simulation).
   std::vector<std::uint32_t> deps_begin;
   std::vector<OpId> deps;
-  std::vector<std::uint8_t> compute;
+  std::vector<OpInfo> info;
 };
 
 [[nodiscard]] ProgramIndex index_program(const std::vector<Op>& ops);

@@ -1,6 +1,7 @@
 #include "predict/sim_index.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -11,13 +12,30 @@ ProgramIndex index_program(const std::vector<Op>& ops) {
   ProgramIndex index;
   index.dependents_begin.assign(ops.size() + 1, 0);
   index.deps_begin.reserve(ops.size() + 1);
-  index.compute.reserve(ops.size());
+  index.info.reserve(ops.size());
+  // Sized first: a search indexes thousands of programs, and growing the lists was half of this.
+  std::array<std::size_t, kStreamCount> per_stream{};
+  std::size_t deps = 0;
+  for (const Op& op : ops) {
+    ++per_stream[static_cast<std::size_t>(op.stream)];
+    deps += op.deps.size();
+  }
+  for (std::size_t s = 0; s < kStreamCount; ++s) index.streams[s].reserve(per_stream[s]);
+  index.deps.reserve(deps);
   for (const Op& op : ops) {
     index.deps_begin.push_back(static_cast<std::uint32_t>(index.deps.size()));
     index.deps.insert(index.deps.end(), op.deps.begin(), op.deps.end());
-    index.compute.push_back(std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)
-                                ? 1
-                                : 0);
+    OpInfo info{.stream = op.stream, .host_phase = host_phase(op.phase), .host_class = host_op_class(op.payload),
+                .host_continued = continues_attention_kernel(op.payload)};
+    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
+      info.category = OpCategory::kCollective;
+      info.group = c->group;
+    } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
+      info.category = p->direction == P2pDirection::kSend ? OpCategory::kSend : OpCategory::kRecv;
+      info.group = p->group;
+      info.peer = p->peer;
+    }
+    index.info.push_back(info);
     index.streams[static_cast<std::size_t>(op.stream)].push_back(op.id);
     for (const OpId d : op.deps) ++index.dependents_begin.at(d + 1);
   }

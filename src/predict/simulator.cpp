@@ -42,8 +42,6 @@ using sim_detail::Channel;
 
 constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 
-enum class Category : std::uint8_t { kCollective, kSend, kRecv };
-
 class Channels {
  public:
   // Empties the slots of an earlier run, keeping their storage.
@@ -60,10 +58,11 @@ class Channels {
       }
     }
   }
-  Channel& at(int sim, Category c, std::uint32_t handle, int peer) {
+  // `c`: a communication category (collectives have no peer).
+  Channel& at(int sim, OpCategory c, std::uint32_t handle, int peer) {
     auto& slots = slots_[static_cast<std::size_t>(sim)][handle];
     const std::size_t index =
-        c == Category::kCollective ? 0 : 1 + 2 * static_cast<std::size_t>(peer) + (c == Category::kRecv ? 1 : 0);
+        c == OpCategory::kCollective ? 0 : 1 + 2 * static_cast<std::size_t>(peer) + (c == OpCategory::kRecv ? 1 : 0);
     if (index >= slots.size()) slots.resize(index + 1);
     return slots[index];
   }
@@ -103,6 +102,7 @@ class Engine {
     for (std::size_t i = 0; i < n; ++i) {
       programs_.push_back(&ops_of(set, sim.simulated[i]));
       indexes_.push_back(&index_.program(static_cast<int>(i)));
+      seconds_.push_back(costs.seconds_by_op(sim.simulated[i]));
     }
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t ops = program(static_cast<int>(i)).size();
@@ -155,37 +155,41 @@ class Engine {
           hosts_[static_cast<std::size_t>(i)].waiting.push_back(s);
           return;
         }
-        if (issued > ready && index.compute[id] != 0) sim_.host_wait[static_cast<std::size_t>(i)] += issued - ready;
+        if (issued > ready && index.info[id].compute()) sim_.host_wait[static_cast<std::size_t>(i)] += issued - ready;
         ready = std::max(ready, issued);
       }
       start[id] = ready;
-      const Op& op = program(i)[id];
-      if (index.compute[id] != 0) {
+      const OpInfo& info = index.info[id];
+      if (info.compute()) {
         sim_.data_start[static_cast<std::size_t>(i)][id] = ready;
-        complete(i, id, ready + duration(i, op));
+        complete(i, id, ready + duration(i, id));
         ++next;
         continue;
       }
-      arrive(i, op);
+      arrive(i, id, info);
       if (std::isnan(end[id])) return;
       ++next;
     }
   }
 
-  double duration(int i, const Op& op) const {
-    return costs_.duration(sim_.simulated[static_cast<std::size_t>(i)], op).value();
+  double duration(int i, OpId id) const {
+    const double* seconds = seconds_[static_cast<std::size_t>(i)];
+    if (seconds != nullptr) return seconds[id];
+    return costs_.duration(sim_.simulated[static_cast<std::size_t>(i)], program(i)[id]).value();
   }
 
   void start_hosts() {
     hosts_.assign(sim_.simulated.size(), {});
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       const std::vector<Op>& ops = program(static_cast<int>(i));
+      const std::vector<OpInfo>& info = index_of(static_cast<int>(i)).info;
       HostCursor& h = hosts_[i];
       h.clock = host_->step.value();
       h.sync_at = static_cast<OpId>(ops.size());
       if (host_->sync == HostSync::kBeforeOptimizer) {
-        const auto first = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.phase == Phase::kStep; });
-        h.sync_at = static_cast<OpId>(first - ops.begin());
+        const auto first =
+            std::find_if(info.begin(), info.end(), [](const OpInfo& op) { return op.host_phase == HostPhase::kStep; });
+        h.sync_at = static_cast<OpId>(first - info.begin());
       }
       sim_.issued[i].assign(ops.size(), kUnset);
     }
@@ -201,7 +205,8 @@ class Engine {
         if (h.completed_before_sync < h.sync_at) return kUnset;
         h.clock = std::max(h.clock, h.last_end_before_sync);
       }
-      h.clock += issue_cost(*host_, program(i)[h.next]).value();
+      const OpInfo& op = index_of(i).info[h.next];  // what issue_cost reads of the Op, without reading it
+      h.clock += issue_cost(*host_, op.host_phase, op.host_class, op.host_continued).value();
       issued[h.next++] = h.clock;
     }
     return issued[id];
@@ -221,29 +226,22 @@ class Engine {
     }
     const ProgramIndex& index = index_of(i);
     for (std::uint32_t k = index.dependents_begin[id]; k < index.dependents_begin[id + 1]; ++k) {
-      work_.push_back({i, static_cast<int>(program(i)[index.dependents[k]].stream)});
+      work_.push_back({i, static_cast<int>(index.info[index.dependents[k]].stream)});
     }
   }
 
   // Records that rank i reached a communication op, then completes it if its peers have reached theirs.
-  void arrive(int i, const Op& op) {
-    Channel* channel = nullptr;
-    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-      channel = &channels_.at(i, Category::kCollective, c->group, 0);
-    } else {
-      const auto& p = std::get<PointToPoint>(op.payload);
-      channel =
-          &channels_.at(i, p.direction == P2pDirection::kSend ? Category::kSend : Category::kRecv, p.group, p.peer);
-    }
-    instance_[static_cast<std::size_t>(i)][op.id] = channel->arrivals.size();
-    channel->arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][op.id]);
+  void arrive(int i, OpId id, const OpInfo& info) {
+    Channel& channel = channels_.at(i, info.category, info.group, info.peer);
+    instance_[static_cast<std::size_t>(i)][id] = channel.arrivals.size();
+    channel.arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][id]);
     // Swapped, not moved, so that both vectors keep their storage (arrive is not re-entered).
     retry_.clear();
-    std::swap(retry_, channel->waiters);
-    try_complete(i, op.id);
-    for (const auto& [j, id] : retry_) {
-      if (std::isnan(sim_.end[static_cast<std::size_t>(j)][id]) && try_complete(j, id)) {
-        work_.push_back({j, static_cast<int>(program(j)[id].stream)});
+    std::swap(retry_, channel.waiters);
+    try_complete(i, id);
+    for (const auto& [j, waiting] : retry_) {
+      if (std::isnan(sim_.end[static_cast<std::size_t>(j)][waiting]) && try_complete(j, waiting)) {
+        work_.push_back({j, static_cast<int>(index_of(j).info[waiting].stream)});
       }
     }
   }
@@ -256,25 +254,24 @@ class Engine {
   }
 
   bool try_complete(int i, OpId id) {
-    const Op& op = program(i)[id];
+    const OpInfo& info = index_of(i).info[id];
     const std::uint64_t k = instance_[static_cast<std::size_t>(i)][id];
     double data_start = sim_.start[static_cast<std::size_t>(i)][id];
-    if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-      for (const Participant& m : index_.members(i, c->group)) {
-        const double at = arrival_of(channels_.at(m.sim, Category::kCollective, m.handle, 0), k, i, id);
+    if (info.category == OpCategory::kCollective) {
+      for (const Participant& m : index_.members(i, info.group)) {
+        const double at = arrival_of(channels_.at(m.sim, OpCategory::kCollective, m.handle, 0), k, i, id);
         if (std::isnan(at)) return false;
         data_start = std::max(data_start, at);
       }
     } else {
-      const auto& p = std::get<PointToPoint>(op.payload);
-      const Participant other = index_.counterpart(i, p.group, p.peer);
-      const Category cat = p.direction == P2pDirection::kSend ? Category::kRecv : Category::kSend;
+      const Participant other = index_.counterpart(i, info.group, info.peer);
+      const OpCategory cat = info.category == OpCategory::kSend ? OpCategory::kRecv : OpCategory::kSend;
       const double at = arrival_of(channels_.at(other.sim, cat, other.handle, other.peer), k, i, id);
       if (std::isnan(at)) return false;
       data_start = std::max(data_start, at);
     }
     sim_.data_start[static_cast<std::size_t>(i)][id] = data_start;
-    complete(i, id, data_start + duration(i, op));
+    complete(i, id, data_start + duration(i, id));
     return true;
   }
 
@@ -296,6 +293,7 @@ class Engine {
   SimIndex index_;
   std::vector<const std::vector<Op>*> programs_;  // by simulated index: its op list and index, looked up once
   std::vector<const ProgramIndex*> indexes_;
+  std::vector<const double*> seconds_;  // by simulated index: OpCosts::seconds_by_op, or null
   std::vector<std::array<std::size_t, kStreamCount>> next_;
   Channels channels_;
   std::vector<std::vector<std::uint64_t>>& instance_;  // [i][op]: k of a communication call

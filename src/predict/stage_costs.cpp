@@ -123,11 +123,11 @@ class CommCosts {
 
 // The host's cost to issue a unit's op (program/host_costs.hpp, by the op's class and phase).
 double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
-  if (const auto* g = std::get_if<Gemm>(&op.payload)) return issue_cost(host, op.phase, *g).value();
-  const auto cls = static_cast<std::size_t>(std::holds_alternative<Gemm>(op.payload)           ? HostOpClass::kGemm
-                                            : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
-                                                                                               : HostOpClass::kCollective);
-  return host.issue[static_cast<std::size_t>(host_phase(op.phase))][cls].value();
+  const auto* gemm = std::get_if<Gemm>(&op.payload);
+  const HostOpClass cls = gemm != nullptr                                     ? HostOpClass::kGemm
+                          : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
+                                                                              : HostOpClass::kCollective;
+  return issue_cost(host, host_phase(op.phase), cls, gemm != nullptr && gemm->flash_continued).value();
 }
 
 }  // namespace
@@ -268,7 +268,8 @@ CostClasses::CostClasses(const CoarseProgram& program) {
 }
 
 StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes, const UnitCosts& units,
-                       const LayoutLinks& links, const Target& target) {
+                       const LayoutLinks& links, const Target& target)
+    : classes_(classes) {
   CommCosts comm(links, target);
   FusedCosts fused(units);
   seconds_.resize(program.set.programs.size());
@@ -277,14 +278,12 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
   loads_.resize(program.set.programs.size());
   std::vector<UnitCost> by_class;
   std::vector<bool> is_fused;
-  std::vector<double> class_share;  // GEMM share of a compute class's time; -1 for communication
-  std::vector<InterferenceModel::Load> class_load;
   for (std::size_t s = 0; s < program.set.programs.size(); ++s) {
     const std::vector<Op>& ops = program.set.programs[s];
     by_class.clear();
     is_fused.clear();
-    class_share.clear();
-    class_load.clear();
+    std::vector<double>& class_share = gemm_share_[s];  // GEMM share of a compute class's time; -1 for communication
+    std::vector<InterferenceModel::Load>& class_load = loads_[s];
     for (const OpId id : classes.representative[s]) {
       const Op& op = ops[id];
       const UnitWork& work = program.work[s][id];
@@ -302,16 +301,13 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
       }
       class_load.push_back(class_share.back() < 0 ? comm.load(op, by_class.back().seconds) : InterferenceModel::Load{});
     }
+    for (double& share : class_share) share = std::max(0.0, share);
     std::vector<double>& seconds = seconds_[s];
     seconds.resize(ops.size());
-    gemm_share_[s].resize(ops.size());
-    loads_[s].resize(ops.size());
     const std::vector<std::uint32_t>& of = classes.of[s];
     for (std::size_t id = 0; id < ops.size(); ++id) {
       const UnitCost& c = by_class[of[id]];
       seconds[id] = c.seconds;
-      gemm_share_[s][id] = std::max(0.0, class_share[of[id]]);
-      loads_[s][id] = class_load[of[id]];
       if (!is_fused[of[id]]) continue;
       folded_[s].tp_busy += c.tp_busy;
       folded_[s].tp_exposed += c.tp_exposed;

@@ -70,11 +70,16 @@ class StageCosts final : public OpCosts, public InterferenceCosts {
     return Seconds(seconds_[static_cast<std::size_t>(rank)][op.id]);
   }
   [[nodiscard]] std::uint64_t signature(int rank) const override { return static_cast<std::uint64_t>(rank); }
+  [[nodiscard]] const double* seconds_by_op(int rank) const override {
+    return seconds_[static_cast<std::size_t>(rank)].data();
+  }
   [[nodiscard]] InterferenceModel::Load comm_load(int rank, const Op& op) const override {
-    return loads_[static_cast<std::size_t>(rank)][op.id];
+    const auto s = static_cast<std::size_t>(rank);
+    return loads_[s][classes_.of[s][op.id]];
   }
   [[nodiscard]] double gemm_share(int rank, const Op& op) const override {
-    return gemm_share_[static_cast<std::size_t>(rank)][op.id];
+    const auto s = static_cast<std::size_t>(rank);
+    return gemm_share_[s][classes_.of[s][op.id]];
   }
 
   // What the fused ops of a stage hold inside them (one rank of the stage, per step).
@@ -87,9 +92,10 @@ class StageCosts final : public OpCosts, public InterferenceCosts {
   [[nodiscard]] const std::vector<Folded>& folded() const noexcept { return folded_; }
 
  private:
+  const CostClasses& classes_;
   std::vector<std::vector<double>> seconds_;  // [stage][op]
-  std::vector<std::vector<double>> gemm_share_;
-  std::vector<std::vector<InterferenceModel::Load>> loads_;
+  std::vector<std::vector<double>> gemm_share_;  // [stage][class]
+  std::vector<std::vector<InterferenceModel::Load>> loads_;  // [stage][class]
   std::vector<Folded> folded_;  // by stage
 };
 

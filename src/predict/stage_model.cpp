@@ -56,7 +56,8 @@ const auto by_start = [](const Interval& a, const Interval& b) { return a.start 
 
 // Means over the stages, which have equally many ranks. Each stream's intervals come sorted; the
 // pipeline group's two streams and the communication streams are merged in order.
-CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const Simulation& sim) {
+CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const std::vector<ProgramIndex>& indexes,
+                                              const Simulation& sim) {
   CoarseFigures f;
   f.step = sim.step_time.value();
   const double n = static_cast<double>(sim.simulated.size());
@@ -64,21 +65,15 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const Simul
   for (std::size_t st = 0; st < sim.simulated.size(); ++st) {
     for (auto& v : s.by_stream) v.clear();
     for (auto& v : s.by_group) v.clear();
-    const std::vector<Op>& ops = ops_of(set, sim.simulated[st]);
+    const std::vector<OpInfo>& ops =
+        indexes[static_cast<std::size_t>(set.ranks[static_cast<std::size_t>(sim.simulated[st])].program)].info;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Interval moving{sim.data_start[st][i], sim.end[st][i]};
-      const Op& op = ops[i];
+      const OpInfo& op = ops[i];
       s.by_stream[static_cast<std::size_t>(op.stream)].push_back(moving);
-      std::uint32_t handle = 0;
-      if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-        handle = c->group;
-      } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
-        handle = p->group;
-      } else {
-        continue;
-      }
+      if (op.compute()) continue;
       // The two pipeline directions are one group, "pp", as the breakdown charges them; per stream.
-      const std::size_t group = handle == kPpBackwardGroup ? kPpForwardGroup : handle;
+      const std::size_t group = op.group == kPpBackwardGroup ? kPpForwardGroup : op.group;
       s.by_group[2 * group + (op.stream == Stream::kPpRecv ? 1 : 0)].push_back(moving);
     }
     merge_sorted(s.by_stream[0], s.compute);
@@ -224,7 +219,7 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   // Interference between the fused ops and the data-parallel and pipeline communication beside them
   // (inside a unit it is in the unit's cost); two re-simulations at most keep a search fast.
   apply_interference(coarse.set, costs, costs, target_.interference, options, sim_, 2);
-  CoarseFigures f = coarse_breakdown(coarse.set, sim_);
+  CoarseFigures f = coarse_breakdown(coarse.set, program->indexes, sim_);
   for (const double waited : sim_.host_wait) f.host_wait += waited / static_cast<double>(plan.pp);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
   const double stages = static_cast<double>(plan.pp);

@@ -92,7 +92,8 @@ class PlanEvaluator {
  private:
   [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
   [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
-  [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const Simulation& sim);
+  [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const std::vector<ProgramIndex>& indexes,
+                                               const Simulation& sim);
   // A coarse program and the simulator's indexes of it, kept for the plans of one shape.
   struct Prepared {
     CoarseProgram coarse;

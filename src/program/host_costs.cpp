@@ -44,14 +44,13 @@ HostPhase host_phase(Phase phase) noexcept {
   return HostPhase::kStep;
 }
 
-Seconds issue_cost(const HostCosts& costs, Phase phase, const Gemm& gemm) noexcept {
-  if (gemm.flash_continued && costs.attention == AttentionIssue::kPerKernel) return Seconds(0.0);
-  return costs.issue[static_cast<std::size_t>(host_phase(phase))][static_cast<std::size_t>(HostOpClass::kGemm)];
+bool continues_attention_kernel(const OpPayload& payload) noexcept {
+  const auto* g = std::get_if<Gemm>(&payload);
+  return g != nullptr && g->flash_continued;
 }
 
 Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept {
-  if (const auto* g = std::get_if<Gemm>(&op.payload)) return issue_cost(costs, op.phase, *g);
-  return costs.issue[static_cast<std::size_t>(host_phase(op.phase))][static_cast<std::size_t>(host_op_class(op.payload))];
+  return issue_cost(costs, host_phase(op.phase), host_op_class(op.payload), continues_attention_kernel(op.payload));
 }
 
 AttentionIssue default_attention_issue(std::string_view framework) noexcept {

@@ -57,10 +57,18 @@ struct HostCosts {
 
 [[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
 [[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
-[[nodiscard]] Seconds issue_cost(const HostCosts& costs, Phase phase, const Gemm& gemm) noexcept;
 [[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
 // A profile row's default: per product for commscale's own executor, per kernel for any other framework.
 [[nodiscard]] AttentionIssue default_attention_issue(std::string_view framework) noexcept;
+// Host time to issue an op of `phase` and class `c`. `continued`: a later product of a fused attention
+// kernel (Gemm::flash_continued), which costs nothing where the framework issues the kernel as one call.
+[[nodiscard]] inline Seconds issue_cost(const HostCosts& costs, HostPhase phase, HostOpClass c,
+                                        bool continued = false) noexcept {
+  if (continued && costs.attention == AttentionIssue::kPerKernel) return Seconds(0.0);
+  return costs.issue[static_cast<std::size_t>(phase)][static_cast<std::size_t>(c)];
+}
+// Whether an op is a later product of a fused attention kernel.
+[[nodiscard]] bool continues_attention_kernel(const OpPayload& payload) noexcept;
 
 [[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p
 [[nodiscard]] std::string_view name(HostPhase p) noexcept;    // fwd bwd step
