@@ -5,8 +5,8 @@
 // OMPI_COMM_WORLD_RANK in a shell, the second command of an MPMD job) still prints its own.
 
 #include <array>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
