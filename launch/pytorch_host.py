@@ -12,8 +12,9 @@ seq 128, micro-batch 1, 4 layers, 2 microbatches):
     its backward, then the optimizer and zero_grad), the median over --steps steps after --warmup;
     each step is issued behind a spin kernel that outlasts it (checked: the spin has not ended when the
     step's last launch returns), so no launch waits for the GPU and the time is the host's alone. (The
-    first version timed the steps on an idle GPU: the GPU was busy up to 62% of the host time and the
-    figures held GPU time, 85 us per forward GEMM.) Two microbatches, so one step's ~450 launches stay
+    first version timed the steps on an idle GPU, where the GPU was busy up to 62% of the host time, so
+    the host could have waited for it; on the H200 machine it measured 3-24% less host time per layer
+    than this one, results/h200x1-2026-12-02c.) Two microbatches, so one step's ~450 launches stay
     well inside the GPU's launch queue (~1024 entries), which would otherwise block the host;
   - the kernels each phase launches, from one more step under torch.profiler: every kernel is charged to
     the PyTorch op that launched it and to the phase that op began in; a kernel is of class gemm when
