@@ -69,6 +69,8 @@
 //    its dtype (as many as a cell of the m, n, k grid has corners), distance measured over (log2 m, log2 n, log2 k,
 //    log2 batch); an exact shape returns its own row.
 //    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
+//    A GEMM is not faster than the fastest row of its dtype: below a few GFLOP a call's time is its
+//    fixed cost (launch, prologue, one wave), which a rate would shrink with the FLOPs.
 //  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly
 //    in log2(bytes); beyond the largest row the largest row's fraction, below the smallest row the
 //    smallest row's time (a kernel is not faster than the smallest one measured). A kernel uses the
@@ -77,7 +79,9 @@
 //  - carrying over: GEMM and memory fractions apply to any GPU of the same compute-capability major
 //    (the same family: Hopper to H100/H200, Ampere to A100/3090...), on that GPU's own peak and
 //    bandwidth; to another family they do not apply (the prediction says so).
-//  - attention: a flash-attention GEMM (Gemm::flash) takes the efficiency of the attention rows of its
+//  - attention: where the framework runs flash attention as one fused kernel (its host row's
+//    attention_issue: kernel; every framework but commscale's own executor, which runs each product as
+//    a cuBLASLt GEMM and so is priced by the GEMM rows), a flash-attention GEMM (Gemm::flash) takes the efficiency of the attention rows of its
 //    phase and dtype (recompute counts as backward: it is part of the backward kernel), interpolated as
 //    GEMM rows are over (log2 seq, log2 batch) among rows of its head size; without such rows, the GEMM
 //    rule above.
@@ -207,6 +211,8 @@ struct CalibrationProfile {
 
 // Interpolation (rules above). nullopt when the profile has nothing for this case.
 [[nodiscard]] std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm);
+// The time of the fastest GEMM row of `dtype` (nullopt without one): no GEMM call is faster.
+[[nodiscard]] std::optional<Seconds> fastest_gemm(const CalibrationProfile& profile, DataType dtype);
 // Seconds for a memory kernel of `bytes` on a GPU of bandwidth `bw` (the profile's fraction applied):
 // from the rows of `key` where there are some, else from the generic rows.
 [[nodiscard]] std::optional<Seconds> memory_time(const CalibrationProfile& profile, Bytes bytes, GBps bw,

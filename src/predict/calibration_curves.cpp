@@ -91,6 +91,14 @@ std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const G
       [](const GemmPoint& p) { return shape_point(p.m, p.n, p.k, p.batch); });
 }
 
+std::optional<Seconds> fastest_gemm(const CalibrationProfile& profile, DataType dtype) {
+  std::optional<Seconds> fastest;
+  for (const GemmPoint& p : profile.gemm) {
+    if (p.dtype == dtype && (!fastest || p.time < *fastest)) fastest = p.time;
+  }
+  return fastest;
+}
+
 std::optional<double> attention_efficiency(const CalibrationProfile& profile, const Gemm& gemm, bool backward) {
   // A flash product's m is the sequence, its batch micro-batch x heads, and its head size the one
   // dimension that is neither the sequence nor the causal keys.

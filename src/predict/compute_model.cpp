@@ -58,7 +58,8 @@ std::optional<FlopsPerSecond> dense_rate(const hw::GpuSpec& gpu, DataType dtype,
   return r;
 }
 
-ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration) : gpu_(std::move(gpu)) {
+ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration, AttentionIssue attention)
+    : gpu_(std::move(gpu)), attention_(attention) {
   if (calibration == nullptr) return;
   if (same_family(calibration->gpu, gpu_)) {
     calibration_ = calibration;
@@ -94,28 +95,32 @@ double ComputeModel::default_efficiency(const Gemm& g) const {
   return kGemmEfficiency * std::min(1.0, quantized) * depth;
 }
 
-std::optional<double> ComputeModel::measured_efficiency(const Gemm& g, Phase phase) const {
-  if (calibration_ == nullptr) return std::nullopt;
-  if (g.flash) {
-    if (auto e = attention_efficiency(*calibration_, g, phase == Phase::kBackward)) return e;
+ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const {
+  if (calibration_ == nullptr) return {};
+  if (g.flash && attention_ == AttentionIssue::kPerKernel) {
+    if (auto e = attention_efficiency(*calibration_, g, phase == Phase::kBackward)) return {e, true};
   }
-  return gemm_efficiency(*calibration_, g);
+  return {gemm_efficiency(*calibration_, g), false};
 }
 
 double ComputeModel::efficiency(const Gemm& g, Phase phase) const {
-  return measured_efficiency(g, phase).value_or(default_efficiency(g));
+  return measured(g, phase).efficiency.value_or(default_efficiency(g));
 }
 
 Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (g.flops.value() <= 0) return Seconds(0.0);
   const FlopsPerSecond rate = peak(g.dtype, g.accumulate);
-  const std::optional<double> measured = measured_efficiency(g, phase);
-  const double e = measured.value_or(default_efficiency(g));
+  const Measured m = measured(g, phase);
+  const double e = m.efficiency.value_or(default_efficiency(g));
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
   const double bytes = static_cast<double>(hbm_bytes(g).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
-  // Measured times already contain the launch overhead.
-  return Seconds(std::max(math, memory)) + (measured ? Seconds(0.0) : microseconds(kKernelOverheadUs));
+  if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kKernelOverheadUs);
+  // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
+  // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
+  const Seconds floor =
+      m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
+  return std::max(Seconds(std::max(math, memory)), floor);
 }
 
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {

@@ -30,6 +30,7 @@
 
 #include "core/units.hpp"
 #include "hw/gpu_spec.hpp"
+#include "program/host_costs.hpp"
 #include "program/op.hpp"
 
 namespace commscale::predict {
@@ -50,7 +51,10 @@ inline constexpr double kKernelOverheadUs = 2.0;
 class ComputeModel {
  public:
   // `calibration` may be null; it is used only when it carries over to `gpu` (same family).
-  ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration);
+  // `attention`: how the framework runs flash attention; a fused kernel (kPerKernel) is priced from the
+  // profile's attention rows, separate GEMM calls (kPerProduct, commscale's executor) from its GEMM rows.
+  ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration,
+               AttentionIssue attention = AttentionIssue::kPerKernel);
 
   // `phase` picks a flash-attention product's calibration rows (forward or backward kernel).
   [[nodiscard]] Seconds time(const Gemm& gemm, Phase phase = Phase::kForward) const;
@@ -62,18 +66,24 @@ class ComputeModel {
   // The rate MFU is measured against for a model of this dtype (FP32 accumulate).
   [[nodiscard]] FlopsPerSecond peak(DataType dtype, DataType accumulate = DataType::kFloat32) const;
   [[nodiscard]] double default_efficiency(const Gemm& gemm) const;
-  // The calibration's efficiency for the GEMM: a flash product from the attention rows (the fused kernel's
-  // FLOPs over its measured time; each product takes its share), else from the GEMM rows; nullopt
-  // without a profile or rows for it.
-  [[nodiscard]] std::optional<double> measured_efficiency(const Gemm& gemm, Phase phase) const;
 
   [[nodiscard]] const hw::GpuSpec& gpu() const noexcept { return gpu_; }
   [[nodiscard]] bool calibrated() const noexcept { return calibration_ != nullptr; }
   [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return notes_; }
 
  private:
+  // The calibration's efficiency for the GEMM: a flash product of a fused kernel from the attention rows
+  // (the kernel's FLOPs over its measured time; each product takes its share), else from the GEMM rows;
+  // nullopt without a profile or rows for it.
+  struct Measured {
+    std::optional<double> efficiency;
+    bool attention_share = false;  // from the attention rows: a share of one fused kernel's time
+  };
+  [[nodiscard]] Measured measured(const Gemm& gemm, Phase phase) const;
+
   hw::GpuSpec gpu_;
   const CalibrationProfile* calibration_ = nullptr;  // only when it applies to gpu_
+  AttentionIssue attention_ = AttentionIssue::kPerKernel;
   std::vector<std::string> notes_;
 };
 

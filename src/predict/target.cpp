@@ -12,12 +12,13 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
   hw::LinkGraph graph = hw::LinkGraph::build(cluster, nodes);
   std::vector<double> achievable = achievable_link_bw(graph, cluster, catalog.reference());
   const CalibrationProfile* profile = calibration.get();
+  const AttentionIssue attention = host.attention;
   Target t{cluster,
            nodes,
            std::move(graph),
            std::move(achievable),
            std::move(calibration),
-           ComputeModel(cluster.gpu, profile),
+           ComputeModel(cluster.gpu, profile, attention),
            CommModel(parse_capability(*cluster.gpu.compute_capability.value), cluster.gpu.name, profile,
                      CommOptions{cluster.network && cluster.network->latency_given}),
            std::move(host),
