@@ -25,39 +25,22 @@ __device__ float transform(MemoryKernelKind kind, float x) {
 }
 
 // Each thread handles 16-byte vectors (eight bf16 values): it loads in[i mod n_in] and stores out[i].
-// Vectors go in groups of kInFlight per thread, all loads of a group issued before any is used: with
-// one load at a time a kernel that reads more than it writes is bound by the loads' latency (on an
-// H200 a 2:1 read:write kernel moved about 60% of what a 1:1 one did per second).
 // Every loaded word also goes into a checksum that decides a (practically never taken) store, so the
 // compiler cannot skip the loads a kernel that reads more than it writes must make.
-constexpr int kInFlight = 4;
-
 __global__ void memory_kernel(MemoryKernelKind kind, const uint4* in, std::uint64_t n_in, uint4* out,
                               std::uint64_t n_out, std::uint32_t never) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   const std::uint64_t n = n_in > n_out ? n_in : n_out;
-  const uint4 ones = make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);
   std::uint32_t checksum = 0;
-  for (std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; first < n;
-       first += stride * kInFlight) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const std::uint64_t i = first + u * stride;
-      v[u] = (i < n && n_in > 0) ? in[i < n_in ? i : i % n_in] : ones;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    uint4 v = n_in > 0 ? in[i < n_in ? i : i % n_in] : make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);
+    checksum ^= v.x ^ v.y ^ v.z ^ v.w;
+    auto* h = reinterpret_cast<__nv_bfloat162*>(&v);
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(h[j]);
+      h[j] = __floats2bfloat162_rn(transform(kind, f.x), transform(kind, f.y));
     }
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const std::uint64_t i = first + u * stride;
-      if (i >= n) continue;
-      checksum ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-      auto* h = reinterpret_cast<__nv_bfloat162*>(&v[u]);
-      for (int j = 0; j < 4; ++j) {
-        const float2 f = __bfloat1622float2(h[j]);
-        h[j] = __floats2bfloat162_rn(transform(kind, f.x), transform(kind, f.y));
-      }
-      if (i < n_out) out[i] = v[u];
-    }
+    if (i < n_out) out[i] = v;
   }
   if (checksum == never && n_out > 0) out[0].x = checksum;
 }
