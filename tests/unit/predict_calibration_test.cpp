@@ -245,5 +245,39 @@ TEST(Calibration, FlashProductsTakeTheAttentionRowsTime) {
   }
 }
 
+// Where the framework runs each product as its own GEMM call (commscale's executor: attention_issue
+// product), the attention rows of a fused kernel do not apply: the products take the GEMM rows.
+TEST(Calibration, FlashProductsOfSeparateGemmCallsTakeTheGemmRows) {
+  const hw::Catalog& catalog = hw::testing::catalog();
+  nlohmann::json doc = minimal();
+  doc["attention"] = nlohmann::json::array(
+      {{{"seq", 2048}, {"batch", 32}, {"head_dim", 128}, {"dtype", "bf16"}, {"phase", "fwd"}, {"seconds", 1e-3}}});
+  const auto profile = std::make_shared<const CalibrationProfile>(parse(doc));
+  HostCosts per_product;
+  per_product.framework = "commscale";
+  per_product.attention = AttentionIssue::kPerProduct;
+  const Target h200 = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile, per_product);
+  const Gemm scores = [] {
+    Gemm g = make_gemm(2048, 1088, 128, 32, DataType::kBFloat16);
+    g.flash = true;
+    return g;
+  }();
+  EXPECT_DOUBLE_EQ(h200.compute.efficiency(scores, Phase::kForward), *gemm_efficiency(*profile, scores));
+}
+
+// A GEMM call is not faster than the fastest row of its dtype: minimal()'s 1024^3 row (10 us, 215
+// TFLOP/s, 0.217 of the peak) would put a 256^3 GEMM at 0.16 us at that efficiency; it takes the 10 us.
+// A flash product priced from attention rows is a share of one kernel and has no floor of its own.
+TEST(Calibration, NoGemmIsFasterThanTheFastestRow) {
+  const CalibrationProfile p = parse(minimal());
+  ASSERT_TRUE(fastest_gemm(p, DataType::kBFloat16).has_value());
+  EXPECT_DOUBLE_EQ(fastest_gemm(p, DataType::kBFloat16)->value(), 1e-5);
+  EXPECT_FALSE(fastest_gemm(p, DataType::kFloat16).has_value());
+  const ComputeModel model(hw::testing::catalog().gpu("h200-sxm", "test"), &p);
+  EXPECT_DOUBLE_EQ(model.time(make_gemm(256, 256, 256, 1, DataType::kBFloat16)).value(), 1e-5);
+  // Large GEMMs are above the floor: the 16384^3 row's own time.
+  EXPECT_NEAR(model.time(make_gemm(16384, 16384, 16384, 1, DataType::kBFloat16)).value(), 0.02, 1e-12);
+}
+
 }  // namespace
 }  // namespace commscale::predict
