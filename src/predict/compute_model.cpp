@@ -88,10 +88,14 @@ double ComputeModel::default_efficiency(const Gemm& g) const {
   const double sms = static_cast<double>(gpu_.sm_count.value.value_or(1));
   const double tiles = std::ceil(static_cast<double>(g.m) / kGemmTile) *
                        std::ceil(static_cast<double>(g.n) / kGemmTile) * static_cast<double>(g.batch);
-  const double waves = std::ceil(tiles / sms);
-  const double useful = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.batch);
+  const double k = static_cast<double>(g.k);
+  const double split = tiles < sms ? std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / kGemmSplitDepth)))
+                                   : 1.0;
+  const double waves = std::ceil(tiles * split / sms);
+  const double useful = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.batch) * split;
   const double quantized = waves > 0 ? useful / (waves * sms * kGemmTile * kGemmTile) : 1.0;
-  const double depth = static_cast<double>(g.k) / (static_cast<double>(g.k) + kGemmDepthOverhead);
+  const double share = k / split;
+  const double depth = share / (share + kGemmDepthOverhead);
   return kGemmEfficiency * std::min(1.0, quantized) * depth;
 }
 
@@ -115,7 +119,7 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
   const double bytes = static_cast<double>(hbm_bytes(g).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
-  if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kKernelOverheadUs);
+  if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
   // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
   // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
   const Seconds floor =
@@ -129,7 +133,7 @@ Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   if (calibration_ != nullptr) {
     if (auto t = memory_time(*calibration_, bytes, bw, memory_row_key(k, phase))) return *t;
   }
-  return transfer_time(bytes, bw * kMemoryEfficiency) + microseconds(kKernelOverheadUs);
+  return transfer_time(bytes, bw * kMemoryKernelEfficiency) + microseconds(kMemoryKernelUs);
 }
 
 Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {

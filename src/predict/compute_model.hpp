@@ -3,22 +3,28 @@
 // Time of compute ops on one GPU: a roofline (dense tensor rate for the dtype and accumulate mode,
 // memory bandwidth) times a shape-dependent efficiency, which a calibration profile can replace.
 //
-// GEMM: time = max(flops / (peak x efficiency), bytes / (memory bw x memory efficiency)) + overhead.
+// GEMM: time = max(flops / (peak x efficiency), bytes / (memory bw x memory efficiency)) + call time.
 // A flash-attention product (Gemm::flash) counts no bytes for the sequence x keys matrix the fused
 // kernel keeps on chip, and takes its efficiency from a profile's attention rows where there are some.
 // Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
-//   kGemmEfficiency 0.70: HARDWARE.md, one H200, bf16 GEMMs at LLM shapes (8192 x {5120..20480} x
-//       {5120..20480}) ran at 600-713 TFLOP/s of 989.5 (0.61-0.72) and 8192^3 at 783 (0.79); 0.70 with the
-//       two factors below puts those shapes at 655-685 TFLOP/s;
-//   tiles = m n batch / (waves x SMs x 128^2), waves = ceil(tiles of 128 x 128 / SMs): wave and edge
-//       quantization of 128 x 128 output tiles over the GPU's SMs (catalog sm_count);
-//   depth = k / (k + 128): a tile's fixed prologue and epilogue, as long as one 128-deep slice of k
-//       (an assumption; calibration replaces it).
-// Memory kernels: time = (read + written) / (memory bw x kMemoryEfficiency) + overhead, with
-//   kMemoryEfficiency = 4273 / 4800: HARDWARE.md, H200 device-to-device copy (read + write) against the
-//       catalog's 4800 GB/s.
-// Overhead kKernelOverhead 2 µs per kernel: an assumption for kernels issued back to back on a stream
-//   (launch gap and minimum kernel time), unmeasured here; calibrated times already contain it.
+//   tiles = m n batch split / (waves x SMs x 128^2), waves = ceil(units / SMs), units = tiles of 128 x 128
+//       x split: wave and edge quantization of the output tiles over the GPU's SMs (catalog sm_count);
+//       split = min(floor(SMs / tiles), floor(k / 256)) where the tiles fill fewer than all SMs (at least
+//       1): cuBLAS then splits k so that more SMs work, each on its share of k (split-K);
+//   depth = k' / (k' + 128) over the share k' = k / split: a tile's fixed prologue and epilogue;
+//   kGemmEfficiency 0.80 and the call time kGemmCallUs 6 us, with the 256-deep split and 128 of depth:
+//       fitted to the 870 bf16 GEMM rows of two `calibrate` runs on one H200 (cuBLASLt, the call the
+//       step makes: results/h200x1-2026-12-02b/run-2/cal.json, results/h200x1-2026-12-03/run-4/cal.json;
+//       m, n, k from 256 to 16384 and attention's batched shapes): median |log error| 4.7%, 90th
+//       percentile 18% (the form before, 0.70 and 2 us without split-K: 17% and 63%). Large square GEMMs
+//       run at 780-815 TFLOP/s there (0.79-0.82); shared/HARDWARE.md's PyTorch figures for LLM shapes,
+//       600-713, were the previous source.
+// Memory kernels: time = (read + written) / (memory bw x kMemoryKernelEfficiency) + kMemoryKernelUs,
+//   0.78 and 4.5 us: fitted to the 26 rows of the step's memory kernel (read half, write half; 1 MiB to
+//   4 GiB) of the same two calibrate runs: median |log error| 3.8%, largest 13% (the form before, a
+//   copy's 4273 / 4800 and 2 us: 25% and 72%). The GEMM's memory roofline keeps a device-to-device
+//   copy's fraction, kMemoryEfficiency = 4273 / 4800 (HARDWARE.md, H200, read + write over the
+//   catalog's 4800 GB/s). Calibrated times replace both.
 // Peak rates: bf16 -> the catalog's BF16 tensor FP32-accumulate rate, fp16 -> FP16 tensor with the op's
 // accumulate type (GeForce halves FP32 accumulate; the catalog says so), fp32 -> non-tensor FP32 (no
 // TF32, as cuBLAS computes FP32 by default). A GPU without the rate (V100 and bf16) falls back to
@@ -37,11 +43,14 @@ namespace commscale::predict {
 
 struct CalibrationProfile;
 
-inline constexpr double kGemmEfficiency = 0.70;
+inline constexpr double kGemmEfficiency = 0.80;
 inline constexpr double kGemmTile = 128.0;
 inline constexpr double kGemmDepthOverhead = 128.0;
+inline constexpr double kGemmSplitDepth = 256.0;
+inline constexpr double kGemmCallUs = 6.0;
 inline constexpr double kMemoryEfficiency = 4273.0 / 4800.0;
-inline constexpr double kKernelOverheadUs = 2.0;
+inline constexpr double kMemoryKernelEfficiency = 0.78;
+inline constexpr double kMemoryKernelUs = 4.5;
 
 // The catalog's dense rate for GEMMs of `dtype` accumulating in `accumulate`, or nullopt when the GPU
 // has none (then `fallback_note` says what was used instead, if anything).
