@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Eager PyTorch's host time per op, by phase (fwd, bwd, step) and class (gemm, kernel), measured on the
+"""Eager PyTorch's host time per op, by phase (fwd, bwd, step) and class (gemm, attention, kernel), measured on the
 training step of launch/pytorch_reference.py itself (launch/pytorch_blocks.py: the same blocks, the
 same DistributedDataParallel wrapping with no_sync on all but the last microbatch, the same fused AdamW)
 at tiny shapes where the GPU is never the bottleneck, and written into a calibration profile as `host`
 rows (src/predict/calibration.hpp) for `commscale predict` and `train --host-framework`.
 
 Method, for each of four block stacks (gpt and llama, unfused and SDPA attention; hidden 256, 4 heads,
-seq 128, micro-batch 1, 4 layers, 2 microbatches):
+seq 128, micro-batch 1, 4 layers, 2 microbatches) and a fifth, a chain of 16 SDPA calls and nothing else
+(each call's output is the next one's query, key and value; head size 64, seq 128, no dropout):
   - host time of each phase of a step, by time.perf_counter, with no synchronisation inside the step
     (the step's own code calls back as each phase's host work ends: every microbatch's forward, then
     its backward, then the optimizer and zero_grad), the median over --steps steps after --warmup;
@@ -17,13 +18,21 @@ seq 128, micro-batch 1, 4 layers, 2 microbatches):
     than this one, results/h200x1-2026-12-02c.) Two microbatches, so one step's ~450 launches stay
     well inside the GPU's launch queue (~1024 entries), which would otherwise block the host;
   - the kernels each phase launches, from one more step under torch.profiler: every kernel is charged to
-    the PyTorch op that launched it and to the phase that op began in; a kernel is of class gemm when
-    it is a cuBLAS GEMM or an attention kernel (commscale prices fused attention as GEMMs: Gemm::flash),
-    of class collective when it is NCCL's, else of class kernel;
+    the PyTorch op that launched it and to the phase that op began in; a call of
+    F.scaled_dot_product_attention (forward) or of its autograd node (backward) counts once, of class
+    attention, whatever kernels it launches (the predictor charges a fused attention kernel one call:
+    src/program/host_costs.hpp); any other kernel is of class gemm when it is a cuBLAS GEMM (or an
+    attention kernel outside such a call), of class collective when it is NCCL's, else of class kernel;
   - per phase, the host time less the collectives' (at the cost measured below) is fitted as
-    gemm launches x c_gemm + kernel launches x c_kernel over the four stacks (least squares); when the
-    fit gives a negative or unstable figure, both classes take the phase's time over its launches, and
-    the source says so;
+    gemm launches x c_gemm + attention calls x c_attention + kernel launches x c_kernel over the five
+    stacks (least squares, launch/host_fit.py); when that fit is unstable or negative, attention calls
+    are taken as GEMM launches (two classes), and when that fails too every class takes the phase's time
+    over its launches; the source says which. The SDPA chain is there because the four block stacks
+    cannot tell an attention call from a GEMM launch: each SDPA stack has exactly two batched GEMMs
+    fewer per attention call than its unfused twin, so the gemm and attention counts are collinear but
+    for the few elementwise kernels that differ, and the fit then charges the architectures' other
+    Python work (Llama's unfused step costs 26% more host time than GPT's at the same launch counts,
+    results/h200x1-2026-12-02c) to whichever class separates them;
   - the step's host time outside the phases (the loop itself) is step_us;
   - collective: torch.distributed.all_reduce of 8 KiB bf16 on this one rank (NCCL's one-rank path),
     calls queued behind a spin kernel, median per call. p2p: torch.distributed refuses a send to the
@@ -36,6 +45,7 @@ inf checks read a value back to the host before the optimizer). It is not measur
 its source says so.
 
     mpirun -np 1 python3 launch/pytorch_host.py --base cal-eager.json -o cal-full.json --details host.json
+    python3 launch/pytorch_host.py --base cal-eager.json -o cal-refit.json --fit-only host.json   # no GPU
 """
 
 import argparse
@@ -47,11 +57,17 @@ import sys
 import time
 
 from calibration_profile import read_profile
+from host_fit import CLASSES, fit_phase
 
 PHASES = ("fwd", "bwd", "step")
 GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
 GEMM_KERNEL_WORDS = ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sgemm", "hgemm")
 ATTENTION_WORDS = ("flash", "fmha", "cudnn", "scaled_dot_product", "attention")
+# An op whose name has one of these is a fused attention call: F.scaled_dot_product_attention and the ops
+# under it, or its autograd node (ScaledDotProductFlashAttentionBackward0 and its siblings).
+ATTENTION_CALL_WORDS = ("scaled_dot_product", "scaleddotproduct")
+CHAIN_CALLS = 16  # SDPA calls per microbatch of the attention-only stack
+CHAIN = "sdpa-chain"  # its "arch" in --details
 SPIN_CYCLES = 40_000_000  # ~20 ms at H200 clocks: longer than the calls take to queue
 
 
@@ -71,6 +87,50 @@ def configs(args):
             out.append(argparse.Namespace(**base, **extra, arch=arch, attention=attention,
                                           steps=args.steps, warmup=args.warmup, profile=None))
     return out
+
+
+class AttentionChain:
+    """The attention-only stack: per microbatch, CHAIN_CALLS calls of F.scaled_dot_product_attention in a
+    chain (each output is the next call's query, key and value), a loss, its backward; the step phase
+    only drops the input's gradient. The same step(mark) as pytorch_blocks.Point's."""
+
+    def __init__(self, microbatches, heads=4, seq=128, head_dim=64):
+        import torch
+
+        torch.manual_seed(1234)
+        self.inputs = [torch.randn(1, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+                       for _ in range(microbatches)]
+
+    def step(self, mark=None):
+        import torch.nn.functional as F
+
+        for x in self.inputs:
+            y = x
+            for _ in range(CHAIN_CALLS):
+                y = F.scaled_dot_product_attention(y, y, y, is_causal=True)
+            loss = y.float().pow(2).mean()
+            if mark:
+                mark("fwd")
+            loss.backward()
+            if mark:
+                mark("bwd")
+        for x in self.inputs:
+            x.grad = None
+        if mark:
+            mark("step")
+
+
+def is_attention_call(op_name):
+    return any(w in op_name.lower() for w in ATTENTION_CALL_WORDS)
+
+
+def inside_attention_call(event):
+    """Whether a profiler event is an attention call or runs under one (its CPU parents)."""
+    while event is not None:
+        if is_attention_call(event.name):
+            return True
+        event = getattr(event, "cpu_parent", None)
+    return False
 
 
 def kernel_class(op_name, kernel_name):
@@ -143,7 +203,7 @@ def launches_per_phase(point):
     events = prof.events()
     marks = sorted((e.time_range.start, e.name.rsplit(".", 1)[1]) for e in events
                    if e.name.startswith("commscale.mark."))
-    counts = {p: {"gemm": 0, "kernel": 0, "collective": 0} for p in PHASES}
+    counts = {p: {"gemm": 0, "attention": 0, "kernel": 0, "collective": 0} for p in PHASES}
     busy_us = 0.0
     on_gpu = 0  # kernels the GPU ran (copies and fills are not launches)
     charged = 0  # kernels charged to an op
@@ -152,51 +212,26 @@ def launches_per_phase(point):
             busy_us += e.time_range.elapsed_us()
             on_gpu += not e.name.lower().startswith(("memcpy", "memset"))
             continue
-        kernels = [k for k in getattr(e, "kernels", None) or [] if not k.name.lower().startswith(("memcpy", "memset"))]
-        if not kernels or e.name.startswith("commscale.mark."):
+        if e.name.startswith("commscale.mark."):
             continue
-        charged += len(kernels)
         phase = None  # the phase whose window the op began in: after the mark before it
         for at, name in marks:
             if at > e.time_range.start:
                 phase = name
                 break
+        kernels = [k for k in getattr(e, "kernels", None) or [] if not k.name.lower().startswith(("memcpy", "memset"))]
+        charged += len(kernels)
         if phase not in counts:
             continue  # before the step's start mark or after its end
+        if inside_attention_call(e):  # one call, counted at its outermost op; its kernels are the call's
+            counts[phase]["attention"] += is_attention_call(e.name) and not inside_attention_call(getattr(e, "cpu_parent", None))
+            continue
         for k in kernels:
             counts[phase][kernel_class(e.name, k.name)] += 1
     if charged > 1.05 * on_gpu + 2:
         fail(f"torch.profiler charged {charged} kernels to ops but the GPU ran {on_gpu}: kernels counted twice "
              "(this torch links a kernel to more than one event); no figures are written")
     return counts, busy_us
-
-
-def fit_phase(rows, collective_s):
-    """Least squares of host = gemm x c_gemm + kernel x c_kernel over the stacks (rows of
-    (host_s, counts)), after the collectives' host time; falls back to one figure per phase."""
-    ys, gs, ks = [], [], []
-    for host_s, counts in rows:
-        ys.append(host_s - counts["collective"] * collective_s)
-        gs.append(counts["gemm"])
-        ks.append(counts["kernel"])
-    sgg = sum(g * g for g in gs)
-    skk = sum(k * k for k in ks)
-    sgk = sum(g * k for g, k in zip(gs, ks))
-    det = sgg * skk - sgk * sgk
-    launches = sum(gs) + sum(ks)
-    if launches == 0:
-        return None
-    mean = sum(ys) / launches
-    if det > 1e-9 * sgg * skk:
-        sgy = sum(g * y for g, y in zip(gs, ys))
-        sky = sum(k * y for k, y in zip(ks, ys))
-        c_gemm = (skk * sgy - sgk * sky) / det
-        c_kernel = (sgg * sky - sgk * sgy) / det
-        if c_gemm > 0 and c_kernel > 0:
-            residual = [y - (g * c_gemm + k * c_kernel) for y, g, k in zip(ys, gs, ks)]
-            worst = max(abs(r) / y for r, y in zip(residual, ys) if y > 0)
-            return {"gemm": c_gemm, "kernel": c_kernel, "fit": f"fitted, largest residual {100 * worst:.1f}%"}
-    return {"gemm": mean, "kernel": mean, "fit": "one figure for both classes (the fit was unstable or negative)"}
 
 
 def collective_host_s(reps=9, calls=100):
@@ -229,7 +264,7 @@ def collective_host_s(reps=9, calls=100):
 def host_rows(fits, step_s, collective_s, note):
     issue = {}
     for phase in PHASES:
-        for cls in ("gemm", "kernel"):
+        for cls in CLASSES:
             issue[f"{phase}.{cls}"] = round(fits[phase][cls] * 1e6, 3)
     issue["collective"] = round(collective_s * 1e6, 3)
     issue["p2p"] = round(collective_s * 1e6, 3)
@@ -257,17 +292,19 @@ def measure(args):
     if world != 1:
         fail("run it on one rank (mpirun -np 1): the figures are one process's host")
     collective_s = collective_host_s()
+    stacks = [(cfg.arch, cfg.attention, lambda cfg=cfg: Point(cfg, rank, world, "cuda")) for cfg in configs(args)]
+    stacks.append((CHAIN, "sdpa", lambda: AttentionChain(configs(args)[0].microbatches)))
     details = []
-    for cfg in configs(args):
-        point = Point(cfg, rank, world, "cuda")
+    for arch, attention, make in stacks:
+        point = make()
         times = phase_host_times(point, args.steps, args.warmup)
         counts, busy_us = launches_per_phase(point)
         host_us = sum(times.values()) * 1e6
-        details.append({"arch": cfg.arch, "attention": cfg.attention, "host_s": times, "launches": counts,
+        details.append({"arch": arch, "attention": attention, "host_s": times, "launches": counts,
                         "gpu_busy_us_profiled_step": busy_us, "host_us_step": host_us})
-        print(f"{cfg.arch:>5} {cfg.attention:>7}: " + ", ".join(
-            f"{p} {times[p] * 1e3:.2f} ms / {counts[p]['gemm']} gemm + {counts[p]['kernel']} kernel"
-            f" + {counts[p]['collective']} nccl" for p in PHASES) +
+        print(f"{arch:>10} {attention:>7}: " + ", ".join(
+            f"{p} {times[p] * 1e3:.2f} ms / {counts[p]['gemm']} gemm + {counts[p]['attention']} attention + "
+            f"{counts[p]['kernel']} kernel + {counts[p]['collective']} nccl" for p in PHASES) +
             f", other {times['other'] * 1e3:.2f} ms; GPU busy {busy_us / 1e3:.2f} ms (profiled step)", flush=True)
         del point
         torch.cuda.empty_cache()
@@ -275,33 +312,69 @@ def measure(args):
     return details, collective_s
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--base", required=True, help="calibration profile to add to")
-    parser.add_argument("-o", "--output", required=True, help="profile to write (may be --base)")
-    parser.add_argument("--details", help="also write the per-stack phase times and launch counts (JSON)")
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=3)
-    args = parser.parse_args()
-    if args.steps < 1 or args.warmup < 0:
-        fail("--steps must be at least 1, --warmup 0 or more")
-    profile = read_profile(args.base, "pytorch_host.py")
-    details, collective_s = measure(args)
-
-    import torch
-
+def fit_details(details, collective_s):
+    """Per phase, the fit over the stacks (host_fit.py); the step's host time outside its phases (the
+    block stacks' median: the chain has no optimizer nor DDP)."""
     fits = {}
     for phase in PHASES:
         fit = fit_phase([(d["host_s"][phase], d["launches"][phase]) for d in details], collective_s)
         if fit is None:
             fail(f"no kernel launch seen in phase {phase}: the profiler saw no kernels")
         fits[phase] = fit
-    step_s = statistics.median(d["host_s"]["other"] for d in details)
-    note = (f"launch/pytorch_host.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
-            f"{datetime.date.today().isoformat()}: host time per phase by perf_counter (median of {args.steps} "
-            f"steps) over its kernel launches (torch.profiler), gpt and llama blocks with unfused and SDPA "
-            f"attention at hidden 256, seq 128, micro-batch 1, 4 layers, 2 microbatches, DDP on one rank, fused "
-            f"AdamW, each step issued behind a spin kernel that outlasted it (no launch waited for the GPU); " +
+    step_s = statistics.median(d["host_s"]["other"] for d in details if d["arch"] != CHAIN)
+    return fits, step_s
+
+
+def read_details(path):
+    """A --details file of an earlier run: its collective cost and stacks, or exit 2 naming what is wrong."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        stacks = doc["stacks"]
+        for d in stacks:
+            for phase in PHASES:
+                float(d["host_s"][phase])
+                {c: int(d["launches"][phase].get(c, 0)) for c in (*CLASSES, "collective")}
+            float(d["host_s"]["other"])
+        return float(doc["collective_host_s"]), stacks, doc.get("steps", "?")
+    except (OSError, json.JSONDecodeError) as e:
+        fail(f"--fit-only {path}: {e}")
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        fail(f"--fit-only {path}: not a --details file of pytorch_host.py ({type(e).__name__}: {e}); expected "
+             "{\"collective_host_s\": s, \"stacks\": [{\"arch\", \"host_s\": {fwd, bwd, step, other}, \"launches\": "
+             "{fwd: {gemm, attention, kernel, collective}, ...}}]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="calibration profile to add to")
+    parser.add_argument("-o", "--output", required=True, help="profile to write (may be --base)")
+    parser.add_argument("--details", help="also write the per-stack phase times and launch counts (JSON)")
+    parser.add_argument("--fit-only", metavar="DETAILS",
+                        help="measure nothing: fit the host rows again from an earlier run's --details file")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    if args.steps < 1 or args.warmup < 0:
+        fail("--steps must be at least 1, --warmup 0 or more")
+    profile = read_profile(args.base, "pytorch_host.py")
+    if args.fit_only:
+        collective_s, details, steps = read_details(args.fit_only)
+        measured = f"launch/pytorch_host.py --fit-only {args.fit_only} (refitted, {datetime.date.today().isoformat()})"
+    else:
+        details, collective_s = measure(args)
+        steps = args.steps
+        import torch
+
+        measured = (f"launch/pytorch_host.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
+                    f"{datetime.date.today().isoformat()}")
+    fits, step_s = fit_details(details, collective_s)
+    chain = f" and a chain of {CHAIN_CALLS} SDPA calls alone" if any(d["arch"] == CHAIN for d in details) else ""
+    note = (f"{measured}: host time per phase by perf_counter (median of {steps} "
+            f"steps) over its kernel launches and attention calls (torch.profiler), gpt and llama blocks with "
+            f"unfused and SDPA attention at hidden 256, seq 128, micro-batch 1, 4 layers, 2 microbatches, DDP on "
+            f"one rank, fused AdamW{chain}, each step issued behind a spin kernel that outlasted it (no launch "
+            f"waited for the GPU); " +
             "; ".join(f"{p}: {fits[p]['fit']}" for p in PHASES) + "; "
             f"collective: torch.distributed.all_reduce 8 KiB on one rank (NCCL's one-rank path); p2p: taken as "
             f"the collective's (torch.distributed has no send to the process itself); step_us: the step's host "
@@ -311,9 +384,9 @@ def main():
     profile["host"] = kept + rows
     with open(args.output, "w") as f:
         json.dump(profile, f, indent=1)
-    if args.details:
+    if args.details and not args.fit_only:
         with open(args.details, "w") as f:
-            json.dump({"collective_host_s": collective_s, "fits": fits, "stacks": details}, f, indent=1)
+            json.dump({"collective_host_s": collective_s, "steps": steps, "fits": fits, "stacks": details}, f, indent=1)
     for r in rows:
         print(f"# {r['framework']}: " + ", ".join(f"{k} {v:.1f} us" for k, v in r["issue_us"].items()) +
               f", step {r['step_us']:.1f} us, sync {r['sync']}")

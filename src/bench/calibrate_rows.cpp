@@ -18,11 +18,14 @@ HostCosts commscale_host_costs(const HostIssueTimes& t, double barrier_us, const
   h.framework = "commscale";
   const double end_event = t.event_record_us;
   const double communication_extra = t.event_record_us + t.stream_wait_us;
-  const std::array<double, kHostOpClassCount> per_class = {t.gemm_us + end_event, t.kernel_us + end_event,
-                                                           t.collective_us + communication_extra,
-                                                           t.p2p_us + communication_extra};
+  // No attention figure: the executor issues each flash product as its own GEMM call (kPerProduct below).
+  const std::array<std::pair<HostOpClass, double>, 4> per_class = {
+      {{HostOpClass::kGemm, t.gemm_us + end_event},
+       {HostOpClass::kKernel, t.kernel_us + end_event},
+       {HostOpClass::kCollective, t.collective_us + communication_extra},
+       {HostOpClass::kP2p, t.p2p_us + communication_extra}}};
   for (auto& phase : h.issue) {
-    for (std::size_t c = 0; c < per_class.size(); ++c) phase[c] = microseconds(per_class[c]);
+    for (const auto& [c, us] : per_class) phase[static_cast<std::size_t>(c)] = microseconds(us);
   }
   h.step = microseconds(barrier_us + kStepEventRecords * t.event_record_us + kStepStreamWaits * t.stream_wait_us);
   h.sync = HostSync::kNone;

@@ -42,15 +42,19 @@
 //   "host": [                           optional: host time to issue ops, per framework
 //     {"framework": "pytorch-eager", "source": "launch/pytorch_host.py ...",
 //      "issue_us": {"gemm": 21.0, "kernel": 12.5, "collective": 30.0, "p2p": 35.0,
-//                   "bwd.gemm": 9.5, "bwd.kernel": 6.0},
+//                   "bwd.gemm": 9.5, "bwd.kernel": 6.0, "attention": 60.0},
 //      "step_us": 150.0, "sync": "none"}
 //   ],                                  issue_us: every class (gemm, kernel, collective, p2p) for all
 //                                       phases, and optional overrides for one phase (fwd., bwd.,
-//                                       step. before the class); step_us: once per step; sync: none |
-//                                       before_optimizer (program/host_costs.hpp); attention_issue
-//                                       (optional): kernel (a fused attention kernel is one call, its
-//                                       cost charged once) | product (one call per product); default
-//                                       product for "commscale", kernel for any other framework
+//                                       step. before the class); attention (optional, all phases or
+//                                       one): one fused attention call (SDPA and its autograd node),
+//                                       a phase without it charges the call the phase's gemm cost;
+//                                       step_us: once per step; sync: none | before_optimizer
+//                                       (program/host_costs.hpp); attention_issue (optional): kernel
+//                                       (a fused attention kernel is one call, charged to its first
+//                                       product at the attention cost) | product (one GEMM call per
+//                                       product; an attention cost is then refused); default product
+//                                       for "commscale", kernel for any other framework
 //   "device": {"kernel_floor_us": 2.1, "source": "..."},   optional: the shortest a kernel takes on the
 //                                       GPU, launched back to back (an empty kernel's period)
 //   "interference": [                   optional: a probe kernel holding `sms` SMs and streaming memory

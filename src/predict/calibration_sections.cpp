@@ -3,6 +3,7 @@
 
 #include "predict/calibration_sections.hpp"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -40,7 +41,8 @@ bool read_phase_is_backward(JsonObject& o) {
 }
 
 // "gemm" sets a class for every phase; "bwd.gemm" one phase only, and wins over the former whatever
-// the order of the keys.
+// the order of the keys. Every class but attention is required in every phase; a phase without an
+// attention figure charges an attention call a GEMM call (host_costs.hpp).
 void read_issue_costs(JsonObject& o, HostCosts& h) {
   const nlohmann::json& costs = o.required("issue_us");
   const std::string where = o.where("issue_us");
@@ -55,13 +57,14 @@ void read_issue_costs(JsonObject& o, HostCosts& h) {
       const HostOpClass c = parse_host_op_class(key, at);
       given[static_cast<std::size_t>(c)] = true;
       for (auto& phase : h.issue) phase[static_cast<std::size_t>(c)] = microseconds(us);
+      if (c == HostOpClass::kAttention) h.attention_given.fill(true);
     } else {
       overrides.emplace_back(parse_host_phase(key.substr(0, dot), at), parse_host_op_class(key.substr(dot + 1), at), us);
     }
   }
   for (std::size_t c = 0; c < given.size(); ++c) {
-    if (given[c]) continue;
     const auto cls = static_cast<HostOpClass>(c);
+    if (given[c] || cls == HostOpClass::kAttention) continue;
     const auto phases = std::count_if(overrides.begin(), overrides.end(),
                                       [&](const auto& t) { return std::get<1>(t) == cls; });
     if (phases < kHostPhaseCount) {
@@ -72,6 +75,7 @@ void read_issue_costs(JsonObject& o, HostCosts& h) {
   }
   for (const auto& [phase, cls, us] : overrides) {
     h.issue[static_cast<std::size_t>(phase)][static_cast<std::size_t>(cls)] = microseconds(us);
+    if (cls == HostOpClass::kAttention) h.attention_given[static_cast<std::size_t>(phase)] = true;
   }
 }
 
@@ -110,6 +114,12 @@ HostCosts read_host_costs(JsonObject& o) {
   if (o.has("sync")) h.sync = parse_host_sync(o.string("sync"), o.where("sync"));
   h.attention = o.has("attention_issue") ? parse_attention_issue(o.string("attention_issue"), o.where("attention_issue"))
                                          : default_attention_issue(h.framework);
+  const bool any_attention = std::find(h.attention_given.begin(), h.attention_given.end(), true) != h.attention_given.end();
+  if (any_attention && h.attention == AttentionIssue::kPerProduct) {
+    // The figure would never be charged: each product is a GEMM call.
+    throw InputError(o.where("issue_us"), "gives an \"attention\" cost for a framework whose attention_issue is product",
+                     "no attention cost, or attention_issue \"kernel\" (one call per fused attention kernel)");
+  }
   o.finish();
   return h;
 }
@@ -185,9 +195,12 @@ nlohmann::ordered_json section_json(const AttentionPoint& a) {
 nlohmann::ordered_json section_json(const HostCosts& h) {
   // Written as one key per phase and class: exact, whatever form the file it came from had.
   nlohmann::ordered_json issue = nlohmann::ordered_json::object();
+  // A phase's attention figure only where the row has one (without it, the GEMM figure stands for it).
   for (int p = 0; p < kHostPhaseCount; ++p) {
     for (int c = 0; c < kHostOpClassCount; ++c) {
-      issue[fmt::format("{}.{}", name(static_cast<HostPhase>(p)), name(static_cast<HostOpClass>(c)))] =
+      const auto cls = static_cast<HostOpClass>(c);
+      if (cls == HostOpClass::kAttention && !h.attention_given[static_cast<std::size_t>(p)]) continue;
+      issue[fmt::format("{}.{}", name(static_cast<HostPhase>(p)), name(cls))] =
           to_us(h.issue[static_cast<std::size_t>(p)][static_cast<std::size_t>(c)]);
     }
   }

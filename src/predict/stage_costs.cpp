@@ -124,7 +124,7 @@ class CommCosts {
 // The host's cost to issue a unit's op (program/host_costs.hpp, by the op's class and phase).
 double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
   const auto* gemm = std::get_if<Gemm>(&op.payload);
-  const HostOpClass cls = gemm != nullptr                                     ? HostOpClass::kGemm
+  const HostOpClass cls = gemm != nullptr                                     ? host_op_class(*gemm)
                           : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
                                                                               : HostOpClass::kCollective;
   return issue_cost(host, host_phase(op.phase), cls, gemm != nullptr && gemm->flash_continued).value();

@@ -8,7 +8,7 @@ namespace commscale {
 namespace {
 
 constexpr std::array kClasses = {HostOpClass::kGemm, HostOpClass::kKernel, HostOpClass::kCollective,
-                                 HostOpClass::kP2p};
+                                 HostOpClass::kP2p, HostOpClass::kAttention};
 constexpr std::array kHostPhases = {HostPhase::kForward, HostPhase::kBackward, HostPhase::kStep};
 constexpr std::array kSyncs = {HostSync::kNone, HostSync::kBeforeOptimizer};
 constexpr std::array kAttentionIssues = {AttentionIssue::kPerKernel, AttentionIssue::kPerProduct};
@@ -25,9 +25,13 @@ bool HostCosts::zero() const noexcept {
   return true;
 }
 
+HostOpClass host_op_class(const Gemm& gemm) noexcept {
+  return gemm.flash && !gemm.flash_continued ? HostOpClass::kAttention : HostOpClass::kGemm;
+}
+
 HostOpClass host_op_class(const OpPayload& payload) noexcept {
   switch (payload.index()) {
-    case 0: return HostOpClass::kGemm;
+    case 0: return host_op_class(std::get<Gemm>(payload));
     case 1: return HostOpClass::kKernel;
     case 2: return HostOpClass::kCollective;
     default: return HostOpClass::kP2p;
@@ -63,6 +67,7 @@ std::string_view name(HostOpClass c) noexcept {
     case HostOpClass::kKernel: return "kernel";
     case HostOpClass::kCollective: return "collective";
     case HostOpClass::kP2p: return "p2p";
+    case HostOpClass::kAttention: return "attention";
   }
   return "?";
 }

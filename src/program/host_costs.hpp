@@ -8,8 +8,9 @@
 // bound by its host can be measured and predicted alike.
 //
 // Costs are per op class and phase; an op's class is what its payload is (a GEMM, a memory-bound
-// kernel, a collective, a point-to-point transfer), its phase the program's (recompute counts as
-// forward: an eager framework re-runs its forward code).
+// kernel, a collective, a point-to-point transfer, or one fused attention call: the first product of a
+// flash kernel), its phase the program's (recompute counts as forward: an eager framework re-runs its
+// forward code).
 
 #include <array>
 #include <cstdint>
@@ -21,8 +22,11 @@
 
 namespace commscale {
 
-enum class HostOpClass : std::uint8_t { kGemm, kKernel, kCollective, kP2p };
-inline constexpr int kHostOpClassCount = 4;
+// kAttention: one call of a fused attention kernel (PyTorch's SDPA with its autograd node, flash-attn),
+// charged to the kernel's first product (a Gemm with flash and not flash_continued). Its figure is
+// optional in a host row: a phase without one charges the call what a GEMM call costs there.
+enum class HostOpClass : std::uint8_t { kGemm, kKernel, kCollective, kP2p, kAttention };
+inline constexpr int kHostOpClassCount = 5;
 enum class HostPhase : std::uint8_t { kForward, kBackward, kStep };
 inline constexpr int kHostPhaseCount = 3;
 
@@ -45,8 +49,10 @@ enum class AttentionIssue : std::uint8_t {
 struct HostCosts {
   std::string framework;  // "commscale", "pytorch-eager", "megatron", or a name a profile gives
   std::string source;     // who measured it, how, on what host
-  // Host time to issue one op: [phase][class].
+  // Host time to issue one op: [phase][class]. The attention class's figure of a phase counts only where
+  // attention_given says the row has one (else the phase's GEMM figure stands for it: issue_cost).
   std::array<std::array<Seconds, kHostOpClassCount>, kHostPhaseCount> issue{};
+  std::array<bool, kHostPhaseCount> attention_given{};
   Seconds step;  // once per step, before the first op (the training loop, zero_grad, a barrier)
   HostSync sync = HostSync::kNone;
   AttentionIssue attention = AttentionIssue::kPerKernel;
@@ -55,22 +61,32 @@ struct HostCosts {
   [[nodiscard]] bool zero() const noexcept;
 };
 
+// kAttention for a flash kernel's first product, whatever the framework (issue_cost decides what it
+// costs); kGemm for any other product, a later one of a flash kernel included.
+[[nodiscard]] HostOpClass host_op_class(const Gemm& gemm) noexcept;
 [[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
 [[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
 [[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
 // A profile row's default: per product for commscale's own executor, per kernel for any other framework.
 [[nodiscard]] AttentionIssue default_attention_issue(std::string_view framework) noexcept;
 // Host time to issue an op of `phase` and class `c`. `continued`: a later product of a fused attention
-// kernel (Gemm::flash_continued), which costs nothing where the framework issues the kernel as one call.
+// kernel (Gemm::flash_continued). Where the framework issues the kernel as one call (kPerKernel) the
+// first product costs the attention figure (the GEMM figure where the row has none for the phase) and
+// the later ones nothing; where it issues each product (kPerProduct) every product is a GEMM call.
 [[nodiscard]] inline Seconds issue_cost(const HostCosts& costs, HostPhase phase, HostOpClass c,
                                         bool continued = false) noexcept {
+  const auto p = static_cast<std::size_t>(phase);
+  if (c == HostOpClass::kAttention &&
+      (costs.attention == AttentionIssue::kPerProduct || !costs.attention_given[p])) {
+    c = HostOpClass::kGemm;
+  }
   if (continued && costs.attention == AttentionIssue::kPerKernel) return Seconds(0.0);
-  return costs.issue[static_cast<std::size_t>(phase)][static_cast<std::size_t>(c)];
+  return costs.issue[p][static_cast<std::size_t>(c)];
 }
 // Whether an op is a later product of a fused attention kernel.
 [[nodiscard]] bool continues_attention_kernel(const OpPayload& payload) noexcept;
 
-[[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p
+[[nodiscard]] std::string_view name(HostOpClass c) noexcept;  // gemm kernel collective p2p attention
 [[nodiscard]] std::string_view name(HostPhase p) noexcept;    // fwd bwd step
 [[nodiscard]] std::string_view name(HostSync s) noexcept;     // none before_optimizer
 [[nodiscard]] std::string_view name(AttentionIssue a) noexcept;  // kernel product

@@ -47,3 +47,13 @@ commscale_run(EXPECT 2 ERROR err ARGS train ${model} --calibration cal.json)
 expect_contains("${err}" "--calibration: is given without --host-framework")
 commscale_run(EXPECT 2 ERROR err ARGS train ${model} --host-framework slow-framework --calibration missing.json)
 expect_contains("${err}" "missing.json")
+
+# An attention call's figure (optional) must be a number: refused before anything runs, naming the key.
+file(WRITE "${WORK_DIR}/attention.json" [=[
+{"schema_version": 1, "kind": "commscale-calibration",
+ "machine": {"gpu": "h200-sxm", "source": "tests/cli/train_host_framework.cmake"},
+ "host": [{"framework": "slow-framework", "source": "a test row",
+           "issue_us": {"gemm": 2000, "kernel": 2000, "collective": 2000, "p2p": 2000, "attention": "2 ms"}}]}
+]=])
+commscale_run(EXPECT 2 ERROR err ARGS train ${model} --host-framework slow-framework --calibration attention.json)
+expect_contains("${err}" "attention.json: host[0].issue_us.attention: is a string (expected a number)")

@@ -70,6 +70,26 @@ TEST(HostPacer, CostsOfTheOpsPhaseAndClass) {
   EXPECT_EQ(pacer.mark(), at(111));
 }
 
+TEST(HostPacer, AFusedAttentionKernelCostsOneAttentionCall) {
+  // The predictor's cost (issue_cost, the same function): 49.5 us for the kernel's first product, nothing
+  // for the later ones, as a framework that calls the kernel once (the default, kPerKernel).
+  HostCosts h = costs(99.5, 39.5, 0);
+  h.issue[static_cast<std::size_t>(HostPhase::kForward)][static_cast<std::size_t>(HostOpClass::kAttention)] =
+      microseconds(49.5);
+  h.attention_given[static_cast<std::size_t>(HostPhase::kForward)] = true;
+  Gemm first = make_gemm(8, 8, 8, 1, DataType::kBFloat16);
+  first.flash = true;
+  Gemm later = first;
+  later.flash_continued = true;
+  TickingClock clock;
+  HostPacer pacer(h, [&] { return clock.read(); });
+  pacer.begin_step();  // marks at 2
+  pacer.before_issue(op_of(first));
+  EXPECT_EQ(pacer.mark(), at(53));  // spins to 52 (> 2 + 49.5), marks 53
+  pacer.before_issue(op_of(later));
+  EXPECT_EQ(pacer.mark(), at(55));  // no cost: one read to check, one to mark
+}
+
 TEST(HostPacer, SyncsOnceBeforeTheFirstStepOpOfEachStep) {
   TickingClock clock;
   HostPacer pacer(costs(0, 0, 0, HostSync::kBeforeOptimizer), [&] { return clock.read(); });

@@ -74,6 +74,14 @@ TEST(SimulatorHost, AFusedAttentionKernelIsIssuedOnceWhereTheFrameworkCallsItOnc
   HostCosts each = per_op(2.0);
   each.attention = AttentionIssue::kPerProduct;
   EXPECT_DOUBLE_EQ(simulate(set, costs, {.host = &each}).step_time.value(), 7.0);
+  // With an attention figure of 4 s: a issued at 2, b at 6, c with b: 2..3, 6..7, 7..8; per product the
+  // figure is not charged (every product is a GEMM call: 7 s as above).
+  for (HostCosts* h : {&once, &each}) {
+    for (auto& phase : h->issue) phase[static_cast<std::size_t>(HostOpClass::kAttention)] = Seconds(4.0);
+    h->attention_given.fill(true);
+  }
+  EXPECT_DOUBLE_EQ(simulate(set, costs, {.host = &once}).step_time.value(), 8.0);
+  EXPECT_DOUBLE_EQ(simulate(set, costs, {.host = &each}).step_time.value(), 7.0);
   EXPECT_EQ(default_attention_issue("commscale"), AttentionIssue::kPerProduct);
   EXPECT_EQ(default_attention_issue("pytorch-eager"), AttentionIssue::kPerKernel);
 }
