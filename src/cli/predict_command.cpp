@@ -47,19 +47,17 @@ struct PredictArguments {
 };
 
 // The simulated ranks as a Chrome trace, one process per simulated rank named by its world rank.
-nlohmann::json trace_of(const ProgramSet& set, const predict::Simulation& sim) {
+ChromeTrace trace_of(const ProgramSet& set, const predict::Simulation& sim) {
   const predict::ReducedRun run = predict::reduced_run(set, sim);
-  nlohmann::json trace = chrome_trace(run.set, run.timeline);
-  for (nlohmann::json& e : trace["traceEvents"]) {
-    const auto i = e["pid"].get<std::size_t>();
-    const int rank = sim.simulated.at(i);
-    e["pid"] = rank;
-    if (e["name"] == "process_name") {
-      const int others = sim.class_size[i] - 1;
-      e["args"]["name"] =
-          others > 0 ? fmt::format("rank {} (and {} ranks like it)", rank, others) : fmt::format("rank {}", rank);
-    }
+  ChromeTrace trace = chrome_trace(run.set, run.timeline);
+  for (TraceName& n : trace.names) {
+    const auto i = static_cast<std::size_t>(n.pid);
+    n.pid = sim.simulated.at(i);
+    if (n.tid) continue;
+    const int others = sim.class_size[i] - 1;
+    n.name = others > 0 ? fmt::format("rank {} (and {} ranks like it)", n.pid, others) : fmt::format("rank {}", n.pid);
   }
+  for (TraceOp& op : trace.ops) op.pid = sim.simulated.at(static_cast<std::size_t>(op.pid));
   return trace;
 }
 
@@ -70,7 +68,7 @@ void write_extras(const PredictArguments& a, const PreparedStep& step, const pre
     doc["kind"] = "commscale-timeline";
     write_file_atomically(a.timeline_path, json_text(doc));
   }
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(trace_of(step.program, *p.simulation)));
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(nlohmann::json(trace_of(step.program, *p.simulation))));
 }
 
 int run_predict(PredictArguments& a) {

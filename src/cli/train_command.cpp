@@ -214,7 +214,7 @@ int run_train(const TrainArguments& a, const MpiComm& world) {
   print_train_text(std::cout, report);
   if (!a.json_path.empty()) write_file_atomically(a.json_path, json_text(train_json(report), 1));
   if (!a.csv_path.empty()) write_file_atomically(a.csv_path, train_csv(report));
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(chrome_trace(step.program, run.timeline)));
+  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(nlohmann::json(chrome_trace(step.program, run.timeline))));
   if (!a.timeline_path.empty()) write_file_atomically(a.timeline_path, json_text(nlohmann::json(run.timeline)));
   if (lines) {
     lines->append({{"record", "summary"}, {"summary", report.summary}});

@@ -27,6 +27,12 @@ JsonAt JsonAt::at(std::string_view key) const {
   return JsonAt(*it, place);
 }
 
+std::optional<JsonAt> JsonAt::nullable(std::string_view key) const {
+  JsonAt v = at(key);
+  if (v.value().is_null()) return std::nullopt;
+  return v;
+}
+
 JsonAt JsonAt::at(std::size_t index) const { return JsonAt(value_->at(index), fmt::format("{}[{}]", where_, index)); }
 
 double JsonAt::number(std::string_view key) const {
@@ -43,19 +49,20 @@ std::optional<double> JsonAt::optional_number(std::string_view key) const {
 
 double JsonAt::number_or(std::string_view key, double fallback) const { return optional_number(key).value_or(fallback); }
 
-bool JsonAt::flag_or(std::string_view key, bool fallback) const {
-  if (!has(key)) return fallback;
+bool JsonAt::flag(std::string_view key) const {
   const JsonAt v = at(key);
   if (!v.value().is_boolean())
     throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "true or false");
   return v.value().get<bool>();
 }
 
-std::string JsonAt::string(std::string_view key) const {
-  const JsonAt v = at(key);
-  if (!v.value().is_string())
-    throw InputError(v.where(), fmt::format("is a JSON {}", type_name(v.value())), "a string");
-  return printable(v.value().get<std::string>());  // names in result files reach the terminal too
+bool JsonAt::flag_or(std::string_view key, bool fallback) const { return has(key) ? flag(key) : fallback; }
+
+std::string JsonAt::string(std::string_view key) const { return at(key).as_string(); }
+
+std::string JsonAt::as_string() const {
+  if (!value_->is_string()) throw InputError(where_, fmt::format("is a JSON {}", type_name(*value_)), "a string");
+  return printable(value_->get<std::string>());  // names in result files reach the terminal too
 }
 
 std::string JsonAt::string_or(std::string_view key, std::string fallback) const {

@@ -24,11 +24,14 @@ class JsonAt {
 
   [[nodiscard]] JsonAt at(std::string_view key) const;  // must be present
   [[nodiscard]] JsonAt at(std::size_t index) const;
+  [[nodiscard]] std::optional<JsonAt> nullable(std::string_view key) const;  // must be present; null: none
   [[nodiscard]] double number(std::string_view key) const;
   [[nodiscard]] std::optional<double> optional_number(std::string_view key) const;  // absent or null: none
   [[nodiscard]] double number_or(std::string_view key, double fallback) const;     // absent or null: fallback
+  [[nodiscard]] bool flag(std::string_view key) const;                    // must be true or false
   [[nodiscard]] bool flag_or(std::string_view key, bool fallback) const;  // absent or null: fallback
   [[nodiscard]] std::string string(std::string_view key) const;
+  [[nodiscard]] std::string as_string() const;  // this value, which must be a string
   [[nodiscard]] std::string string_or(std::string_view key, std::string fallback) const;
   [[nodiscard]] std::vector<JsonAt> array(std::string_view key) const;  // must be an array
   [[nodiscard]] std::size_t size() const { return value_->size(); }

@@ -67,6 +67,20 @@ std::string_view relation_code(PcieRelation relation) noexcept {
   return "?";
 }
 
+std::string_view name(NvlinkRemote remote) noexcept {
+  switch (remote) {
+    case NvlinkRemote::kUnknown:
+      return "unknown";
+    case NvlinkRemote::kGpu:
+      return "gpu";
+    case NvlinkRemote::kSwitch:
+      return "nvswitch";
+    case NvlinkRemote::kOther:
+      return "other";
+  }
+  return "unknown";
+}
+
 std::string_view relation_meaning(PcieRelation relation) noexcept {
   switch (relation) {
     case PcieRelation::kUnknown:

@@ -31,6 +31,10 @@ namespace commscale {
 
 // "PIX", "PXB", "PHB", "NODE", "SYS", or "?" when unknown.
 [[nodiscard]] std::string_view relation_code(PcieRelation relation) noexcept;
+// relation_code under the name core/names.hpp's parse_by_name reads it back by.
+[[nodiscard]] inline std::string_view name(PcieRelation relation) noexcept { return relation_code(relation); }
+// What is at an NVLink's far end as topo files write it: "unknown", "gpu", "nvswitch", "other".
+[[nodiscard]] std::string_view name(NvlinkRemote remote) noexcept;
 // The legend line nvidia-smi prints for the code.
 [[nodiscard]] std::string_view relation_meaning(PcieRelation relation) noexcept;
 

@@ -125,6 +125,12 @@ FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
   return v;
 }
 
+Bytes largest_total(const std::vector<StageMemory>& stages) {
+  Bytes most;
+  for (const StageMemory& s : stages) most = std::max(most, s.bytes.total());
+  return most;
+}
+
 nlohmann::json memory_to_json(const StageMemory& s) {
   const MemoryBreakdown& b = s.bytes;
   return {{"stage", s.stage},
@@ -139,6 +145,19 @@ nlohmann::json memory_to_json(const StageMemory& s) {
           {"communication_bytes", b.communication.count()},
           {"workspace_bytes", b.workspace.count()},
           {"total_bytes", b.total().count()}};
+}
+
+StageMemory memory_from_json(const JsonAt& in) {
+  const auto bytes = [&](std::string_view key) { return Bytes(static_cast<std::uint64_t>(in.number(key))); };
+  StageMemory s;
+  s.stage = static_cast<int>(in.number("stage"));
+  s.parameters = static_cast<std::uint64_t>(in.number("parameters"));
+  s.layers = static_cast<int>(in.number("layers"));
+  s.layers_in_flight = in.number("layers_in_flight");
+  s.bytes = {bytes("weights_bytes"),     bytes("gradients_bytes"),     bytes("optimizer_bytes"),
+             bytes("activations_bytes"), bytes("logits_bytes"),        bytes("communication_bytes"),
+             bytes("workspace_bytes")};
+  return s;
 }
 
 }  // namespace commscale

@@ -67,6 +67,11 @@ struct FitVerdict {
 // up by name; this function only compares.
 [[nodiscard]] FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity);
 
+// The most any stage holds (0 with no stages): the memory a rank of the plan needs.
+[[nodiscard]] Bytes largest_total(const std::vector<StageMemory>& stages);
+
 [[nodiscard]] nlohmann::json memory_to_json(const StageMemory& s);
+// The inverse of memory_to_json, for `commscale report`; total_bytes is the parts' sum, not read.
+[[nodiscard]] StageMemory memory_from_json(const JsonAt& in);
 
 }  // namespace commscale

@@ -1,7 +1,11 @@
 #include "parallel/plan_summary.hpp"
 
+#include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
 #include "program/checker.hpp"
 #include "workload/flops.hpp"
 #include "workload/model_spec.hpp"
@@ -15,6 +19,40 @@ Flops program_gemm_flops(const std::vector<Op>& ops) {
     if (const auto* g = std::get_if<Gemm>(&op.payload)) total += g->flops;
   }
   return total;
+}
+
+// A key to_json derives from others must agree with them: a file that disagrees with itself was
+// edited, and the report would draw one figure from the key and another from the fields.
+void check_derived(const JsonAt& in, std::string_view key, double derived, std::string_view from) {
+  if (const double written = in.number(key); written != derived)
+    throw InputError(in.at(key).where(), fmt::format("is {}", written), fmt::format("{}, {}", derived, from));
+}
+
+StageSummary stage_from_json(const JsonAt& in) {
+  StageSummary stage;
+  stage.stage = static_cast<int>(in.number("stage"));
+  stage.ops = static_cast<std::size_t>(in.number("ops"));
+  stage.gemm_flops = Flops(in.number("gemm_flops"));
+  for (const JsonAt& t : in.array("traffic_per_step")) {
+    stage.traffic.push_back({t.string("group"), t.string("kind"), static_cast<std::uint64_t>(t.number("count")),
+                             Bytes(static_cast<std::uint64_t>(t.number("bytes")))});
+  }
+  return stage;
+}
+
+FitVerdict fit_from_json(const JsonAt& in, const std::vector<StageMemory>& memory) {
+  FitVerdict fit;
+  fit.capacity = Bytes(static_cast<std::uint64_t>(in.number("gpu_memory_bytes")));
+  fit.fits = in.flag("fits");
+  fit.worst_stage = static_cast<int>(in.number("worst_stage"));
+  if (fit.worst_stage < 0 || static_cast<std::size_t>(fit.worst_stage) >= memory.size()) {
+    throw InputError(in.at("worst_stage").where(), fmt::format("is {}", fit.worst_stage),
+                     fmt::format("a stage of memory_per_rank (0 to {})", memory.size() - 1));
+  }
+  fit.worst_total = memory[static_cast<std::size_t>(fit.worst_stage)].bytes.total();
+  fit.over = Bytes(static_cast<std::uint64_t>(in.number("over_bytes")));
+  fit.message = in.string("message");
+  return fit;
 }
 
 }  // namespace
@@ -83,11 +121,7 @@ PlanSummary summarize_plan(const TransformerConfig& m, const ParallelPlan& p, co
 
 nlohmann::json summary_to_json(const PlanSummary& s) {
   nlohmann::json memory = nlohmann::json::array();
-  std::uint64_t max_total = 0;
-  for (const StageMemory& stage : s.memory) {
-    memory.push_back(memory_to_json(stage));
-    max_total = std::max(max_total, stage.bytes.total().count());
-  }
+  for (const StageMemory& stage : s.memory) memory.push_back(memory_to_json(stage));
   nlohmann::json stages = nlohmann::json::array();
   for (const StageSummary& stage : s.stages) {
     nlohmann::json traffic = nlohmann::json::array();
@@ -109,7 +143,7 @@ nlohmann::json summary_to_json(const PlanSummary& s) {
                         {"model_flops_per_step", s.model_flops_per_step.value()},
                         {"hardware_flops_per_step", s.hardware_flops_per_step.value()},
                         {"memory_per_rank", memory},
-                        {"max_memory_per_rank_bytes", max_total},
+                        {"max_memory_per_rank_bytes", largest_total(s.memory).count()},
                         {"stages", stages},
                         {"program_deadlock_free", s.program_problems.empty()},
                         {"program_problems", s.program_problems}};
@@ -121,6 +155,29 @@ nlohmann::json summary_to_json(const PlanSummary& s) {
                   {"message", s.fit->message}};
   }
   return doc;
+}
+
+PlanSummary summary_from_json(const JsonAt& in) {
+  PlanSummary s;
+  s.model = model_from_json(in.at("model"));
+  s.plan = plan_from_json(in.at("plan"));
+  check_derived(in, "world_size", world_size(s.plan), "dp × tp × pp of its plan");
+  s.parameters = static_cast<std::uint64_t>(in.number("parameters"));
+  s.microbatches = static_cast<int>(in.number("microbatches_per_step"));
+  s.model_flops_per_step = Flops(in.number("model_flops_per_step"));
+  s.hardware_flops_per_step = Flops(in.number("hardware_flops_per_step"));
+  for (const JsonAt& m : in.array("memory_per_rank")) s.memory.push_back(memory_from_json(m));
+  check_derived(in, "max_memory_per_rank_bytes", static_cast<double>(largest_total(s.memory).count()),
+                "the largest total_bytes of memory_per_rank");
+  for (const JsonAt& stage : in.array("stages")) s.stages.push_back(stage_from_json(stage));
+  for (const JsonAt& problem : in.array("program_problems")) s.program_problems.push_back(problem.as_string());
+  const bool proven = s.program_problems.empty();
+  if (in.flag_or("program_deadlock_free", proven) != proven) {
+    throw InputError(in.at("program_deadlock_free").where(), fmt::format("is {}", !proven),
+                     fmt::format("{}, as program_problems says", proven));
+  }
+  if (in.has("fit")) s.fit = fit_from_json(in.at("fit"), s.memory);
+  return s;
 }
 
 }  // namespace commscale

@@ -52,5 +52,10 @@ struct PlanSummary {
 
 // The --json document: schema_version, model, plan, model_flops_per_step, memory per rank in bytes, ...
 [[nodiscard]] nlohmann::json summary_to_json(const PlanSummary& s);
+// Its inverse, for `commscale report`: summary_to_json(summary_from_json(doc)) is doc without the
+// command line and context `plan` adds. What to_json derives (world_size, max_memory_per_rank_bytes,
+// program_deadlock_free; fit.worst_total) is not read into the struct: the first two must be present
+// and agree with the plan and the memory, the third must agree when present. Errors name file and key.
+[[nodiscard]] PlanSummary summary_from_json(const JsonAt& in);
 
 }  // namespace commscale

@@ -6,8 +6,8 @@
 namespace commscale {
 namespace {
 
-nlohmann::json op_args(const Op& op, int step) {
-  nlohmann::json args = {{"step", step}, {"phase", name(op.phase)}};
+nlohmann::json op_annotations(const Op& op) {
+  nlohmann::json args = {{"phase", name(op.phase)}};
   if (op.microbatch >= 0) args["microbatch"] = op.microbatch;
   if (op.layer >= 0) args["layer"] = op.layer;
   if (const auto* g = std::get_if<Gemm>(&op.payload)) {
@@ -30,17 +30,12 @@ nlohmann::json op_args(const Op& op, int step) {
 
 }  // namespace
 
-nlohmann::json chrome_trace(const ProgramSet& set, const Timeline& timeline) {
-  nlohmann::json events = nlohmann::json::array();
+ChromeTrace chrome_trace(const ProgramSet& set, const Timeline& timeline) {
+  ChromeTrace trace;
+  trace.engine = timeline.engine;
   for (int r = 0; r < set.world_size; ++r) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", r}, {"args", {{"name", "rank " + std::to_string(r)}}}});
-    for (int s = 0; s < kStreamCount; ++s) {
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", r},
-                        {"tid", s},
-                        {"args", {{"name", std::string(name(static_cast<Stream>(s)))}}}});
-    }
+    trace.names.push_back({r, std::nullopt, "rank " + std::to_string(r)});
+    for (int s = 0; s < kStreamCount; ++s) trace.names.push_back({r, s, std::string(name(static_cast<Stream>(s)))});
   }
   // Where each step starts on the common time axis: after the latest end of the steps before it.
   std::vector<double> step_end(static_cast<std::size_t>(std::max(timeline.steps, 0)), 0.0);
@@ -52,17 +47,62 @@ nlohmann::json chrome_trace(const ProgramSet& set, const Timeline& timeline) {
   for (std::size_t s = 1; s < offset.size(); ++s) offset[s] = offset[s - 1] + step_end[s - 1];
   for (const TimelineEvent& e : timeline.events) {
     const Op& op = ops_of(set, e.rank).at(e.op);
-    const double start_us = (offset[static_cast<std::size_t>(e.step)] + e.start.value()) * 1e6;
-    events.push_back({{"name", op.name},
-                      {"cat", std::string(name(op.stream))},
-                      {"ph", "X"},
-                      {"pid", e.rank},
-                      {"tid", static_cast<int>(op.stream)},
-                      {"ts", start_us},
-                      {"dur", (e.end - e.start).value() * 1e6},
-                      {"args", op_args(op, e.step)}});
+    trace.ops.push_back({op.name, std::string(name(op.stream)), e.rank, static_cast<int>(op.stream),
+                         (offset[static_cast<std::size_t>(e.step)] + e.start.value()) * 1e6,
+                         (e.end - e.start).value() * 1e6, e.step, op_annotations(op)});
   }
-  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", {{"engine", timeline.engine}}}};
+  return trace;
+}
+
+void to_json(nlohmann::json& out, const ChromeTrace& trace) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const TraceName& n : trace.names) {
+    nlohmann::json e = {{"name", n.tid ? "thread_name" : "process_name"}, {"ph", "M"}, {"pid", n.pid}};
+    if (n.tid) e["tid"] = *n.tid;
+    e["args"] = {{"name", n.name}};
+    events.push_back(std::move(e));
+  }
+  for (const TraceOp& op : trace.ops) {
+    nlohmann::json args = op.annotations;
+    args["step"] = op.step;
+    events.push_back({{"name", op.name},
+                      {"cat", op.category},
+                      {"ph", "X"},
+                      {"pid", op.pid},
+                      {"tid", op.tid},
+                      {"ts", op.start_us},
+                      {"dur", op.duration_us},
+                      {"args", std::move(args)}});
+  }
+  out = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  if (trace.engine) out["otherData"] = {{"engine", *trace.engine}};
+}
+
+ChromeTrace chrome_trace_from_json(const JsonAt& in) {
+  ChromeTrace trace;
+  for (const JsonAt& e : in.array("traceEvents")) {
+    const std::string phase = e.string_or("ph", "");
+    if (phase == "M") {
+      if (!e.has("args") || !e.at("args").has("name")) continue;
+      const std::string what = e.string("name");
+      const int pid = static_cast<int>(e.number_or("pid", 0));
+      if (what == "process_name") trace.names.push_back({pid, std::nullopt, e.at("args").string("name")});
+      if (what == "thread_name")
+        trace.names.push_back({pid, static_cast<int>(e.number_or("tid", 0)), e.at("args").string("name")});
+    } else if (phase == "X") {
+      TraceOp op{e.string_or("name", "op"), e.string_or("cat", "op"), static_cast<int>(e.number("pid")),
+                 static_cast<int>(e.number("tid")), e.number("ts"), e.number_or("dur", 0.0), 0,
+                 nlohmann::json::object()};
+      if (e.has("args") && e.at("args").value().is_object()) {
+        op.step = static_cast<int>(e.at("args").number_or("step", 0));
+        op.annotations = e.at("args").value();
+        op.annotations.erase("step");
+      }
+      trace.ops.push_back(std::move(op));
+    }
+  }
+  if (in.has("otherData") && in.at("otherData").has("engine")) trace.engine = in.at("otherData").string("engine");
+  return trace;
 }
 
 }  // namespace commscale

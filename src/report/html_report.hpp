@@ -48,7 +48,5 @@ struct CeilingChoice {
 
 // "dp 2 × tp 2 × pp 1, micro-batch 1, global 8": every field in which two plans differ.
 [[nodiscard]] std::string plan_label(const ParallelPlan& plan);
-// plan_label of a plan object (plan_from_json); "" when it is not an object.
-[[nodiscard]] std::string describe_plan_json(const JsonAt& plan);
 
 }  // namespace commscale

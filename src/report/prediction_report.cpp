@@ -72,11 +72,7 @@ void print_memory(std::ostream& out, const Prediction& p) {
 
 nlohmann::json prediction_to_json(const Prediction& p) {
   nlohmann::json memory = nlohmann::json::array();
-  std::uint64_t most = 0;
-  for (const StageMemory& s : p.memory) {
-    memory.push_back(memory_to_json(s));
-    most = std::max(most, s.bytes.total().count());
-  }
+  for (const StageMemory& s : p.memory) memory.push_back(memory_to_json(s));
   nlohmann::json by_link = nlohmann::json::object();
   for (const auto& [link, t] : p.exposed_by_link) by_link[link] = t.value();
   return {{"schema_version", kPredictionSchemaVersion},
@@ -108,7 +104,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
           {"groups", groups_json(p)},
           {"exposed_comm_by_link_s", by_link},
           {"memory_per_rank", memory},
-          {"max_memory_per_rank_bytes", most},
+          {"max_memory_per_rank_bytes", largest_total(p.memory).count()},
           {"fit",
            {{"gpu_memory_bytes", p.fit.capacity.count()},
             {"fits", p.fit.fits},

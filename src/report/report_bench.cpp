@@ -10,6 +10,7 @@
 #include "report/bench_reporters.hpp"
 #include "report/charts.hpp"
 #include "report/p2p_reporters.hpp"
+#include "report/topo_reporters.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
@@ -284,23 +285,18 @@ std::vector<HtmlSection> p2p_sections(const ResultRefs& p2p) {
 std::vector<HtmlSection> topo_sections(const ResultRefs& topo) {
   std::vector<HtmlSection> out;
   for (const ResultFile* f : topo) {
-    const JsonAt root = root_of(*f);
+    const TopoFile t = topo_from_json(root_of(*f));
     HtmlSection s;
     s.id = "topo-" + std::to_string(out.size());
     s.title = "topo: " + f->label;
-    s.paragraphs.push_back(fmt::format("Host {}: {} GPUs, driver {}, CUDA {}.", root.string_or("host", "?"),
-                                       root.array("gpus").size(), root.string_or("gpu_driver", "?"),
-                                       root.string_or("cuda_driver", "?")));
+    s.paragraphs.push_back(
+        fmt::format("Host {}: {} GPUs, driver {}, CUDA {}.", t.host, t.gpus.size(), t.gpu_driver, t.cuda_driver));
     HtmlTable gpus{"GPUs", {"device", "name", "PCI bus", "catalog GPU"}, {}};
-    for (const JsonAt& g : root.array("gpus")) {
-      gpus.rows.push_back({fmt::format("{}", g.number("device")), g.string_or("name", ""),
-                           g.string_or("pci_bus_id", ""), g.string_or("catalog_gpu", "")});
-    }
+    for (const DiscoveredGpu& g : t.gpus) gpus.rows.push_back({fmt::format("{}", g.device), g.name, g.pci_bus_id, g.catalog_gpu});
     HtmlTable pairs{"pairs", {"a", "b", "link", "NVLink lanes", "P2P access"}, {}};
-    for (const JsonAt& p : root.array("pairs")) {
-      pairs.rows.push_back({fmt::format("{}", p.number("a")), fmt::format("{}", p.number("b")), p.string_or("link", ""),
-                            fmt::format("{}", p.optional_number("nvlink_lanes").value_or(0)),
-                            p.has("can_access_peer") ? p.value().at("can_access_peer").dump() : ""});
+    for (const TopoPair& p : t.pairs) {
+      pairs.rows.push_back({fmt::format("{}", p.a), fmt::format("{}", p.b), p.link, fmt::format("{}", p.nvlink_lanes),
+                            p.facts.can_access_peer ? "true" : "false"});
     }
     s.tables.push_back(std::move(gpus));
     if (!pairs.rows.empty()) s.tables.push_back(std::move(pairs));

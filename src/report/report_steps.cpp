@@ -10,9 +10,11 @@
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
+#include "parallel/plan_summary.hpp"
 #include "program/step_summary.hpp"
 #include "report/html_report.hpp"
 #include "report/search_report.hpp"
+#include "workload/model_spec.hpp"
 
 namespace commscale {
 namespace {
@@ -109,10 +111,6 @@ HtmlSection breakdown_section(std::string id, std::string title, std::string int
   return s;
 }
 
-std::string model_name(const JsonAt& root) {
-  return root.has("model") && root.at("model").has("name") ? root.at("model").string("name") : std::string("model");
-}
-
 }  // namespace
 
 // Every field in which two plans can differ, in plan_to_json's names; defaults are left out.
@@ -132,12 +130,8 @@ std::string plan_label(const ParallelPlan& p) {
   return out;
 }
 
-std::string describe_plan_json(const JsonAt& plan) {
-  return plan.value().is_object() ? plan_label(plan_from_json(plan)) : std::string();
-}
-
-// Measured and predicted steps are drawn side by side only when model and plan are the same (their
-// JSON equal); the others are drawn apart, each bar naming its own model and plan.
+// Measured and predicted steps are drawn side by side only when model and plan are the same (every
+// field equal); the others are drawn apart, each bar naming its own model and plan.
 std::vector<HtmlSection> step_sections(const ResultRefs& train, const ResultRefs& predicted) {
   if (train.empty() && predicted.empty()) return {};
   std::vector<StepEntry> entries;
@@ -151,13 +145,13 @@ std::vector<HtmlSection> step_sections(const ResultRefs& train, const ResultRefs
       const std::string label = plan ? plan_label(*plan) : std::string();
       std::string where = f->label;
       if (root.has("cluster") && root.at("cluster").has("name")) where = root.at("cluster").string("name");
-      // The model is told apart by its whole object (the report draws only its name).
-      const std::string model_key = root.has("model") ? root.at("model").value().dump() : std::string();
-      const std::string key = model_key + " | " + (plan ? plan_to_json(*plan).dump() : std::string());
+      // The model is told apart by all its fields (the report draws only its name).
+      const TransformerConfig model = model_from_json(root.at("model"));
+      const std::string key = model_to_json(model).dump() + " | " + (plan ? plan_to_json(*plan).dump() : std::string());
       JobSummary summary;
       from_json(root.at("summary"), summary);
       sources[key].insert(source);
-      entries.push_back({key, fmt::format("{} on {}: {}, {}", source, where, model_name(root), label), source, label,
+      entries.push_back({key, fmt::format("{} on {}: {}, {}", source, where, model.name, label), source, label,
                          figures_of(summary)});
     }
   }
@@ -216,13 +210,12 @@ std::vector<HtmlSection> plan_sections(const ResultRefs& plans) {
   s.title = "plans: memory per rank";
   HtmlTable t{"plans", {"file", "model", "plan", "ranks", "largest rank GiB", "fits", "deadlock-free"}, {}};
   for (const ResultFile* f : plans) {
-    const JsonAt root = root_of(*f);
-    std::string fits = "no GPU memory given";
-    if (root.has("fit")) fits = root.at("fit").flag_or("fits", false) ? "yes" : "no";
-    t.rows.push_back({f->label, model_name(root), describe_plan_json(root.at("plan")),
-                      fmt::format("{}", root.number("world_size")),
-                      fmt::format("{:.2f}", root.number("max_memory_per_rank_bytes") / (1024.0 * 1024.0 * 1024.0)),
-                      fits, root.flag_or("program_deadlock_free", false) ? "yes" : "no"});
+    const PlanSummary plan = summary_from_json(root_of(*f));
+    const auto largest = static_cast<double>(largest_total(plan.memory).count());
+    const std::string fits = !plan.fit ? "no GPU memory given" : plan.fit->fits ? "yes" : "no";
+    t.rows.push_back({f->label, plan.model.name, plan_label(plan.plan), fmt::format("{}", world_size(plan.plan)),
+                      fmt::format("{:.2f}", largest / (1024.0 * 1024.0 * 1024.0)), fits,
+                      plan.program_problems.empty() ? "yes" : "no"});
   }
   s.tables.push_back(std::move(t));
   return {s};

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/charts.hpp"
+#include "report/chrome_trace.hpp"
 #include "report/html_report.hpp"
 
 namespace commscale {
@@ -20,21 +21,16 @@ struct TraceNames {
   std::map<std::pair<int, int>, std::string> threads;
 };
 
-TraceNames trace_names(const std::vector<JsonAt>& events) {
+TraceNames trace_names(const ChromeTrace& trace) {
   TraceNames n;
-  for (const JsonAt& e : events) {
-    if (e.string_or("ph", "") != "M" || !e.has("args") || !e.at("args").has("name")) continue;
-    const int pid = static_cast<int>(e.optional_number("pid").value_or(0));
-    if (e.string("name") == "process_name") n.processes[pid] = e.at("args").string("name");
-    if (e.string("name") == "thread_name") {
-      n.threads[{pid, static_cast<int>(e.optional_number("tid").value_or(0))}] = e.at("args").string("name");
+  for (const TraceName& name : trace.names) {
+    if (name.tid) {
+      n.threads[{name.pid, *name.tid}] = name.name;
+    } else {
+      n.processes[name.pid] = name.name;
     }
   }
   return n;
-}
-
-int step_of(const JsonAt& e) {
-  return e.has("args") && e.at("args").has("step") ? static_cast<int>(e.at("args").number("step")) : 0;
 }
 
 }  // namespace
@@ -42,18 +38,16 @@ int step_of(const JsonAt& e) {
 std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOptions& options) {
   std::vector<HtmlSection> out;
   for (const ResultFile* f : traces) {
-    const std::vector<JsonAt> events = root_of(*f).array("traceEvents");
-    const TraceNames names = trace_names(events);
+    const ChromeTrace trace = chrome_trace_from_json(root_of(*f));
+    const TraceNames names = trace_names(trace);
     int first_step = -1;
-    for (const JsonAt& e : events) {
-      if (e.string_or("ph", "") == "X") first_step = first_step < 0 ? step_of(e) : std::min(first_step, step_of(e));
-    }
+    for (const TraceOp& op : trace.ops) first_step = first_step < 0 ? op.step : std::min(first_step, op.step);
     std::map<std::pair<int, int>, std::size_t> lane_of;
-    std::vector<const JsonAt*> shown;
-    for (const JsonAt& e : events) {
-      if (e.string_or("ph", "") != "X" || step_of(e) != first_step) continue;
-      lane_of.emplace(std::pair{static_cast<int>(e.number("pid")), static_cast<int>(e.number("tid"))}, 0);
-      shown.push_back(&e);
+    std::vector<const TraceOp*> shown;
+    for (const TraceOp& op : trace.ops) {
+      if (op.step != first_step) continue;
+      lane_of.emplace(std::pair{op.pid, op.tid}, 0);
+      shown.push_back(&op);
     }
     TimelineChart chart;
     chart.title = fmt::format("{}: step {} on every rank and stream", f->label, first_step);
@@ -68,25 +62,20 @@ std::vector<HtmlSection> trace_sections(const ResultRefs& traces, const ReportOp
                                         t != names.threads.end() ? t->second : fmt::format("tid {}", key.second)));
     }
     std::size_t dropped = 0;
-    for (const JsonAt* e : shown) {
-      const std::size_t l = lane_of.at({static_cast<int>(e->number("pid")), static_cast<int>(e->number("tid"))});
+    for (const TraceOp* op : shown) {
+      const std::size_t l = lane_of.at({op->pid, op->tid});
       if (l >= kMaxLanes || chart.spans.size() >= kMaxSpans) {
         ++dropped;
         continue;
       }
-      const double start_ms = e->number("ts") / 1e3;
-      chart.spans.push_back({l, start_ms, start_ms + e->optional_number("dur").value_or(0.0) / 1e3,
-                             e->string_or("name", "op"), e->string_or("cat", "op")});
+      const double start_ms = op->start_us / 1e3;
+      chart.spans.push_back({l, start_ms, start_ms + op->duration_us / 1e3, op->name, op->category});
     }
     if (chart.lanes.size() > kMaxLanes) chart.lanes.resize(kMaxLanes);
     HtmlSection s;
     s.id = "timeline-" + std::to_string(out.size());
     s.title = "step timeline: " + f->label;
-    const JsonAt root = root_of(*f);
-    if (root.has("otherData") && root.at("otherData").has("engine")) {
-      // "executor" (train, measured) or the predictor's engine.
-      s.paragraphs.push_back("Timeline engine: " + root.at("otherData").string("engine") + ".");
-    }
+    if (trace.engine) s.paragraphs.push_back("Timeline engine: " + *trace.engine + ".");
     s.paragraphs.push_back(
         "Every op of the first timed step, one lane per rank and stream (hover for the op). The "
         "whole trace opens in Perfetto (ui.perfetto.dev → Open trace file) or chrome://tracing.");

@@ -125,6 +125,8 @@ TransformerConfig model_from_json(const json& doc, std::string_view origin) {
   return m;
 }
 
+TransformerConfig model_from_json(const JsonAt& in) { return model_from_json(in.value(), in.where()); }
+
 TransformerConfig load_model_file(const std::string& path, std::optional<std::int64_t> seq, std::string_view flag) {
   // Checked without opening: a pipe (`<(cat model.json)`) can be read only once.
   if (::access(path.c_str(), R_OK) != 0) {

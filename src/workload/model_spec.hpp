@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_at.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
@@ -60,5 +61,10 @@ struct ModelSource {
 [[nodiscard]] TransformerConfig load_model_file(const std::string& path, std::optional<std::int64_t> seq = std::nullopt,
                                                 std::string_view flag = "--model-file");
 [[nodiscard]] nlohmann::json model_to_json(const TransformerConfig& m);
+// The model block of a result file (train, predict, plan), read back by the model file's rules:
+// model_from_json(model_to_json(m)) == m for every valid model. A file written before dropout was a
+// model property has no "dropout": every model then had dropout, as the default says. Errors name
+// the file and key ("run.json: model: heads").
+[[nodiscard]] TransformerConfig model_from_json(const JsonAt& in);
 
 }  // namespace commscale

@@ -37,6 +37,7 @@ struct TransformerConfig {
   bool dropout = true;
   bool tied_embeddings = true;
   DataType dtype = DataType::kBFloat16;  // weights, activations, gradients
+  bool operator==(const TransformerConfig&) const = default;
 };
 
 [[nodiscard]] std::string_view name(MlpActivation a) noexcept;      // gelu swiglu

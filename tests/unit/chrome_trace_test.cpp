@@ -14,7 +14,7 @@ TEST(ChromeTrace, ProcessesThreadsAndStepsEndToEnd) {
   set.ranks = {RankProgram{0, 0, {}}};
   // Two steps of 2 ms each: the second is placed after the first ends.
   const Timeline t{"executor", 1, 2, {{0, 0, 0, Seconds(0.0005), Seconds(0.002)}, {0, 1, 0, Seconds(0.0), Seconds(0.002)}}};
-  const nlohmann::json trace = chrome_trace(set, t);
+  const nlohmann::json trace(chrome_trace(set, t));
   const nlohmann::json& events = trace.at("traceEvents");
   ASSERT_EQ(events.size(), 1u + kStreamCount + 2u);  // a process name, a thread name per stream, two ops
   EXPECT_EQ(events[0]["ph"], "M");
@@ -44,7 +44,7 @@ TEST(ChromeTrace, MemoryKernelsNameTheirKind) {
   set.ranks = {RankProgram{0, 0, {}}};
   const Timeline t{"predictor", 1, 1,
                    {{0, 0, 0, Seconds(0.0), Seconds(0.001)}, {0, 0, 1, Seconds(0.001), Seconds(0.002)}}};
-  const nlohmann::json events = chrome_trace(set, t).at("traceEvents");
+  const nlohmann::json events = nlohmann::json(chrome_trace(set, t)).at("traceEvents");
   const nlohmann::json& a = events[1 + kStreamCount]["args"];
   EXPECT_EQ(a["kernel"], "softmax");
   EXPECT_EQ(a["kernels"], "eager");

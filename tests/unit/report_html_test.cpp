@@ -15,6 +15,8 @@
 #include "report/charts.hpp"
 #include "report/html_report.hpp"
 #include "report/progress.hpp"
+#include "workload/model_spec.hpp"
+#include "workload/presets.hpp"
 
 namespace commscale {
 namespace {
@@ -216,7 +218,7 @@ TEST(ReportPlan, LabelNamesEveryFieldThatTellsPlansApart) {
                                {"chunks", 1},
                                {"order", "tp-dp-pp"},
                                {"bucket_bytes", 25 * 1024 * 1024}};
-  const auto label = [](const nlohmann::json& p) { return describe_plan_json(JsonAt(p, "plan")); };
+  const auto label = [](const nlohmann::json& p) { return plan_label(plan_from_json(JsonAt(p, "plan"))); };
   EXPECT_EQ(label(base), "dp 2 × tp 2 × pp 2, interleaved, micro-batch 1, global 16");
   const std::vector<std::pair<std::string, nlohmann::json>> changes = {
       {"recompute", "selective"}, {"sequence_parallel", true}, {"flash_attention", true}, {"chunks", 2},
@@ -369,7 +371,7 @@ TEST(ReportSteps, MeasuredAndPredictedBreakdownsSideBySide) {
   const nlohmann::json plan = {{"dp", 2}, {"tp", 1}, {"pp", 1}};
   const nlohmann::json groups = {{"dp", {{"busy_s", 0.3}, {"exposed_s", 0.1}}}};
   const ResultFile train = file_of("train.json", {{"kind", "commscale-train"},
-                                                  {"model", {{"name", "tiny"}}},
+                                                  {"model", model_to_json(find_preset("tiny", ""))},
                                                   {"plan", plan},
                                                   {"summary",
                                                    {{"step_time_s", 1.0},
@@ -380,7 +382,7 @@ TEST(ReportSteps, MeasuredAndPredictedBreakdownsSideBySide) {
                                                     {"mfu", nullptr},
                                                     {"tokens_per_s", 100.0}}}});
   const ResultFile predicted = file_of("predict.json", {{"kind", "commscale-prediction"},
-                                                        {"model", {{"name", "tiny"}}},
+                                                        {"model", model_to_json(find_preset("tiny", ""))},
                                                         {"plan", plan},
                                                         {"cluster", {{"name", "a100"}}},
                                                         {"summary",
@@ -414,7 +416,7 @@ TEST(ReportSteps, StepsOfDifferentPlansAreDrawnApart) {
   const nlohmann::json summary = {
       {"step_time_s", 1.0}, {"compute_s", 0.8}, {"exposed_comm_s", 0.1}, {"bubble_s", 0.1}, {"tokens_per_s", 1.0}};
   const auto step = [&](const char* name, const char* kind, const nlohmann::json& p) {
-    return file_of(name, {{"kind", kind}, {"model", {{"name", "tiny"}}}, {"plan", p}, {"summary", summary}});
+    return file_of(name, {{"kind", kind}, {"model", model_to_json(find_preset("tiny", ""))}, {"plan", p}, {"summary", summary}});
   };
   const ResultFile train = step("train.json", "commscale-train", plan);
   const ResultFile other = step("predict.json", "commscale-prediction", flash);
@@ -444,11 +446,11 @@ TEST(ReportSteps, APlanWithoutLaterKeysPairsWithItsDefaults) {
   const nlohmann::json summary = {
       {"step_time_s", 1.0}, {"compute_s", 0.8}, {"exposed_comm_s", 0.1}, {"bubble_s", 0.1}, {"tokens_per_s", 1.0}};
   const ResultFile train = file_of("train.json", {{"kind", "commscale-train"},
-                                                  {"model", {{"name", "tiny"}}},
+                                                  {"model", model_to_json(find_preset("tiny", ""))},
                                                   {"plan", old_plan},
                                                   {"summary", summary}});
   const ResultFile predicted = file_of("predict.json", {{"kind", "commscale-prediction"},
-                                                        {"model", {{"name", "tiny"}}},
+                                                        {"model", model_to_json(find_preset("tiny", ""))},
                                                         {"plan", new_plan},
                                                         {"summary", summary}});
   const std::vector<HtmlSection> s = step_sections({&train}, {&predicted});
