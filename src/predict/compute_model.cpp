@@ -89,8 +89,8 @@ double ComputeModel::default_efficiency(const Gemm& g) const {
   const double tiles = std::ceil(static_cast<double>(g.m) / kGemmTile) *
                        std::ceil(static_cast<double>(g.n) / kGemmTile) * static_cast<double>(g.batch);
   const double k = static_cast<double>(g.k);
-  const double split = tiles < sms ? std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / kGemmSplitDepth)))
-                                   : 1.0;
+  const double split =
+      tiles < sms ? std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / kGemmSplitDepth))) : 1.0;
   const double waves = std::ceil(tiles * split / sms);
   const double useful = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.batch) * split;
   const double quantized = waves > 0 ? useful / (waves * sms * kGemmTile * kGemmTile) : 1.0;
@@ -122,8 +122,7 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
   // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
   // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
-  const Seconds floor =
-      m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
+  const Seconds floor = m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
   return std::max(Seconds(std::max(math, memory)), floor);
 }
 

@@ -38,25 +38,25 @@ constexpr Recompute kFull = Recompute::kFull;
 
 std::vector<Golden> goldens() {
   return {
-      {"hgx-a100", "gpt3-1.3b", plan(8, 1, 1, 1, kNone, 2), true, 30.905638, 0.984551055, 0.484557657, 0.0155619147},
-      {"rtx4090-8x-pcie", "gpt3-1.3b", plan(8, 1, 1, 1, kNone), true, 19.827513, 2.02350036, 0.44527157, 0.214610022},
-      {"rtx3090-4x-nvlink-pairs", "gpt3-1.3b", plan(4, 1, 1, 1, kSelective), true, 14.168255, 9.167386, 0.457366577,
-       0.16222692},
-      {"rtx5090-8x-pcie", "gpt3-1.3b", plan(8, 1, 1, 1, kNone), true, 19.827513, 1.65949282, 0.428133184, 0.0971418779},
-      {"hgx-a100", "llama2-7b", plan(4, 2, 1, 1, kNone, 1, true), true, 48.2409935, 9.05069938, 0.534776105,
-       0.35651507},
-      {"rtx4090-8x-pcie", "llama2-7b", plan(4, 1, 2, 2, kFull), true, 20.257996, 23.5026501, 0.38893932, 0.45858041},
-      {"rtx3090-4x-nvlink-pairs", "llama2-7b", plan(1, 4, 1, 0, kFull, 1, true), false, 27.477600, 138.457824,
-       0.30722947, 39.066909},
-      {"rtx5090-8x-pcie", "llama2-7b", plan(4, 2, 1, 2, kSelective), true, 29.5340786, 16.4678934, 0.437710187,
-       1.60506146},
-      {"hgx-a100", "llama2-13b", plan(2, 4, 1, 1, kNone, 1, true), true, 51.2189503, 17.1866356, 0.532722877,
+      {"hgx-a100", "gpt3-1.3b", plan(8, 1, 1, 1, kNone, 2), true, 30.905638, 0.929698139, 0.513146936, 0.0155477729},
+      {"rtx4090-8x-pcie", "gpt3-1.3b", plan(8, 1, 1, 1, kNone), true, 19.827513, 1.94477261, 0.463296932, 0.221422536},
+      {"rtx3090-4x-nvlink-pairs", "gpt3-1.3b", plan(4, 1, 1, 1, kSelective), true, 14.168255, 8.3857628, 0.499996966,
+       0.162211963},
+      {"rtx5090-8x-pcie", "gpt3-1.3b", plan(8, 1, 1, 1, kNone), true, 19.827513, 1.54393688, 0.460176808, 0.097131677},
+      {"hgx-a100", "llama2-7b", plan(4, 2, 1, 1, kNone, 1, true), true, 48.2409935, 8.30530757, 0.582771646,
+       0.35649701},
+      {"rtx4090-8x-pcie", "llama2-7b", plan(4, 1, 2, 2, kFull), true, 20.257996, 21.6495221, 0.422231247, 0.458526154},
+      {"rtx3090-4x-nvlink-pairs", "llama2-7b", plan(1, 4, 1, 0, kFull, 1, true), false, 27.477600, 127.908341,
+       0.332568804, 39.066909},
+      {"rtx5090-8x-pcie", "llama2-7b", plan(4, 2, 1, 2, kSelective), true, 29.5340786, 15.0801591, 0.477989963,
+       1.60503565},
+      {"hgx-a100", "llama2-13b", plan(2, 4, 1, 1, kNone, 1, true), true, 51.2189503, 15.8428874, 0.577906898,
        1.45568692},
-      {"rtx4090-8x-pcie", "llama2-13b", plan(1, 8, 1, 0, kFull, 1, true), false, 26.505692, 123.740431, 0.139741417,
-       80.1904121},
-      {"rtx3090-4x-nvlink-pairs", "llama2-13b", plan(1, 4, 1, 0, kFull, 1, true), false, 51.005203, 238.973539,
-       0.336719789, 60.761817},
-      {"rtx5090-8x-pcie", "llama2-13b", plan(2, 1, 4, 2, kFull), true, 31.523563, 34.6133863, 0.393929671, 0.220500335},
+      {"rtx4090-8x-pcie", "llama2-13b", plan(1, 8, 1, 0, kFull, 1, true), false, 26.505692, 120.966406, 0.142945994,
+       81.3406393},
+      {"rtx3090-4x-nvlink-pairs", "llama2-13b", plan(1, 4, 1, 0, kFull, 1, true), false, 51.005203, 219.532125,
+       0.366539155, 60.761817},
+      {"rtx5090-8x-pcie", "llama2-13b", plan(2, 1, 4, 2, kFull), true, 31.523563, 31.0644264, 0.438934223, 0.220450311},
   };
 }
 
@@ -77,7 +77,9 @@ TEST(GoldenPredictions, CatalogClusters) {
 // without embedding (train --model gpt3-6.7b --layers 8 --vocab 0 --micro-batch 2 --global-batch 8) on
 // one H200 and on two over NVLink (h200x2), host-staged (h200x2-nop2p: NCCL_P2P_DISABLE=1) and sockets
 // (h200x2-sockets: P2P and SHM disabled), each with tp 2, dp 2 and pp 2. Pinned before any of them was
-// measured, so that the measurement checks these numbers and not later ones.
+// measured, so that the measurement checks these numbers and not later ones; moved once since, by the
+// default compute model's refit to calibrate's rows (2026-12-03: steps 2-9% shorter, the communication
+// unchanged; the 2-GPU runs are still to be measured).
 struct GpuMachineGolden {
   std::string cluster;
   int dp, tp, pp;
@@ -90,16 +92,16 @@ TEST(GoldenPredictions, AccuracyRunsOnTheGpuMachine) {
   m.layers = 8;
   m.vocab = 0;
   const std::vector<GpuMachineGolden> goldens = {
-      {"h200x1", 1, 1, 1, "", 40.2563477, 0.336208803, 0.515584135, 0, 0},
-      {"h200x2", 1, 2, 1, "nvlink", 21.7546387, 0.181444356, 0.47767792, 0.00883847981, 0},
-      {"h200x2", 2, 1, 1, "nvlink", 40.2563477, 0.173710618, 0.49894453, 0.000326830437, 0},
-      {"h200x2", 1, 1, 2, "nvlink", 28.2531738, 0.209350461, 0.414004165, 0.000538804988, 0.040706254},
-      {"h200x2-nop2p", 1, 2, 1, "host_staged", 21.7546387, 0.310450882, 0.279180919, 0.137845006, 0},
-      {"h200x2-nop2p", 2, 1, 1, "host_staged", 40.2563477, 0.242424706, 0.357521162, 0.0690409185, 0},
-      {"h200x2-nop2p", 1, 1, 2, "host_staged", 28.2531738, 0.213839083, 0.405313947, 0.00502742696, 0.040706254},
-      {"h200x2-sockets", 1, 2, 1, "socket", 21.7546387, 1.58421138, 0.0547098471, 1.41160551, 0},
-      {"h200x2-sockets", 2, 1, 1, "socket", 40.2563477, 1.19743017, 0.0723816424, 1.02404638, 0},
-      {"h200x2-sockets", 1, 1, 2, "socket", 28.2531738, 0.253625698, 0.341731785, 0.0477756052, 0.0377446915},
+      {"h200x1", 1, 1, 1, "", 40.2563477, 0.31658896, 0.547536229, 0, 0},
+      {"h200x2", 1, 2, 1, "nvlink", 21.7546387, 0.173716282, 0.498928262, 0.00883847981, 0},
+      {"h200x2", 2, 1, 1, "nvlink", 40.2563477, 0.164640806, 0.526430627, 0.000319892339, 0},
+      {"h200x2", 1, 1, 2, "nvlink", 28.2531738, 0.196902547, 0.440176951, 0.000538804988, 0.0380670117},
+      {"h200x2-nop2p", 1, 2, 1, "host_staged", 21.7546387, 0.30542109, 0.283778578, 0.140543288, 0},
+      {"h200x2-nop2p", 2, 1, 1, "host_staged", 40.2563477, 0.236869416, 0.365906093, 0.0725485026, 0},
+      {"h200x2-nop2p", 1, 1, 2, "host_staged", 28.2531738, 0.201391169, 0.430366253, 0.00502742696, 0.0380670117},
+      {"h200x2-sockets", 1, 2, 1, "socket", 21.7546387, 1.57918159, 0.0548841013, 1.41430379, 0},
+      {"h200x2-sockets", 2, 1, 1, "socket", 40.2563477, 1.19187488, 0.0727190109, 1.02755397, 0},
+      {"h200x2-sockets", 1, 1, 2, "socket", 28.2531738, 0.241177784, 0.359369595, 0.0474014564, 0.035479598},
   };
   for (const GpuMachineGolden& g : goldens) {
     SCOPED_TRACE(fmt::format("{} dp {} tp {} pp {}", g.cluster, g.dp, g.tp, g.pp));
