@@ -45,7 +45,8 @@ of one kind, kernel set and phase are one curve, and LayerNorm's and RMSNorm's m
 Either way the profile's `attention` rows are replaced by F.scaled_dot_product_attention(is_causal=True)
 forward, and backward (torch.autograd.grad of its output: the whole backward), bf16, at head sizes 64
 and 128, sequences 512 to 8192 and batch x heads 8, 32 and 128 (--attention-* options), timed as the
-memory rows are. `--dry-run` checks --base and prints the cases without timing them.
+memory rows are; for GPT blocks once more with dropout_p=0.1 (rows marked "dropout": true: GPT trains
+with attention dropout, and SDPA runs another kernel for it), which a Llama pass keeps. `--dry-run` checks --base and prints the cases without timing them.
 """
 
 import argparse
@@ -255,22 +256,25 @@ def score_cases(args):
 
 
 def attention_cases(args):
-    """Yields (seq, batch, head_dim, phase, setup): SDPA, causal, bf16, q, k and v of [1, batch, seq, d]."""
-    for d in args.attention_head_dims:
-        for seq in args.attention_seqs:
-            for batch in args.attention_batches:
-                def fwd(s=seq, b=batch, d=d):
-                    q, k, v = randn(1, b, s, d), randn(1, b, s, d), randn(1, b, s, d)
-                    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    """Yields (seq, batch, head_dim, phase, dropout, setup): SDPA, causal, bf16, q, k and v of [1, batch, seq, d];
+    for GPT blocks also with dropout 0.1 on the probabilities, as they train (SDPA then runs another kernel)."""
+    dropouts = (0.0, 0.1) if args.arch == "gpt" else (0.0,)
+    for p in dropouts:
+        for d in args.attention_head_dims:
+            for seq in args.attention_seqs:
+                for batch in args.attention_batches:
+                    def fwd(s=seq, b=batch, d=d, p=p):
+                        q, k, v = randn(1, b, s, d), randn(1, b, s, d), randn(1, b, s, d)
+                        return lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
 
-                def bwd(s=seq, b=batch, d=d):
-                    q, k, v = (randn(1, b, s, d).requires_grad_(True) for _ in range(3))
-                    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                    dout = randn(1, b, s, d)
-                    return lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+                    def bwd(s=seq, b=batch, d=d, p=p):
+                        q, k, v = (randn(1, b, s, d).requires_grad_(True) for _ in range(3))
+                        out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+                        dout = randn(1, b, s, d)
+                        return lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
 
-                yield seq, batch, d, "fwd", fwd
-                yield seq, batch, d, "bwd", bwd
+                    yield seq, batch, d, "fwd", p, fwd
+                    yield seq, batch, d, "bwd", p, bwd
 
 
 def dropout_cases(elements, shape):
@@ -349,16 +353,19 @@ def measure_memory_rows(args):
 
 def measure_attention_rows(args):
     rows = []
-    for seq, batch, d, phase, setup in attention_cases(args):
+    for seq, batch, d, phase, dropout, setup in attention_cases(args):
         seconds = timed(setup(), args.reps, args.warmup)
         torch.cuda.empty_cache()
         keys = seq if seq < 128 else (seq + 128) // 2  # the causal share the step program counts (layer_ops.hpp)
         flops = 2.0 * seq * keys * d * batch * (5 if phase == "bwd" else 2)
-        print(f" attention {phase:>7} seq {seq:>5} batch {batch:>4} head {d:>3} {seconds * 1e6:>10.1f} us "
-              f"{flops / seconds / 1e12:>7.1f} TFLOP/s (as the step counts them)", flush=True)
-        rows.append({"seq": seq, "batch": batch, "head_dim": d, "dtype": "bf16", "phase": phase, "seconds": seconds,
-                     "kernel": "torch F.scaled_dot_product_attention(is_causal=True)" +
-                               (", torch.autograd.grad of its output" if phase == "bwd" else "")})
+        print(f" attention {phase:>7} seq {seq:>5} batch {batch:>4} head {d:>3} dropout {dropout:.1f} "
+              f"{seconds * 1e6:>10.1f} us {flops / seconds / 1e12:>7.1f} TFLOP/s (as the step counts them)", flush=True)
+        row = {"seq": seq, "batch": batch, "head_dim": d, "dtype": "bf16", "phase": phase, "seconds": seconds,
+               "kernel": f"torch F.scaled_dot_product_attention(is_causal=True{', dropout_p=0.1' if dropout else ''})" +
+                         (", torch.autograd.grad of its output" if phase == "bwd" else "")}
+        if dropout:
+            row["dropout"] = True
+        rows.append(row)
     return rows
 
 
@@ -378,7 +385,9 @@ def main():
     memory = measure_memory_rows(args)
     attention = measure_attention_rows(args)
     profile["memory"] = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"] + memory
-    profile["attention"] = attention
+    # A Llama pass (no dropout) keeps the dropout rows a GPT pass wrote into its base.
+    kept = [r for r in profile.get("attention", []) if r.get("dropout")] if args.arch != "gpt" else []
+    profile["attention"] = kept + attention
     machine = profile.setdefault("machine", {})
     note = (f"eager kernels ({args.arch} block) and attention: launch/pytorch_kernels.py, torch {torch.__version__}, "
             f"{torch.cuda.get_device_name()}, {datetime.date.today().isoformat()}")

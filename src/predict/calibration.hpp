@@ -38,7 +38,8 @@
 //      "kernel": "torch SDPA (cuDNN flash)"}
 //   ],                                  batch = micro-batch x heads; phase fwd | bwd (the whole
 //                                       backward kernel); the row's FLOPs are counted as the step
-//                                       program counts flash attention (workload/layer_ops.hpp)
+//                                       program counts flash attention (workload/layer_ops.hpp);
+//                                       "dropout": true (optional) where the kernel applied dropout
 //   "host": [                           optional: host time to issue ops, per framework
 //     {"framework": "pytorch-eager", "source": "launch/pytorch_host.py ...",
 //      "issue_us": {"gemm": 21.0, "kernel": 12.5, "collective": 30.0, "p2p": 35.0,
@@ -86,7 +87,8 @@
 //  - attention: where the framework runs flash attention as one fused kernel (its host row's
 //    attention_issue: kernel; every framework but commscale's own executor, which runs each product as
 //    a cuBLASLt GEMM and so is priced by the GEMM rows), a flash-attention GEMM (Gemm::flash) takes the efficiency of the attention rows of its
-//    phase and dtype (recompute counts as backward: it is part of the backward kernel), interpolated as
+//    phase and dtype (recompute counts as backward: it is part of the backward kernel), and of its
+//    dropout (a row's "dropout": true where the kernel applied dropout; without such rows, the others), interpolated as
 //    GEMM rows are over (log2 seq, log2 batch) among rows of its head size; without such rows, the GEMM
 //    rule above.
 //  - host, device, interference: program/host_costs.hpp, predict/interference.hpp.
@@ -163,6 +165,7 @@ struct AttentionPoint {
   std::int64_t head_dim = 0;
   DataType dtype = DataType::kBFloat16;
   bool backward = false;
+  bool dropout = false;  // the kernel applied dropout to the probabilities (GPT-style training)
   Seconds time;
   std::string kernel;
   double efficiency = 0.0;  // filled at load: the program's FLOPs for it over the profile GPU's dense peak

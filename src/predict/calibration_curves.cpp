@@ -104,10 +104,15 @@ std::optional<double> attention_efficiency(const CalibrationProfile& profile, co
   // dimension that is neither the sequence nor the causal keys.
   const std::int64_t head_dim = std::min({gemm.m, gemm.n, gemm.k});
   const auto log2 = [](std::int64_t v) { return std::log2(static_cast<double>(v)); };
+  // The rows of the kernel's own dropout where the profile has some, else the others.
+  const bool dropout_rows = std::any_of(profile.attention.begin(), profile.attention.end(), [&](const AttentionPoint& p) {
+    return p.dropout == gemm.flash_dropout && p.dtype == gemm.dtype && p.backward == backward && p.head_dim == head_dim;
+  });
   return nearest_efficiency(
       profile.attention, std::array<double, 2>{log2(gemm.m), log2(gemm.batch)},
       [&](const AttentionPoint& p) {
-        return p.dtype == gemm.dtype && p.backward == backward && p.head_dim == head_dim;
+        return p.dtype == gemm.dtype && p.backward == backward && p.head_dim == head_dim &&
+               (!dropout_rows || p.dropout == gemm.flash_dropout);
       },
       [&](const AttentionPoint& p) { return std::array<double, 2>{log2(p.seq), log2(p.batch)}; });
 }

@@ -90,6 +90,7 @@ AttentionPoint read_attention(JsonObject& o, const hw::GpuSpec& gpu) {
   a.head_dim = o.integer("head_dim", 1, 1 << 16);
   a.dtype = parse_data_type(o.string("dtype"), o.where("dtype"));
   a.backward = read_phase_is_backward(o);
+  if (o.has("dropout")) a.dropout = o.boolean("dropout");
   a.time = Seconds(hw::positive_number(o, "seconds", kMaxSeconds));
   if (o.has("kernel")) a.kernel = o.string("kernel");
   o.finish();
@@ -153,11 +154,12 @@ InterferencePoint read_interference(JsonObject& o) {
 }
 
 void reject_duplicate_attention(const std::vector<AttentionPoint>& rows, const std::string& where) {
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, DataType, bool>> seen;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, DataType, bool, bool>> seen;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const AttentionPoint& a = rows[i];
-    if (!seen.emplace(a.seq, a.batch, a.head_dim, a.dtype, a.backward).second) {
-      throw InputError(fmt::format("{}[{}]", where, i), "the same case (seq, batch, head_dim, dtype, phase) appears twice",
+    if (!seen.emplace(a.seq, a.batch, a.head_dim, a.dtype, a.backward, a.dropout).second) {
+      throw InputError(fmt::format("{}[{}]", where, i),
+                       "the same case (seq, batch, head_dim, dtype, phase, dropout) appears twice",
                        "one time per case (the median of the repetitions)");
     }
   }
@@ -188,6 +190,7 @@ nlohmann::ordered_json section_json(const AttentionPoint& a) {
   nlohmann::ordered_json row = {{"seq", a.seq},          {"batch", a.batch},
                                 {"head_dim", a.head_dim}, {"dtype", name(a.dtype)},
                                 {"phase", a.backward ? "bwd" : "fwd"}, {"seconds", a.time.value()}};
+  if (a.dropout) row["dropout"] = true;
   if (!a.kernel.empty()) row["kernel"] = a.kernel;
   return row;
 }

@@ -122,8 +122,9 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
   // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
   // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
-  const Seconds floor = m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
-  return std::max(Seconds(std::max(math, memory)), floor);
+  const Seconds fastest =
+      m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
+  return std::max(Seconds(std::max(math, memory)), fastest);
 }
 
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {

@@ -69,6 +69,9 @@ struct Gemm {
   // A later product of the same fused attention kernel (every product but the first in its phase): a
   // framework issues the kernel once, so its host cost is charged to the first (program/host_costs.hpp).
   bool flash_continued = false;
+  // A product of a fused attention kernel that applies dropout to the probabilities (GPT-style models
+  // train with it): such a kernel runs slower, and a profile's attention rows say whether they had it.
+  bool flash_dropout = false;
 };
 
 enum class MemoryKernelKind : std::uint8_t {

@@ -65,6 +65,7 @@ void payload_to_json(json& j, const OpPayload& payload) {
               {"flops", g->flops.value()}});
     if (g->flash) j["flash"] = true;  // absent: a plain GEMM
     if (g->flash_continued) j["flash_continued"] = true;
+    if (g->flash_dropout) j["flash_dropout"] = true;
   } else if (const auto* k = std::get_if<MemoryKernel>(&payload)) {
     j["type"] = "memory";
     j.update({{"kernel", name(k->kind)},
@@ -101,21 +102,19 @@ OpPayload payload_from_json(const json& j) {
     }
   };
   if (type == "gemm") {
-    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash", "flash_continued"});
+    keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash", "flash_continued", "flash_dropout"});
     Gemm g = make_gemm(number<std::int64_t>(j, "m"), number<std::int64_t>(j, "n"), number<std::int64_t>(j, "k"),
                        number<std::int64_t>(j, "batch"), parse_data_type(text(j, "dtype"), where(j, "dtype")));
     g.accumulate = parse_data_type(text(j, "accumulate_dtype"), where(j, "accumulate_dtype"));
     g.flops = Flops(number<double>(j, "flops"));
-    if (j.contains("flash")) {
-      if (!j.at("flash").is_boolean()) throw InputError(where(j, "flash"), "not true or false", "a boolean");
-      g.flash = j.at("flash").get<bool>();
-    }
-    if (j.contains("flash_continued")) {
-      if (!j.at("flash_continued").is_boolean()) {
-        throw InputError(where(j, "flash_continued"), "not true or false", "a boolean");
-      }
-      g.flash_continued = j.at("flash_continued").get<bool>();
-    }
+    const auto flag = [&](const char* key) {
+      if (!j.contains(key)) return false;
+      if (!j.at(key).is_boolean()) throw InputError(where(j, key), "not true or false", "a boolean");
+      return j.at(key).get<bool>();
+    };
+    g.flash = flag("flash");
+    g.flash_continued = flag("flash_continued");
+    g.flash_dropout = flag("flash_dropout");
     return g;
   }
   if (type == "memory") {

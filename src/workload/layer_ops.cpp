@@ -27,6 +27,7 @@ Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued) {
   Gemm g = keys_in_n ? gemm(d, d.seq, keys, d.head_dim, d.heads_batch) : gemm(d, d.seq, d.head_dim, keys, d.heads_batch);
   g.flash = true;
   g.flash_continued = continued;
+  g.flash_dropout = d.dropout;
   return g;
 }
 

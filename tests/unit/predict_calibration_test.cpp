@@ -245,6 +245,43 @@ TEST(Calibration, FlashProductsTakeTheAttentionRowsTime) {
   }
 }
 
+// Attention rows with dropout price the products of a kernel with dropout; without such rows, the
+// others do. Both kinds at seq 2048, 32 heads of 128: at 0.5 of the peak without, 0.4 with.
+TEST(Calibration, FlashProductsWithDropoutTakeTheDropoutRows) {
+  const double peak = 989.5e12;
+  const auto row = [&](double efficiency, bool dropout) {
+    nlohmann::json r = {{"seq", 2048},   {"batch", 32},
+                        {"head_dim", 128}, {"dtype", "bf16"},
+                        {"phase", "fwd"},  {"seconds", flash_attention_flops(2048, 32, 128, false).value() /
+                                                           (efficiency * peak)}};
+    if (dropout) r["dropout"] = true;
+    return r;
+  };
+  nlohmann::json doc = minimal();
+  doc["attention"] = nlohmann::json::array({row(0.5, false), row(0.4, true)});
+  const CalibrationProfile both = parse(doc);
+  Gemm scores = make_gemm(2048, 1088, 128, 32, DataType::kBFloat16);
+  scores.flash = true;
+  EXPECT_NEAR(*attention_efficiency(both, scores, false), 0.5, 1e-12);
+  scores.flash_dropout = true;
+  EXPECT_NEAR(*attention_efficiency(both, scores, false), 0.4, 1e-12);
+  // Written back and read again, the dropout row is still one.
+  const CalibrationProfile again = parse_calibration(nlohmann::json::parse(calibration_to_json(both).dump()), "again",
+                                                     hw::testing::catalog());
+  ASSERT_EQ(again.attention.size(), 2u);
+  EXPECT_TRUE(again.attention[1].dropout);
+  // No dropout row: the kernel with dropout takes the others.
+  doc["attention"] = nlohmann::json::array({row(0.5, false)});
+  EXPECT_NEAR(*attention_efficiency(parse(doc), scores, false), 0.5, 1e-12);
+  // The same case twice with and without dropout is two cases; a non-boolean dropout is refused.
+  doc["attention"] = nlohmann::json::array({row(0.5, false), row(0.4, true), row(0.4, true)});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"attention[2]", "appears twice"}));
+  nlohmann::json bad = row(0.5, false);
+  bad["dropout"] = "yes";
+  doc["attention"] = nlohmann::json::array({bad});
+  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"attention[0].dropout"}));
+}
+
 // Where the framework runs each product as its own GEMM call (commscale's executor: attention_issue
 // product), the attention rows of a fused kernel do not apply: the products take the GEMM rows.
 TEST(Calibration, FlashProductsOfSeparateGemmCallsTakeTheGemmRows) {

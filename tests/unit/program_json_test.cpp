@@ -73,6 +73,28 @@ TEST(ProgramJson, FlashProductsAfterTheFirstOfTheirKernelAreMarked) {
   EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
 }
 
+// A model that trains with dropout (tiny, GPT-style) marks its flash products so; without dropout
+// (Llama-style) they carry no mark. Both come back from the JSON as they went in.
+TEST(ProgramJson, FlashProductsSayWhetherTheirKernelHasDropout) {
+  ParallelPlan p;
+  p.global_batch = 1;
+  p.flash_attention = true;
+  for (const bool dropout : {true, false}) {
+    TransformerConfig m = find_preset("tiny", "");
+    m.dropout = dropout;
+    const ProgramSet set = build_program(CheckedPlan(m, p));
+    int flash = 0;
+    for (const json op : ops_of(set, 0)) {
+      if (!op.contains("flash")) continue;
+      ++flash;
+      EXPECT_EQ(op.contains("flash_dropout"), dropout) << op["name"];
+    }
+    EXPECT_GT(flash, 0);
+    const json doc = set;
+    EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
+  }
+}
+
 TEST(ProgramJson, OpFields) {
   const ProgramSet set = sample();
   const json op = ops_of(set, 0)[1];  // mb0.fwd.embedding waits for its ZeRO-3 parameter gather
