@@ -39,8 +39,11 @@ printf '{"layers": "8"}\n' > "$work/bad.jsonl"
 refused '"layers" is "8", expected int' python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/bad.jsonl" --dry-run
 
 base="$root/results/h200x1-2026-12-01b/calibration/cal-heat20.json"
-python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --dry-run | grep -q "60 attention rows" ||
-  fail "pytorch_kernels.py --dry-run: 60 attention rows expected"
+# 2 head sizes x 5 sequences x 3 batch counts x 2 phases; GPT blocks once more with dropout, Llama's not.
+python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --dry-run | grep -q "120 attention rows" ||
+  fail "pytorch_kernels.py --dry-run: 120 attention rows expected (GPT: without and with dropout)"
+python3 "$root/launch/pytorch_kernels.py" --arch llama --ffn 2816 --base "$base" -o "$work/x.json" --dry-run |
+  grep -q "60 attention rows" || fail "pytorch_kernels.py --arch llama --dry-run: 60 attention rows expected"
 [ ! -e "$work/x.json" ] || fail "a dry run wrote a profile"
 echo '{}' > "$work/notprofile.json"
 refused "not a commscale calibration profile" python3 "$root/launch/pytorch_kernels.py" --base "$work/notprofile.json" -o "$work/x.json" --dry-run
