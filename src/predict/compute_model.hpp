@@ -5,7 +5,10 @@
 //
 // GEMM: time = max(flops / (peak x efficiency), bytes / (memory bw x memory efficiency)) + call time.
 // A flash-attention product (Gemm::flash) counts no bytes for the sequence x keys matrix the fused
-// kernel keeps on chip, and takes its efficiency from a profile's attention rows where there are some.
+// kernel keeps on chip; where the framework runs one fused kernel it takes its efficiency from a
+// profile's attention rows (those of its dropout, Gemm::flash_dropout, where there are some), where it
+// runs each product as a GEMM call (commscale's executor) from the GEMM rows. With a profile, no GEMM
+// call is priced below the profile's fastest GEMM row; a share of a fused kernel has no such floor.
 // Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
 //   tiles = m n batch split / (waves x SMs x 128^2), waves = ceil(units / SMs), units = tiles of 128 x 128
 //       x split: wave and edge quantization of the output tiles over the GPU's SMs (catalog sm_count);
