@@ -63,6 +63,9 @@ ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibratio
   if (calibration == nullptr) return;
   if (same_family(calibration->gpu, gpu_)) {
     calibration_ = calibration;
+    for (std::size_t t = 0; t < gemm_floor_.size(); ++t) {
+      gemm_floor_[t] = fastest_gemm(*calibration, static_cast<DataType>(t)).value_or(Seconds(0.0));
+    }
     if (calibration->gpu.name != gpu_.name) {
       notes_.push_back(
           fmt::format("GEMM and memory efficiencies measured on {} (compute capability {}) applied to {} "
@@ -122,9 +125,8 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
   // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
   // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
-  const Seconds fastest =
-      m.attention_share ? Seconds(0.0) : fastest_gemm(*calibration_, g.dtype).value_or(Seconds(0.0));
-  return std::max(Seconds(std::max(math, memory)), fastest);
+  const Seconds floor_s = m.attention_share ? Seconds(0.0) : gemm_floor_[static_cast<std::size_t>(g.dtype)];
+  return std::max(Seconds(std::max(math, memory)), floor_s);
 }
 
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {

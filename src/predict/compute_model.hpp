@@ -33,6 +33,7 @@
 // TF32, as cuBLAS computes FP32 by default). A GPU without the rate (V100 and bf16) falls back to
 // FP16 with FP32 accumulate, noted.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,8 @@ class ComputeModel {
   hw::GpuSpec gpu_;
   const CalibrationProfile* calibration_ = nullptr;  // only when it applies to gpu_
   AttentionIssue attention_ = AttentionIssue::kPerKernel;
+  // By dtype: the profile's fastest GEMM row, the least a GEMM call takes (0 without a row), found once.
+  std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_floor_{};
   std::vector<std::string> notes_;
 };
 
