@@ -17,8 +17,8 @@
 //   depth = k' / (k' + 128) over the share k' = k / split: a tile's fixed prologue and epilogue;
 //   kGemmEfficiency 0.80 and the call time kGemmCallUs 6 us, with the 256-deep split and 128 of depth:
 //       fitted (results/h200x1-2026-12-03/fit_defaults.py) to the 882 bf16 GEMM rows of two `calibrate`
-//       runs on one H200 (cuBLASLt, the call the
-//       step makes: results/h200x1-2026-12-02b/run-2/cal.json, results/h200x1-2026-12-03/run-4/cal.json;
+//       runs on one H200 (cuBLASLt, the call the step makes: results/h200x1-2026-12-02b/run-2/cal.json,
+//       results/h200x1-2026-12-03/run-4/cal.json;
 //       m, n, k from 256 to 16384 and attention's batched shapes): median |log error| 4.7%, 90th
 //       percentile 18% (the form before, 0.70 and 2 us without split-K: 17% and 63%). Large square GEMMs
 //       run at 780-815 TFLOP/s there (0.79-0.82); shared/HARDWARE.md's PyTorch figures for LLM shapes,
