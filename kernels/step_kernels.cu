@@ -15,7 +15,9 @@ unsigned int blocks_for(std::uint64_t vectors) {
 
 __device__ float transform(MemoryKernelKind kind, float x) {
   switch (kind) {
-    case MemoryKernelKind::kActivation: return x * __frcp_rn(1.0f + __expf(-1.702f * x));  // GELU, sigmoid form
+    // GELU in its sigmoid form, with the hardware's approximate exp and reciprocal as fused kernels compile
+    // it (an IEEE-rounded reciprocal is a dozen instructions, and made this kernel compute-bound).
+    case MemoryKernelKind::kActivation: return __fdividef(x, 1.0f + __expf(-1.702f * x));
     case MemoryKernelKind::kSoftmax: return __expf(fminf(x, 10.0f));
     case MemoryKernelKind::kNorm: return x * rsqrtf(fabsf(x) + 1.0f);
     case MemoryKernelKind::kDropout: return x > 0.1f ? x * 1.111f : 0.0f;
@@ -26,7 +28,9 @@ __device__ float transform(MemoryKernelKind kind, float x) {
 
 // Each thread handles 16-byte vectors (eight bf16 values): it loads in[i mod n_in] and stores out[i].
 // Every loaded word also goes into a checksum that decides a (practically never taken) store, so the
-// compiler cannot skip the loads a kernel that reads more than it writes must make.
+// compiler cannot skip the loads a kernel that reads more than it writes must make. The arithmetic is
+// done on the values written, once per output element, as a real kernel does it (SwiGLU's silu runs on
+// the gate, not the up projection; GELU's backward on the input, not the gradient).
 __global__ void memory_kernel(MemoryKernelKind kind, const uint4* in, std::uint64_t n_in, uint4* out,
                               std::uint64_t n_out, std::uint32_t never) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
@@ -35,12 +39,13 @@ __global__ void memory_kernel(MemoryKernelKind kind, const uint4* in, std::uint6
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
     uint4 v = n_in > 0 ? in[i < n_in ? i : i % n_in] : make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);
     checksum ^= v.x ^ v.y ^ v.z ^ v.w;
+    if (i >= n_out) continue;
     auto* h = reinterpret_cast<__nv_bfloat162*>(&v);
     for (int j = 0; j < 4; ++j) {
       const float2 f = __bfloat1622float2(h[j]);
       h[j] = __floats2bfloat162_rn(transform(kind, f.x), transform(kind, f.y));
     }
-    if (i < n_out) out[i] = v;
+    out[i] = v;
   }
   if (checksum == never && n_out > 0) out[0].x = checksum;
 }

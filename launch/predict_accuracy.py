@@ -7,13 +7,15 @@ from its recorded command line; for a PyTorch file they are the equivalent comms
 stack, `--flash-attn` for SDPA, `--kernels eager` without torch.compile). The cluster is the catalog's
 for the machine the point ran on: the GPU count and NCCL's variables pick h200x1, h200x2, h200x2-nop2p
 (NCCL_P2P_DISABLE=1) or h200x2-sockets (and NCCL_SHM_DISABLE=1); --cluster overrides. Each point is
-predicted with and without --calibration.
+predicted with and without --calibration; Llama-style points (RMSNorm, SwiGLU) with --calibration-llama
+where given (launch/pytorch_kernels.py --arch llama writes its eager rows to a profile of their own: a
+norm or activation row of one block is no price for the other's kernel).
 
 Writes OUT/accuracy.csv (one row per point, plot-ready), OUT/accuracy.md (the table and the summary:
 median and largest |error|) and OUT/predictions/*.json (predict's own output), and prints the summary.
 
 usage: launch/predict_accuracy.py --commscale build/src/commscale --calibration cal.json --out DIR \\
-           [--cluster NAME] TRAIN_JSON|PYTORCH_TXT ...
+           [--calibration-llama cal-llama.json] [--cluster NAME] TRAIN_JSON|PYTORCH_TXT ...
 """
 
 import argparse
@@ -54,6 +56,7 @@ def train_point(path, doc):
         flags.append("--no-flash-attn")
     summary = doc["summary"]
     return {"kind": "train", "flags": flags, "world": len(doc["context"]["ranks"]),
+            "arch": "llama" if doc["model"].get("norm") == "rmsnorm" else "gpt",
             "environment": doc["context"].get("environment", {}),
             "measured": {k: summary.get(k) for k in ("step_time_s", "compute_s", "exposed_comm_s", "bubble_s")}}
 
@@ -76,6 +79,7 @@ def pytorch_point(path, doc):
     if doc.get("optimizer"):  # the reference's optimizer (torch.optim.AdamW on bf16 weights: adamw)
         flags += ["--optimizer", doc["optimizer"]]
     return {"kind": "pytorch-compile" if doc.get("compile") else "pytorch", "flags": flags, "world": world,
+            "arch": doc.get("arch", "gpt"),
             "environment": {},
             "measured": {"step_time_s": doc["step_time_s"]}}
 
@@ -143,6 +147,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commscale", required=True)
     parser.add_argument("--calibration")
+    parser.add_argument("--calibration-llama", help="the profile for Llama-style points (default: --calibration)")
     parser.add_argument("--cluster")
     parser.add_argument("--pytorch-host-framework", help="predict PyTorch points with this --host-framework "
                         "(default: predict's own default)")
@@ -164,7 +169,8 @@ def main():
         base = os.path.join(args.out, "predictions", point["name"])
         row = {"point": point["name"], "measured_by": point["kind"], "cluster": cluster, "world": point["world"],
                "flags": " ".join(point["flags"]), "measured_step_s": point["measured"]["step_time_s"]}
-        for suffix, calibration in (("", args.calibration), ("_catalog", None)):
+        own = args.calibration_llama if point["arch"] == "llama" and args.calibration_llama else args.calibration
+        for suffix, calibration in (("", own), ("_catalog", None)):
             if suffix and not args.calibration:
                 continue
             doc, command = predict(args.commscale, cluster, point["flags"], calibration, f"{base}{suffix or '_cal'}.json")
@@ -205,8 +211,9 @@ def main():
                for by, what in (("train", "train"), ("pytorch", "eager PyTorch"),
                                 ("pytorch-compile", "torch.compile'd PyTorch"))]
     if args.calibration:
-        summary.append("- catalog only, train points: "
-                       + describe([r["error_pct_catalog"] for r in rows if r["measured_by"] == "train"]))
+        summary += [f"- catalog only, {what} points: "
+                    + describe([r["error_pct_catalog"] for r in rows if r["measured_by"] == by])
+                    for by, what in (("train", "train"), ("pytorch", "eager PyTorch"))]
     with open(os.path.join(args.out, "accuracy.md"), "w") as f:
         f.write("\n".join(lines + [""] + summary) + "\n")
     print("\n".join(summary))

@@ -34,6 +34,9 @@ seq 128, micro-batch 1, 4 layers, 2 microbatches) and a fifth, a chain of 16 SDP
     Python work (Llama's unfused step costs 26% more host time than GPT's at the same launch counts,
     results/h200x1-2026-12-02c) to whichever class separates them;
   - the step's host time outside the phases (the loop itself) is step_us;
+  - all of the above --repeats times (default 3), the stacks built afresh each time; each stack's phase
+    times are the median over the repeats before the fit (one measurement of this machine's host
+    moved a fit's figures by up to 40% on the H200 machine: results/h200x1-2026-12-03, run-6);
   - collective: torch.distributed.all_reduce of 8 KiB bf16 on this one rank (NCCL's one-rank path),
     calls queued behind a spin kernel, median per call. p2p: torch.distributed refuses a send to the
     process itself, so p2p is taken as the collective's cost, and the source says so.
@@ -280,6 +283,34 @@ def host_rows(fits, step_s, collective_s, note):
 
 
 def measure(args):
+    """The stacks' host times and launch counts, --repeats times: each stack's phase times are the median
+    over the repeats (its launch counts are the first repeat's: one step's kernels do not change)."""
+    import torch.distributed as dist
+
+    runs, collective_s = [], []
+    for r in range(args.repeats):
+        print(f"# repeat {r + 1} of {args.repeats}", flush=True)
+        details, collective = measure_once(args)
+        runs.append(details)
+        collective_s.append(collective)
+    dist.destroy_process_group()
+    return merge_repeats(runs), statistics.median(collective_s)
+
+
+def merge_repeats(runs):
+    """Stack by stack, the median of each phase's host time over the repeats (each repeat: measure_once's
+    details, the stacks in one order); the repeats' own times are kept beside it."""
+    merged = []
+    for stacks in zip(*runs, strict=True):
+        d = dict(stacks[0])
+        d["host_s"] = {p: statistics.median(s["host_s"][p] for s in stacks) for p in stacks[0]["host_s"]}
+        d["host_us_step"] = sum(d["host_s"].values()) * 1e6
+        d["host_s_repeats"] = [s["host_s"] for s in stacks]
+        merged.append(d)
+    return merged
+
+
+def measure_once(args):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch
     import torch.distributed as dist
@@ -288,7 +319,7 @@ def measure(args):
 
     if not torch.cuda.is_available():
         fail("no CUDA GPU visible to PyTorch (it times PyTorch's launches of GPU kernels)")
-    rank, world = init_distributed("cuda")
+    rank, world = init_distributed("cuda") if not dist.is_initialized() else (dist.get_rank(), dist.get_world_size())
     if world != 1:
         fail("run it on one rank (mpirun -np 1): the figures are one process's host")
     collective_s = collective_host_s()
@@ -308,7 +339,6 @@ def measure(args):
             f", other {times['other'] * 1e3:.2f} ms; GPU busy {busy_us / 1e3:.2f} ms (profiled step)", flush=True)
         del point
         torch.cuda.empty_cache()
-    dist.destroy_process_group()
     return details, collective_s
 
 
@@ -336,7 +366,7 @@ def read_details(path):
                 float(d["host_s"][phase])
                 {c: int(d["launches"][phase].get(c, 0)) for c in (*CLASSES, "collective")}
             float(d["host_s"]["other"])
-        return float(doc["collective_host_s"]), stacks, doc.get("steps", "?")
+        return float(doc["collective_host_s"]), stacks, doc.get("steps", "?"), doc.get("repeats", 1)
     except (OSError, json.JSONDecodeError) as e:
         fail(f"--fit-only {path}: {e}")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -354,16 +384,18 @@ def main():
                         help="measure nothing: fit the host rows again from an earlier run's --details file")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="measurements of every stack; the fit takes "
+                        "each stack's median phase times")
     args = parser.parse_args()
-    if args.steps < 1 or args.warmup < 0:
-        fail("--steps must be at least 1, --warmup 0 or more")
+    if args.steps < 1 or args.warmup < 0 or args.repeats < 1:
+        fail("--steps and --repeats must be at least 1, --warmup 0 or more")
     profile = read_profile(args.base, "pytorch_host.py")
     if args.fit_only:
-        collective_s, details, steps = read_details(args.fit_only)
+        collective_s, details, steps, repeats = read_details(args.fit_only)
         measured = f"launch/pytorch_host.py --fit-only {args.fit_only} (refitted, {datetime.date.today().isoformat()})"
     else:
         details, collective_s = measure(args)
-        steps = args.steps
+        steps, repeats = args.steps, args.repeats
         import torch
 
         measured = (f"launch/pytorch_host.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
@@ -371,7 +403,7 @@ def main():
     fits, step_s = fit_details(details, collective_s)
     chain = f" and a chain of {CHAIN_CALLS} SDPA calls alone" if any(d["arch"] == CHAIN for d in details) else ""
     note = (f"{measured}: host time per phase by perf_counter (median of {steps} "
-            f"steps) over its kernel launches and attention calls (torch.profiler), gpt and llama blocks with "
+            f"steps; of {repeats} such measurements, each stack's median) over its kernel launches and attention calls (torch.profiler), gpt and llama blocks with "
             f"unfused and SDPA attention at hidden 256, seq 128, micro-batch 1, 4 layers, 2 microbatches, DDP on "
             f"one rank, fused AdamW{chain}, each step issued behind a spin kernel that outlasted it (no launch "
             f"waited for the GPU); " +
@@ -386,7 +418,8 @@ def main():
         json.dump(profile, f, indent=1)
     if args.details and not args.fit_only:
         with open(args.details, "w") as f:
-            json.dump({"collective_host_s": collective_s, "steps": steps, "fits": fits, "stacks": details}, f, indent=1)
+            json.dump({"collective_host_s": collective_s, "steps": steps, "repeats": repeats, "fits": fits,
+                       "stacks": details}, f, indent=1)
     for r in rows:
         print(f"# {r['framework']}: " + ", ".join(f"{k} {v:.1f} us" for k, v in r["issue_us"].items()) +
               f", step {r['step_us']:.1f} us, sync {r['sync']}")

@@ -14,7 +14,10 @@ A points file has one JSON object per line:
 (sdpa: F.scaled_dot_product_attention); `trace`: train runs that also write --trace and --timeline;
 `profile`: PyTorch runs that also write their kernel listing; `optimizer`: train's --optimizer (default adam); `host_framework`: train runs repeated with
 --kernels eager --host-framework pytorch-eager --calibration FILE. Every run is
-`--vocab 0 --steps 5 --warmup 2`, bf16, 4 microbatches per step on one rank.
+`--vocab 0 --steps 5 --warmup 2`, bf16, 4 microbatches per step on one rank. The PyTorch reference's
+runs take 5 steps after 2 as well, but 30 after 5 at a point of regime "host-bound": eager PyTorch's
+host-bound steps vary up to 75% between 5-step runs of one call, 30-step runs repeat within 0-18%
+(results/h200x1-2026-12-03).
 
     regime_grid.py train POINTS --commscale BIN --out DIR --budget-s 170 [--dry-run]
     regime_grid.py host-framework POINTS --commscale BIN --out DIR --calibration FILE --budget-s 60 [--dry-run]
@@ -42,6 +45,7 @@ KEYS = {"id": str, "regime": str, "arch": str, "layers": int, "hidden": int, "he
 REQUIRED = ("id", "arch", "layers", "hidden", "heads", "seq", "micro_batch")
 MICROBATCHES = 4
 STEPS = ["--steps", "5", "--warmup", "2"]
+PYTORCH_STEPS = {"host-bound": {"steps": 30, "warmup": 5}}  # by regime; others {"steps": 5, "warmup": 2}
 
 
 def fail(message):
@@ -200,7 +204,8 @@ def pytorch_grid(args):
                 line = {"id": f"{p['id']}-{attention}", "arch": p["arch"], "layers": p["layers"],
                         "hidden": p["hidden"], "heads": p["heads"], "kv_heads": p.get("kv_heads", p["heads"]),
                         "seq": p["seq"], "micro_batch": p["micro_batch"], "microbatches": MICROBATCHES,
-                        "attention": attention, "steps": 5, "warmup": 2}
+                        "attention": attention,
+                        **PYTORCH_STEPS.get(p.get("regime"), {"steps": 5, "warmup": 2})}
                 if p["arch"] == "llama":
                     line["ffn"] = p["ffn"]
                 if attention in p.get("profile", []):

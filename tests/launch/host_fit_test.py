@@ -114,6 +114,16 @@ with tempfile.TemporaryDirectory() as work:
     check(run.returncode == 2 and "bad.json: not a --details file" in run.stderr, f"bad details: {run.returncode} {run.stderr}")
     check(not os.path.exists(f"{work}/out2.json"), "bad details: nothing written")
 
+# --repeats: each stack's phase times are the median over the repeats, its launch counts the first's.
+import pytorch_host  # noqa: E402
+
+runs = [[{"arch": a, "host_s": {"fwd": f * k, "bwd": 2 * f * k}, "launches": {"fwd": {"gemm": 3}}} for a, f in
+         (("gpt", 1.0), ("llama", 2.0))] for k in (1.0, 1.5, 1.1)]
+merged = pytorch_host.merge_repeats(runs)
+check([d["arch"] for d in merged] == ["gpt", "llama"], f"merge_repeats: stacks in order {merged}")
+check(close(merged[1]["host_s"]["fwd"], 2.2) and close(merged[0]["host_s"]["bwd"], 2.2), f"merge_repeats: medians {merged}")
+check(len(merged[0]["host_s_repeats"]) == 3 and merged[0]["launches"] == {"fwd": {"gemm": 3}}, "merge_repeats: kept")
+
 if FAILURES:
     print("FAIL:\n  " + "\n  ".join(FAILURES))
     sys.exit(1)

@@ -23,6 +23,9 @@ python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/grid.jsonl" 
 grep -q '"id": "q05-s512-mb1-sdpa", .*"arch": "llama", .*"kv_heads": 2, "ffn": 4864' "$work/listed.txt" ||
   fail "the Llama point's settings: $(head -1 "$work/listed.txt")"
 grep -q '"dropout": 0.0' "$work/listed.txt" || fail "Llama runs without dropout"
+# host-bound points (8 runs) take 30 steps after 5, the others 5 after 2
+[ "$(grep -c '"steps": 30, "warmup": 5' "$work/grid.jsonl")" = 8 ] || fail "8 host-bound runs of 30 steps expected"
+[ "$(grep -c '"steps": 5, "warmup": 2' "$work/grid.jsonl")" = 11 ] || fail "11 runs of 5 steps expected"
 
 refused() {  # refused WANT_TEXT COMMAND...: exit 2 and the text on stderr
   local want=$1 rc=0

@@ -1,0 +1,66 @@
+# The frame of one call on a lent GPU machine (the run tool: one command, ten minutes, a fresh machine
+# each time), sourced by the scripts under results/ that such calls ran:
+#
+#   source launch/device-run.sh
+#   device_run_start run-8 540        # work folder /tmp/run-8, every step within 540 s
+#   device_run_machine                # machine.txt: GPU, driver, clocks, torch, compilers, commit
+#   device_run_build /tmp/b8          # commscale (Release, sm_90, no tests) -> $bin, or stop
+#   el "3. calibrate"; cmd "commscale calibrate ..."; within 150 300 "$bin" calibrate ...; save
+#
+# el: a line with the seconds since the start; cmd: a command line into commands.txt as run (W/ is
+# the work folder); within MAX RESERVE COMMAND...: runs it under timeout, for at most MAX seconds and
+# leaving RESERVE of the call's LIMIT to the steps after it, or skips it (exit 124) when fewer than 5
+# seconds are left for it; save: the work folder tarred into $OUT/h200x1-NAME.tgz, so that one file
+# comes back whatever happens after.
+# shellcheck shell=bash
+
+device_run_start() {  # NAME LIMIT_S
+  : "${OUT:?set OUT to the folder the results go to}"
+  RUN_NAME=$1
+  LIMIT=$2
+  T0=$(date +%s)
+  W=/tmp/$RUN_NAME
+  rm -rf "$W" && mkdir -p "$W" "$OUT"
+  : > "$W/commands.txt"
+  export PYTHONUNBUFFERED=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpi=(mpirun -np 1 --bind-to none)
+}
+
+el() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
+left() { echo $(( LIMIT - ($(date +%s) - T0) )); }
+within() {  # MAX RESERVE COMMAND...
+  local max=$1 b=$(( $(left) - $2 ))
+  shift 2
+  if [ "$b" -gt "$max" ]; then b=$max; fi
+  if [ "$b" -lt 5 ]; then echo "skipped, no time left: $*"; return 124; fi
+  timeout "$b" "$@"
+}
+cmd() { echo "$*" >> "$W/commands.txt"; }
+save() {
+  tar czf "$OUT/h200x1-$RUN_NAME.tgz.part" -C /tmp "$RUN_NAME" && mv "$OUT/h200x1-$RUN_NAME.tgz.part" "$OUT/h200x1-$RUN_NAME.tgz"
+}
+
+device_run_machine() {
+  el "machine"
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader 2>&1
+    python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())" 2>&1 | tail -1
+    g++ --version | head -1; cmake --version | head -1; nvcc --version 2>&1 | tail -1
+    # The device's copy of the tree can carry another checkout's git metadata: the caller says which
+    # commit it sent (COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash results/.../run-N.sh).
+    echo "commscale tree ${COMMSCALE_TREE:-not given}; the copy's git says $(git rev-parse --short=12 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)"
+    nproc; uptime
+  } > "$W/machine.txt" 2>&1
+  cat "$W/machine.txt"
+}
+
+device_run_build() {  # BUILD_DIR: sets bin, or saves and stops the call
+  el "build"
+  bin=$1/src/commscale
+  local build="cmake -S . -B $1 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMSCALE_TESTS=OFF && cmake --build $1 -j 16 --target commscale"
+  cmd "$build"
+  timeout 240 bash -c "$build" > "$W/build.log" 2>&1
+  echo "build rc=$?"; grep -ciE "warning:" "$W/build.log" | sed 's/^/compiler warnings: /'
+  if [ ! -x "$bin" ]; then tail -20 "$W/build.log"; save; echo "no commscale binary: stopping"; exit 1; fi
+  save
+}
