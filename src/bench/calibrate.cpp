@@ -24,6 +24,7 @@
 #include "runtime/discovery.hpp"
 #include "runtime/gpu_probes.hpp"
 #include "runtime/step_buffers.hpp"
+#include "workload/layer_ops.hpp"
 
 namespace commscale {
 namespace {
@@ -34,7 +35,10 @@ using Json = nlohmann::ordered_json;
 constexpr Bytes kProbePool(8ull << 30);
 
 // Every (m, n, k) of the grid per type (fp32: its smaller range), and the two batched GEMMs of
-// attention (scores and context) at every sequence length, head size and batch count of the options.
+// attention (scores and context) at every sequence length, head size and batch count of the options,
+// whole and as the causal shares that `train --flash-attn` runs them as (workload/layer_ops.hpp):
+// their keys, about half the sequence, fall between the grid's rows, where interpolating missed the
+// executor's flash products by 6-12% on the H200 (results/h200x1-2026-12-03b).
 std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
   std::vector<Gemm> shapes;
   for (DataType type : o.gemm_types) {
@@ -54,6 +58,10 @@ std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
         for (std::int64_t batch : o.attention_batches) {
           shapes.push_back(make_gemm(s, s, d, batch, type));
           shapes.push_back(make_gemm(s, d, s, batch, type));
+          if (const std::int64_t keys = flash_causal_keys(s); keys != s) {
+            shapes.push_back(make_gemm(s, keys, d, batch, type));
+            shapes.push_back(make_gemm(s, d, keys, batch, type));
+          }
         }
       }
     }

@@ -33,7 +33,8 @@ struct CalibrateOptions {
   std::int64_t fp32_min_dim = 1024;
   std::int64_t fp32_max_dim = 8192;
   // The attention GEMMs (scores and context) at these sequence lengths, head sizes and batch counts
-  // (micro-batch x heads per tensor-parallel rank); fp32 only at head size 128 from sequence 1024.
+  // (micro-batch x heads per tensor-parallel rank), whole and as flash attention's causal shares; fp32
+  // only at head size 128 from sequence 1024.
   std::vector<std::int64_t> attention_seqs = {512, 1024, 2048, 4096, 8192};
   std::vector<std::int64_t> attention_head_dims = {64, 128};
   std::vector<std::int64_t> attention_batches = {8, 16, 32, 64, 128, 256};
