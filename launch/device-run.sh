@@ -23,6 +23,7 @@ device_run_start() {  # NAME LIMIT_S
   rm -rf "$W" && mkdir -p "$W" "$OUT"
   : > "$W/commands.txt"
   export PYTHONUNBUFFERED=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # shellcheck disable=SC2034  # for the scripts that source this
   mpi=(mpirun -np 1 --bind-to none)
 }
 
