@@ -66,6 +66,15 @@ void add_file(const std::filesystem::path& path, bool named, LoadedResults* out)
     out->skipped.push_back(fmt::format("{}: {}", path.string(), problem));
     return;
   }
+  // plan --json and a plan file (search --best-plan-file, the input of --plan-file) share their kind; the
+  // plan file has no figures to draw.
+  if (*kind == ResultKind::kPlan && !doc.contains("world_size")) {
+    out->skipped.push_back(fmt::format(
+        "{}: a plan file (model, plan, cluster; no figures): `commscale plan --plan-file {} --json > SUMMARY.json` "
+        "writes what report draws of a plan",
+        printable(path.string()), printable(path.string())));
+    return;
+  }
   out->files.push_back(ResultFile{path, path.stem().string(), *kind, std::move(doc)});
 }
 

@@ -47,6 +47,10 @@ commscale_run(EXPECT 0 OUTPUT out ARGS predict --plan-file best.json --micro-bat
 expect_contains("${out}" "inputs   plan file best.json (overridden by the flags given: --micro-batch, --global-batch)")
 commscale_run(EXPECT 0 OUTPUT out ARGS plan --plan-file best.json)
 expect_contains("${out}" "plan file best.json")
+# report: a plan file shares plan --json's kind but has no figures; it is named and skipped, not read as one.
+commscale_run(EXPECT 2 ERROR err ARGS report best.json -o page.html)
+expect_contains("${err}" "not rendered: best.json: a plan file (model, plan, cluster; no figures)")
+expect_contains("${err}" "none of the files is a result report renders")
 
 # --set: the same loader as the file; the change shows in the prediction and in the context block.
 # (Slower NICs, not faster: above 200 Gb/s the A100's PCIe gen4 x16 to each NIC is the bottleneck.)
