@@ -1,6 +1,9 @@
 // The prediction as JSON and as text (report/prediction_report.hpp).
 
+#include <algorithm>
 #include <ostream>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -27,6 +30,16 @@ nlohmann::json groups_json(const Prediction& p) {
 
 std::string percent(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "-"; }
 std::string gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
+
+// A row's source in the text: who measured it, where and when, the part before its first ": " (a
+// profile's sources run to a paragraph of method); --json has it whole.
+std::string source_head(std::string_view source) {
+  constexpr std::size_t kLongest = 160;
+  const std::size_t colon = source.find(": ");
+  if (colon == std::string_view::npos && source.size() <= kLongest) return std::string(source);
+  const std::string_view head = source.substr(0, std::min(colon, kLongest));
+  return fmt::format("{} ...; the whole source: --json", head);
+}
 
 void print_summary(std::ostream& out, const Prediction& p) {
   const JobSummary& s = p.summary;
@@ -133,7 +146,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   if (p.host_framework != "none") {
     out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it "
                        "({})\n",
-                       p.host_framework, to_ms(p.host_issue), to_ms(p.host_wait), p.host_source);
+                       p.host_framework, to_ms(p.host_issue), to_ms(p.host_wait), source_head(p.host_source));
   } else {
     out << "host     none: device time only (no host issue costs)\n";
   }
@@ -141,7 +154,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
     out << "overlap  free: no interference figures (calibrate --measure interference)\n";
   } else if (p.interference_iterations > 0) {
     out << fmt::format("overlap  compute +{:.3f} ms, communication +{:.3f} ms where they run together ({})\n",
-                       to_ms(p.interference_compute), to_ms(p.interference_comm), p.interference_source);
+                       to_ms(p.interference_compute), to_ms(p.interference_comm), source_head(p.interference_source));
   }
   out << "\n";
   print_summary(out, p);
