@@ -60,14 +60,18 @@ python3 launch/pytorch_host.py --base "$W/cal-eager-llama.json" -o "$W/cal-full-
 echo "pytorch_host --fit-only rc=$?"
 save
 
+pytorch_grid() {  # POINTS NAME MAX RESERVE: the PyTorch reference at every run of POINTS -> pytorch/NAME
+  python3 launch/regime_grid.py pytorch-grid "$1" --out "$W/pytorch/$2" > /dev/null
+  cmd "mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid W/pytorch/$2/grid.jsonl"
+  within "$3" "$4" "${mpi[@]}" python3 launch/pytorch_reference.py --mode dp --grid "$W/pytorch/$2/grid.jsonl" \
+    > "$W/pytorch/$2/grid.txt" 2> "$W/pytorch/$2/grid.err"
+  echo "pytorch grid $2 rc=$?: $(grep -c step_time_s "$W/pytorch/$2/grid.txt") runs"; tail -1 "$W/pytorch/$2/grid.err"
+  python3 launch/regime_grid.py split-pytorch "$W/pytorch/$2/grid.txt" "$W/pytorch/$2"
+  save
+}
+
 el "7. the PyTorch reference at every point"
-python3 launch/regime_grid.py pytorch-grid "$points" --out "$W/pytorch/a" > /dev/null
-cmd "mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid W/pytorch/a/grid.jsonl"
-within 200 45 "${mpi[@]}" python3 launch/pytorch_reference.py --mode dp --grid "$W/pytorch/a/grid.jsonl" \
-  > "$W/pytorch/a/grid.txt" 2> "$W/pytorch/a/grid.err"
-echo "pytorch grid rc=$?: $(grep -c step_time_s "$W/pytorch/a/grid.txt") runs"; tail -1 "$W/pytorch/a/grid.err"
-python3 launch/regime_grid.py split-pytorch "$W/pytorch/a/grid.txt" "$W/pytorch/a"
-save
+pytorch_grid "$points" a 200 45
 
 el "8. train at PyTorch's host costs"
 grep '"regime": "host-bound"' "$points" > "$W/points-host-bound.jsonl"
@@ -77,12 +81,7 @@ within 30 15 python3 launch/regime_grid.py host-framework "$W/points-host-bound.
 save
 
 el "9. the host-bound PyTorch runs again"
-python3 launch/regime_grid.py pytorch-grid "$W/points-host-bound.jsonl" --out "$W/pytorch/b" > /dev/null
-cmd "mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid W/pytorch/b/grid.jsonl"
-within 60 3 "${mpi[@]}" python3 launch/pytorch_reference.py --mode dp --grid "$W/pytorch/b/grid.jsonl" \
-  > "$W/pytorch/b/grid.txt" 2> "$W/pytorch/b/grid.err"
-echo "pytorch grid b rc=$?: $(grep -c step_time_s "$W/pytorch/b/grid.txt") runs"
-python3 launch/regime_grid.py split-pytorch "$W/pytorch/b/grid.txt" "$W/pytorch/b"
+pytorch_grid "$W/points-host-bound.jsonl" b 60 3
 python3 launch/regime_grid.py table "$points" --train "$W/train" --pytorch "$W/pytorch/a" > "$W/table.txt" 2>&1
 save
 el "done: $OUT/h200x1-run-9.tgz"
