@@ -7,7 +7,9 @@
 #
 #   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash results/h200x1-2026-12-03b/run-9.sh
 #
-#   1. machine.txt; 2. build commscale (Release, sm_90, no tests)
+#   1. machine.txt; 1b. launch/gemm_context.py: four GEMM shapes of the steps, in the contexts of a step
+#      and of calibrate (clock or L2: why the unfused steps' GEMMs beat their rows)  -> gemm-context.json
+#   2. build commscale (Release, sm_90, no tests)
 #   3. calibrate --measure gemm,memory,host,interference --heat-ms 20               -> cal.json
 #   4. train at the 17 runs of results/h200x1-2026-12-02b/points.jsonl (4 with --timeline)
 #   5. launch/pytorch_kernels.py, GPT over cal.json -> cal-eager.json; --arch llama -> cal-eager-llama.json
@@ -23,6 +25,12 @@ device_run_start run-9 555
 points=results/h200x1-2026-12-02b/points.jsonl
 mkdir -p "$W/train" "$W/pytorch/a" "$W/pytorch/b"
 device_run_machine
+el "1b. GEMMs in a step's contexts"
+shapes=(--shape 1024,8192,2048 --shape 1024,2048,8192 --shape 1024,6144,2048 --shape 4096,14336,4096)
+cmd "python3 launch/gemm_context.py ${shapes[*]} -o W/gemm-context.json"
+within 60 480 python3 launch/gemm_context.py "${shapes[@]}" -o "$W/gemm-context.json" > "$W/gemm-context.txt" 2>&1
+echo "gemm_context rc=$?"; cat "$W/gemm-context.txt"
+save
 device_run_build /tmp/b9
 
 el "3. calibrate"
