@@ -21,6 +21,11 @@ reported. NVML samples the SM clock and the board power every millisecond while 
 
     python3 launch/gemm_context.py --shape 1024,8192,2048 --shape 4096,14336,4096 -o gemm-context.json
 
+--data says what the operands hold (a tensor core's power, so its clock, depends on the bits it
+multiplies): randn (normal values, as activations and weights are), commscale (the bit pattern
+`calibrate` and `train` fill their buffers with: positive, exponents 0x3C-0x3F, random low bits;
+kernels/step_kernels.cu), zeros, or nan. --contexts picks some of the contexts above.
+
 prints one line per (shape, context) and writes them all as JSON. A clock or power the machine will not
 report is written as null.
 """
@@ -87,19 +92,30 @@ def mean_or_none(values):
     return statistics.mean(values) if values else None
 
 
+def operand(rows, cols, data):
+    if data == "randn":
+        return torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+    if data == "zeros":
+        return torch.zeros(rows, cols, device="cuda", dtype=torch.bfloat16)
+    if data == "nan":
+        return torch.full((rows, cols), float("nan"), device="cuda", dtype=torch.bfloat16)
+    bits = torch.randint(0, 1 << 16, (rows, cols), device="cuda", dtype=torch.int32)
+    return ((bits & 0x03FF) | 0x3C00).to(torch.int16).view(torch.bfloat16)
+
+
 class Rig:
-    def __init__(self, m, n, k, pool_bytes, memory_bytes):
+    def __init__(self, m, n, k, pool_bytes, memory_bytes, data):
         self.m, self.n, self.k = m, n, k
         element = 2
         per_set = (m * k + k * n + m * n) * element
         self.sets = max(2, min(64, pool_bytes // per_set))
-        self.a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(self.sets)]
-        self.b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _ in range(self.sets)]
+        self.a = [operand(m, k, data) for _ in range(self.sets)]
+        self.b = [operand(k, n, data) for _ in range(self.sets)]
         self.c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(self.sets)]
         half = memory_bytes // 2 // element
         self.src = torch.randn(half, device="cuda", dtype=torch.bfloat16)
         self.dst = torch.empty_like(self.src)
-        self.a_source = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        self.a_source = operand(m, k, data)
         heater = 8192
         self.heat_a = torch.randn(heater, heater, device="cuda", dtype=torch.bfloat16)
         self.heat_b = torch.randn(heater, heater, device="cuda", dtype=torch.bfloat16)
@@ -184,9 +200,16 @@ def main(argv=None):
     parser.add_argument("--pool-gib", type=float, default=8.0, help="memory the rotated operands span (default 8)")
     parser.add_argument("--memory-mib", type=int, default=256, help="bytes one copy moves, read + write (default 256)")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the contexts; each row is their median")
+    parser.add_argument("--data", choices=["randn", "commscale", "zeros", "nan"], default="randn",
+                        help="what the GEMM's operands hold (default randn)")
+    parser.add_argument("--contexts", default=",".join(CONTEXTS), help="comma-separated subset of the contexts")
     parser.add_argument("-o", "--output", help="JSON file to write")
     args = parser.parse_args(argv)
     shapes = args.shape or [(1024, 8192, 2048)]
+    contexts = args.contexts.split(",")
+    unknown = [c for c in contexts if c not in CONTEXTS]
+    if unknown:
+        parser.error(f"--contexts: unknown {', '.join(unknown)} (expected some of {', '.join(CONTEXTS)})")
     if args.calls < 5 or args.repeats < 1:
         parser.error("--calls must be at least 5 and --repeats at least 1")
     if torch is None or not torch.cuda.is_available():
@@ -194,25 +217,25 @@ def main(argv=None):
         return 2
     nvml = Nvml()
     rows = []
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}; median of {args.repeats} passes of "
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, operands {args.data}; median of {args.repeats} passes of "
           f"{args.calls} rounds; clocks and power: NVML mean over the rounds")
     print(f"{'M x N x K':>22} {'context':>20} {'gemm us':>9} {'vs rotated':>10} {'duty':>6} {'SM MHz':>7} {'W':>6}")
     for m, n, k in shapes:
-        rig = Rig(m, n, k, int(args.pool_gib * 2**30), args.memory_mib * 2**20)
-        passes = {c: [] for c in CONTEXTS}
+        rig = Rig(m, n, k, int(args.pool_gib * 2**30), args.memory_mib * 2**20, args.data)
+        passes = {c: [] for c in contexts}
         for _ in range(args.repeats):
-            for context in CONTEXTS:
+            for context in contexts:
                 (gemm_ms, duty), samples = nvml.sample_while(lambda: rig.run(context, args.calls, args.heat_ms))
                 passes[context].append((gemm_ms, duty, mean_or_none(s[0] for s in samples), mean_or_none(s[1] for s in samples)))
         reference = None
-        for context in CONTEXTS:
+        for context in contexts:
             got = passes[context]
             gemm_us = statistics.median(p[0] for p in got) * 1e3
             duty = statistics.median(p[1] for p in got)
             clock = mean_or_none(p[2] for p in got)
             watts = mean_or_none(p[3] for p in got)
             reference = reference or gemm_us
-            rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "context": context, "gemm_us": gemm_us,
+            rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "data": args.data, "context": context, "gemm_us": gemm_us,
                          "vs_rotated": gemm_us / reference, "gemm_duty": duty, "sm_mhz": clock, "watts": watts,
                          "passes_us": [p[0] * 1e3 for p in got], "operand_sets": rig.sets})
             print(f"{f'{m} x {n} x {k}':>22} {context:>20} {gemm_us:9.1f} {gemm_us / reference:10.3f} {duty:6.2f} "

@@ -35,9 +35,12 @@ With `--arch llama` the block is Llama's (RMSNorm, SwiGLU, grouped-query attenti
 dropout; launch/pytorch_blocks.py), and the rows that differ are:
 
   norm fwd/bwd        F.rms_norm, and its backward (input and weight gradients, all its kernels)
-  activation fwd/bwd  F.silu of SwiGLU's gate and silu_backward, over [tokens, F]
-  add fwd/bwd         also SwiGLU's silu(gate) * up (one mul forward; backward, the two muls of its
-                      gradients, one row their mean), over [tokens, F]: a mul moves what an add does
+  activation fwd/bwd  SwiGLU whole, as the block runs it: F.silu(gate) * up where gate and up are the
+                      halves of fc1's [tokens, 2 F] output (strided views: PyTorch's elementwise
+                      kernels do not vectorise them, and run 1.5-2x slower than on whole tensors:
+                      results/h200x1-2026-12-03b, run-9), and its autograd backward (two muls,
+                      silu_backward, the cat of the halves' gradients); bytes as commscale's one
+                      mlp.act op counts them
 and there are no dropout or bias_grad rows (Llama has neither). The permute rows take the QKV of
 --kv-heads key and value heads. Write it to a profile of its own (`-o cal-eager-llama.json`): eager rows
 of one kind, kernel set and phase are one curve, and LayerNorm's and RMSNorm's must not be mixed.
@@ -165,22 +168,26 @@ def llama_token_cases(args):
         yield "norm", ["fwd"], "F.rms_norm", tokens * h, W, W, norm_fwd
         yield "norm", ["bwd"], "rms_norm backward (autograd: input and weight gradients)", tokens * h, 4 * W, W, norm_bwd
 
-        def silu_fwd(t=tokens):
-            gate = randn(t, f)
-            return lambda: F.silu(gate)
+        # SwiGLU as the block runs it (launch/pytorch_blocks.py): gate and up are the two halves of fc1's
+        # [tokens, 2F] output (chunk: strided views, which PyTorch's elementwise kernels walk without
+        # vectorising), and autograd's backward of chunk concatenates their gradients. One row per phase
+        # for the whole of it, at the bytes commscale's one mlp.act op counts (layer_ops.cpp).
+        def swiglu_input(t, grad):
+            return torch.randn(t, 2 * f, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
 
-        def silu_bwd(t=tokens):
-            gate, dy = randn(t, f), randn(t, f)
-            return lambda: torch.ops.aten.silu_backward(dy, gate)
+        def swiglu_fwd(t=tokens):
+            gate, up = swiglu_input(t, False).chunk(2, dim=-1)
+            return lambda: F.silu(gate) * up
 
-        def mul(t=tokens):
-            a, b = randn(t, f), randn(t, f)
-            return lambda: a * b
+        def swiglu_bwd(t=tokens):
+            x = swiglu_input(t, True)
+            gate, up = x.chunk(2, dim=-1)
+            y, dy = F.silu(gate) * up, randn(t, f)
+            return lambda: torch.autograd.grad(y, x, dy, retain_graph=True)
 
-        yield "activation", ["fwd"], "F.silu", tokens * f, W, W, silu_fwd
-        yield "activation", ["bwd"], "silu_backward", tokens * f, 2 * W, W, silu_bwd
-        # SwiGLU's product: one mul forward, two of the same size backward (the row is their mean).
-        yield "add", ["fwd", "bwd"], "mul (SwiGLU's silu(gate) * up)", tokens * f, 2 * W, W, mul
+        yield "activation", ["fwd"], "F.silu(gate) * up on fc1's halves (2 kernels)", tokens * f, 2 * W, W, swiglu_fwd
+        yield ("activation", ["bwd"], "its backward: 2 muls, silu_backward, cat of the halves' gradients (4 kernels)",
+               tokens * f, 3 * W, 2 * W, swiglu_bwd)
 
 
 def attention_layout_cases(args):
