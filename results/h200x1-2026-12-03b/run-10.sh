@@ -38,7 +38,8 @@ echo "train --gemm-check rc=$?"; grep -i -A12 "alone\|gemm check" "$W/train/gemm
 save
 
 el "5. Llama's eager rows (SwiGLU as the block runs it)"
-llama=(--arch llama --hidden 4096 --heads 32 --ffn 14336 --tokens 1024,4096,16384)  # shellcheck disable=SC2054
+# shellcheck disable=SC2054  # --tokens takes a comma-separated list
+llama=(--arch llama --hidden 4096 --heads 32 --ffn 14336 --tokens 1024,4096,16384)
 cmd "python3 launch/pytorch_kernels.py ${llama[*]} --base $here/run-9/cal.json -o W/cal-eager-llama.json"
 within 70 230 python3 launch/pytorch_kernels.py "${llama[@]}" --base "$here/run-9/cal.json" -o "$W/cal-eager-llama.json" \
   > "$W/pytorch-kernels-llama.txt" 2>&1
