@@ -45,6 +45,18 @@ and there are no dropout or bias_grad rows (Llama has neither). The permute rows
 --kv-heads key and value heads. Write it to a profile of its own (`-o cal-eager-llama.json`): eager rows
 of one kind, kernel set and phase are one curve, and LayerNorm's and RMSNorm's must not be mixed.
 
+Either way there are `optimizer` rows: torch.optim.AdamW(fused=True).step() over 1 to 64 bf16 weights
+of --hidden x --hidden (moments bf16 too, as the reference trains), at the 14 bytes per parameter
+commscale's AdamW op counts; an eager step's optimizer op takes them (other optimizers take them by
+bytes too: PyTorch has no other optimizer in the reference).
+
+With --gemms every bf16 GEMM row of --base is timed once more with PyTorch and replaced: F.linear
+(x [m, k] by a weight [n, k]) for a row of batch 1, torch.bmm for the batched attention products,
+randn operands rotated through 512 MiB, calls back to back after --gemm-heat-ms of an 8192^3 GEMM
+(calibrate's method). PyTorch's GEMMs on normal values ran 5-14% slower than calibrate's rows of the
+same shape on the H200 (results/h200x1-2026-12-03b, run-10: a tensor core's power, so its clock,
+depends on the bits it multiplies), and an eager profile is PyTorch's kernels, its GEMMs included.
+
 Either way the profile's `attention` rows are replaced by F.scaled_dot_product_attention(is_causal=True)
 forward, and backward (torch.autograd.grad of its output: the whole backward), bf16, at head sizes 64
 and 128, sequences 512 to 8192 and batch x heads 8, 32 and 128 (--attention-* options), timed as the
@@ -103,6 +115,7 @@ def cases(args):
     yield from (llama_token_cases(args) if args.arch == "llama" else gpt_token_cases(args))
     yield from attention_layout_cases(args)
     yield from score_cases(args)
+    yield from optimizer_cases(args)
     for log2 in range(22, 29, 1):
         def add(n=1 << log2):
             x, y = randn(n), randn(n)
@@ -188,6 +201,23 @@ def llama_token_cases(args):
         yield "activation", ["fwd"], "F.silu(gate) * up on fc1's halves (2 kernels)", tokens * f, 2 * W, W, swiglu_fwd
         yield ("activation", ["bwd"], "its backward: 2 muls, silu_backward, cat of the halves' gradients (4 kernels)",
                tokens * f, 3 * W, 2 * W, swiglu_bwd)
+
+
+def optimizer_cases(args):
+    """torch.optim.AdamW(fused=True).step() over bf16 weights of the block's shapes, its moments bf16 too
+    (the reference's optimizer: launch/pytorch_blocks.py), at the bytes commscale's AdamW op counts per
+    parameter (layer_ops.cpp: weight, gradient and two moments read, weight and moments written)."""
+    h = args.hidden
+    for count in (1, 4, 16, 64):
+        def adamw(n=count):
+            weights = [torch.nn.Parameter(randn(h, h)) for _ in range(n)]
+            for w in weights:
+                w.grad = randn(h, h)
+            optimizer = torch.optim.AdamW(weights, lr=1e-5, fused=True)
+            optimizer.step()  # the moments are allocated at the first step
+            return optimizer.step
+
+        yield "optimizer", ["fwd"], f"AdamW(fused=True).step, {count} weights of {h} x {h}", count * h * h, 4 * W, 3 * W, adamw
 
 
 def attention_layout_cases(args):
@@ -298,6 +328,22 @@ def dropout_cases(elements, shape):
     yield "dropout", ["bwd"], "native_dropout_backward", elements, W + 1, W, bwd
 
 
+def timed_back_to_back(fn, reps, warmup):
+    """Median GPU time of one of `reps` calls issued back to back (an event between each two, as
+    calibrate times its GEMM rows), all queued behind one spin kernel: the GPU runs them as a step runs
+    its GEMMs, with no idle gap between them that would let the clocks rise."""
+    for _ in range(warmup):
+        fn()
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+    torch.cuda._sleep(2 * SPACER_CYCLES)
+    marks[0].record()
+    for i in range(reps):
+        fn()
+        marks[i + 1].record()
+    marks[-1].synchronize()
+    return statistics.median(a.elapsed_time(b) * 1e-3 for a, b in zip(marks, marks[1:]))
+
+
 def int_list(text, name):
     try:
         values = [int(x) for x in text.split(",")]
@@ -327,6 +373,9 @@ def parse_args():
     parser.add_argument("--attention-head-dims", default="64,128", help="SDPA rows: head sizes")
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--gemms", action="store_true",
+                        help="also time every bf16 GEMM row of --base with PyTorch and replace it (randn operands)")
+    parser.add_argument("--gemm-heat-ms", type=float, default=20.0, help="--gemms: heat before each shape (ms)")
     parser.add_argument("--dry-run", action="store_true", help="check --base and list the cases; time nothing")
     args = parser.parse_args()
     for name in ("tokens", "batches", "heads_batches", "attention_seqs", "attention_batches", "attention_head_dims"):
@@ -355,6 +404,45 @@ def measure_memory_rows(args):
         names = "; ".join(dict.fromkeys(kernels))  # each kernel once, in the order timed
         rows.append({"bytes": nbytes, "seconds": statistics.fmean(times), "kernel": f"torch {names}",
                      "kind": kind, "kernels": "eager", "phase": phase})
+    return rows
+
+
+def gemm_operands(row):
+    """Operand sets of a GEMM row (randn, as a step's activations and weights are), enough of them that
+    the calls rotate through 512 MiB or more and find none in L2 (as calibrate's rows do)."""
+    m, n, k, b = row["m"], row["n"], row["k"], row.get("batch", 1)
+    set_bytes = W * b * (m * k + k * n + m * n)
+    sets = max(1, min(64, -(-(512 << 20) // set_bytes)))
+    if b == 1:  # F.linear's layout: x [m, k] times the weight [n, k], transposed
+        return [(randn(m, k), randn(n, k)) for _ in range(sets)], lambda x, w: F.linear(x, w)
+    return [(randn(b, m, k), randn(b, k, n)) for _ in range(sets)], torch.bmm
+
+
+def measure_gemm_rows(args, profile):
+    """Every bf16 GEMM row of the base profile timed once more as PyTorch runs it (F.linear, or bmm for the
+    batched attention products), after --gemm-heat-ms of an 8192^3 GEMM (calibrate's sustained load)."""
+    heat_a, heat_b = randn(8192, 8192), randn(8192, 8192)
+    heat_ms = timed_back_to_back(lambda: heat_a @ heat_b, 3, 1) * 1e3
+    rows = []
+    for row in profile.get("gemm", []):
+        if row.get("dtype") != "bf16":
+            continue
+        sets, call = gemm_operands(row)
+        for _ in range(int(args.gemm_heat_ms / heat_ms)):
+            heat_a @ heat_b
+        turn = iter(range(1 << 30))
+
+        def next_call():
+            x, w = sets[next(turn) % len(sets)]
+            return call(x, w)
+
+        seconds = timed_back_to_back(next_call, args.reps, args.warmup)
+        del sets
+        torch.cuda.empty_cache()
+        flops = 2.0 * row["m"] * row["n"] * row["k"] * row.get("batch", 1)
+        print(f"      gemm {row['m']:>6} x {row['n']:>6} x {row['k']:>6} x {row.get('batch', 1):>3} {seconds * 1e6:>10.1f} us "
+              f"{flops / seconds / 1e12:>7.1f} TFLOP/s (calibrate's row {row['seconds'] * 1e6:.1f} us)", flush=True)
+        rows.append({k: row[k] for k in ("m", "n", "k", "batch", "dtype") if k in row} | {"seconds": seconds})
     return rows
 
 
@@ -391,17 +479,22 @@ def main():
 
     memory = measure_memory_rows(args)
     attention = measure_attention_rows(args)
+    if args.gemms:
+        gemms = measure_gemm_rows(args, profile)
+        profile["gemm"] = [r for r in profile.get("gemm", []) if r.get("dtype") != "bf16"] + gemms
     profile["memory"] = [r for r in profile.get("memory", []) if r.get("kernels") != "eager"] + memory
     # A Llama pass (no dropout) keeps the dropout rows a GPT pass wrote into its base.
     kept = [r for r in profile.get("attention", []) if r.get("dropout")] if args.arch != "gpt" else []
     profile["attention"] = kept + attention
     machine = profile.setdefault("machine", {})
-    note = (f"eager kernels ({args.arch} block) and attention: launch/pytorch_kernels.py, torch {torch.__version__}, "
+    what = "eager kernels, attention and bf16 GEMMs" if args.gemms else "eager kernels and attention"
+    note = (f"{what} ({args.arch} block): launch/pytorch_kernels.py, torch {torch.__version__}, "
             f"{torch.cuda.get_device_name()}, {datetime.date.today().isoformat()}")
     machine["description"] = "; ".join(x for x in (machine.get("description", ""), note) if x)
     with open(args.output, "w") as f:
         json.dump(profile, f, indent=1)
-    print(f"# {len(memory)} eager rows and {len(attention)} attention rows written to {args.output}")
+    gemm_note = f", {len(gemms)} bf16 GEMM rows timed with PyTorch" if args.gemms else ""
+    print(f"# {len(memory)} eager rows and {len(attention)} attention rows{gemm_note} written to {args.output}")
 
 
 if __name__ == "__main__":
