@@ -1,6 +1,7 @@
 #include "predict/compute_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -22,6 +23,58 @@ Bytes hbm_bytes(const Gemm& g) noexcept {
   };
   return Bytes(operand(g.m, g.k) + operand(g.k, g.n) + operand(g.m, g.n));
 }
+
+// Catalog-only efficiencies of eager PyTorch's memory kernels (KernelSet::kEager) over the catalog's memory
+// bandwidth, per kind, forward and backward, each kernel also taking kMemoryKernelUs: the median over
+// launch/pytorch_kernels.py's rows of each curve on one H200 (torch 2.11), fitted by
+// results/h200x1-2026-12-03b/fit_eager_defaults.py to run-11's two eager profiles, which prints each
+// curve's spread (median |log error| under 2% but norm forward's 13% and bias_grad's 16%). Eager kernels
+// run at a third to all of a copy's bandwidth, where one fitted generic figure missed them by 25-33%.
+struct EagerMemoryEfficiency {
+  MemoryKernelKind kind;
+  double forward;
+  double backward;
+};
+constexpr std::array kEagerMemoryEfficiency = {
+    EagerMemoryEfficiency{MemoryKernelKind::kNorm, 0.61, 0.61},
+    EagerMemoryEfficiency{MemoryKernelKind::kActivation, 0.76, 0.86},  // GELU (SwiGLU: below)
+    EagerMemoryEfficiency{MemoryKernelKind::kDropout, 0.63, 0.92},
+    EagerMemoryEfficiency{MemoryKernelKind::kSoftmax, 0.30, 0.46},
+    EagerMemoryEfficiency{MemoryKernelKind::kMask, 0.32, 0.32},
+    EagerMemoryEfficiency{MemoryKernelKind::kCopy, 0.89, 0.89},
+    EagerMemoryEfficiency{MemoryKernelKind::kPermute, 0.34, 0.27},
+    EagerMemoryEfficiency{MemoryKernelKind::kAdd, 0.95, 0.95},
+    EagerMemoryEfficiency{MemoryKernelKind::kBiasGrad, 0.67, 0.67},
+    EagerMemoryEfficiency{MemoryKernelKind::kOptimizer, 0.57, 0.57},  // torch.optim.AdamW(fused=True)
+};
+// SwiGLU as eager PyTorch runs it (silu and a mul on strided halves of fc1's output; backward two muls,
+// silu_backward and a cat), at the bytes of the program's one op: both directions.
+constexpr double kEagerGatedActivationEfficiency = 0.23;
+
+// SwiGLU's op reads two values per one written forward and writes two per three read backward; GELU's
+// reads one per one forward and two per one backward (workload/layer_ops.cpp).
+bool gated_activation(const MemoryKernel& k, bool backward) noexcept {
+  const auto read = static_cast<double>(k.bytes_read.count());
+  const auto written = static_cast<double>(k.bytes_written.count());
+  return backward ? read < 2.0 * written : read > written;
+}
+
+std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backward) noexcept {
+  if (k.kernels != KernelSet::kEager) return std::nullopt;
+  if (k.kind == MemoryKernelKind::kActivation && gated_activation(k, backward)) return kEagerGatedActivationEfficiency;
+  for (const EagerMemoryEfficiency& e : kEagerMemoryEfficiency) {
+    if (e.kind == k.kind) return backward ? e.backward : e.forward;
+  }
+  return std::nullopt;
+}
+
+// Catalog-only: a fused attention kernel's products (PyTorch's SDPA, flash-attn: AttentionIssue::
+// kPerKernel) run at the GEMM default of their shapes times this factor, [backward][dropout]: the median
+// over launch/pytorch_kernels.py's 30 SDPA rows of each (causal, bf16, head sizes 64 and 128, sequences
+// 512-8192, batch x heads 8-128; one H200, torch 2.11) of the catalog's time over the measured
+// (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest 39-48%, at the
+// shortest sequences). With dropout SDPA runs another, slower kernel.
+constexpr double kFusedAttentionFactor[2][2] = {{1.222, 0.577}, {1.036, 0.823}};
 
 using hw::MathRate;
 
@@ -110,15 +163,21 @@ ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const 
   return {gemm_efficiency(*calibration_, g), false};
 }
 
+double ComputeModel::catalog_efficiency(const Gemm& g, Phase phase) const {
+  const double e = default_efficiency(g);
+  if (!g.flash || attention_ != AttentionIssue::kPerKernel) return e;
+  return e * kFusedAttentionFactor[phase == Phase::kBackward ? 1 : 0][g.flash_dropout ? 1 : 0];
+}
+
 double ComputeModel::efficiency(const Gemm& g, Phase phase) const {
-  return measured(g, phase).efficiency.value_or(default_efficiency(g));
+  return measured(g, phase).efficiency.value_or(catalog_efficiency(g, phase));
 }
 
 Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   if (g.flops.value() <= 0) return Seconds(0.0);
   const FlopsPerSecond rate = peak(g.dtype, g.accumulate);
   const Measured m = measured(g, phase);
-  const double e = m.efficiency.value_or(default_efficiency(g));
+  const double e = m.efficiency.value_or(catalog_efficiency(g, phase));
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
   const double bytes = static_cast<double>(hbm_bytes(g).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
@@ -135,7 +194,8 @@ Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   if (calibration_ != nullptr) {
     if (auto t = memory_time(*calibration_, bytes, bw, memory_row_key(k, phase))) return *t;
   }
-  return transfer_time(bytes, bw * kMemoryKernelEfficiency) + microseconds(kMemoryKernelUs);
+  const double e = eager_memory_efficiency(k, phase == Phase::kBackward).value_or(kMemoryKernelEfficiency);
+  return transfer_time(bytes, bw * e) + microseconds(kMemoryKernelUs);
 }
 
 Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {
