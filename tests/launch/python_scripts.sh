@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The PyTorch scripts on a machine without PyTorch: --help works, the reference's --grid is read and
 # checked (--dry-run lists the points; a bad line is refused with exit 2 naming the file and line),
-# pytorch_kernels.py --dry-run checks its profile and counts its cases, and regime_grid.py writes the
+# pytorch_kernels.py --dry-run checks its profile and counts its cases, gemm_context.py refuses bad
+# shapes and contexts, and regime_grid.py writes the
 # grid both engines share and refuses a bad points file. (The scripts' measurements need a GPU: the
 # run-2.sh dry run and the GPU machine.)
 set -euo pipefail
@@ -13,7 +14,7 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py; do
+for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py; do
   python3 "$root/launch/$script" --help > /dev/null || fail "$script --help"
 done
 points="$root/results/h200x1-2026-12-02b/points.jsonl"
@@ -51,6 +52,14 @@ python3 "$root/launch/pytorch_kernels.py" --arch llama --ffn 2816 --base "$base"
 echo '{}' > "$work/notprofile.json"
 refused "not a commscale calibration profile" python3 "$root/launch/pytorch_kernels.py" --base "$work/notprofile.json" -o "$work/x.json" --dry-run
 refused "--attention-seqs takes positive integers" python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --attention-seqs 0 --dry-run
+
+# the optimizer rows (4 per block) are among the memory rows; --gemms is a flag of its own
+python3 "$root/launch/pytorch_kernels.py" --arch llama --ffn 2816 --base "$base" -o "$work/x.json" --dry-run |
+  grep -q "103 memory rows" || fail "pytorch_kernels.py --arch llama --dry-run: 103 memory rows expected"
+python3 "$root/launch/pytorch_kernels.py" --gemms --base "$base" -o "$work/x.json" --dry-run > /dev/null ||
+  fail "pytorch_kernels.py --gemms --dry-run"
+refused "--shape: expected M,N,K" python3 "$root/launch/gemm_context.py" --shape 1,2
+refused "--contexts: unknown idle" python3 "$root/launch/gemm_context.py" --contexts idle
 
 printf '{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n' > "$work/points.jsonl"
 refused 'id "a" appears twice' python3 "$root/launch/regime_grid.py" pytorch-grid "$work/points.jsonl" --out "$work"

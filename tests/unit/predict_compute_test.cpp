@@ -74,6 +74,53 @@ TEST(ComputeModel, MemoryKernelsRunAtTheMeasuredKernelFraction) {
   EXPECT_NEAR(model.time(k).value(), 2147483648.0 / 3744e9 + 4.5e-6, 1e-12);
 }
 
+MemoryKernel eager(MemoryKernelKind kind, std::uint64_t read, std::uint64_t written) {
+  MemoryKernel k;
+  k.kind = kind;
+  k.kernels = KernelSet::kEager;
+  k.bytes_read = Bytes(read);
+  k.bytes_written = Bytes(written);
+  return k;
+}
+
+TEST(ComputeModel, EagerKernelsHaveCatalogFiguresOfTheirOwn) {
+  const ComputeModel model(gpu("h200-sxm"), nullptr);
+  constexpr std::uint64_t kGiB = 1ull << 30;
+  const auto at = [](double bytes, double efficiency) { return bytes / (4800e9 * efficiency) + 4.5e-6; };
+  // PyTorch's softmax forward at 0.30 of 4800 GB/s, backward at 0.46 (compute_model.cpp's table).
+  const MemoryKernel softmax = eager(MemoryKernelKind::kSoftmax, kGiB, kGiB);
+  EXPECT_NEAR(model.time(softmax, Phase::kForward).value(), at(2.0 * kGiB, 0.30), 1e-12);
+  EXPECT_NEAR(model.time(softmax, Phase::kBackward).value(), at(2.0 * kGiB, 0.46), 1e-12);
+  // GELU (one read per value written forward, two backward) against SwiGLU's group (two, and 3:2).
+  EXPECT_NEAR(model.time(eager(MemoryKernelKind::kActivation, kGiB, kGiB), Phase::kForward).value(),
+              at(2.0 * kGiB, 0.76), 1e-12);
+  EXPECT_NEAR(model.time(eager(MemoryKernelKind::kActivation, 2 * kGiB, kGiB), Phase::kBackward).value(),
+              at(3.0 * kGiB, 0.86), 1e-12);
+  EXPECT_NEAR(model.time(eager(MemoryKernelKind::kActivation, 2 * kGiB, kGiB), Phase::kForward).value(),
+              at(3.0 * kGiB, 0.23), 1e-12);
+  EXPECT_NEAR(model.time(eager(MemoryKernelKind::kActivation, 3 * kGiB, 2 * kGiB), Phase::kBackward).value(),
+              at(5.0 * kGiB, 0.23), 1e-12);
+  // A kind with no eager figure, and the same kind in Megatron's fused set, keep the generic one.
+  EXPECT_NEAR(model.time(eager(MemoryKernelKind::kResidual, kGiB, kGiB)).value(), at(2.0 * kGiB, 0.78), 1e-12);
+  MemoryKernel fused = softmax;
+  fused.kernels = KernelSet::kFused;
+  EXPECT_NEAR(model.time(fused).value(), at(2.0 * kGiB, 0.78), 1e-12);
+}
+
+TEST(ComputeModel, FusedAttentionProductsTakeTheirCatalogFactor) {
+  Gemm scores = make_gemm(4096, 2112, 128, 32, DataType::kBFloat16);
+  scores.flash = true;
+  const ComputeModel per_kernel(gpu("h200-sxm"), nullptr, AttentionIssue::kPerKernel);
+  const ComputeModel per_product(gpu("h200-sxm"), nullptr, AttentionIssue::kPerProduct);
+  const double base = per_product.efficiency(scores, Phase::kForward);
+  EXPECT_DOUBLE_EQ(base, per_product.default_efficiency(scores));  // commscale's executor: GEMM calls
+  EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kForward), base * 1.222, 1e-12);
+  EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kBackward), base * 1.036, 1e-12);
+  scores.flash_dropout = true;  // SDPA with dropout runs a slower kernel
+  EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kForward), base * 0.577, 1e-12);
+  EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kBackward), base * 0.823, 1e-12);
+}
+
 TEST(ComputeModel, PeakRatesFollowTheCatalog) {
   // GeForce: FP32 accumulate at half the FP16-accumulate rate (the catalog's 165.2 TFLOPS for the 4090).
   EXPECT_DOUBLE_EQ(ComputeModel(gpu("rtx4090"), nullptr).peak(DataType::kBFloat16).value(), 165.2e12);
