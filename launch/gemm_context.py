@@ -23,8 +23,9 @@ reported. NVML samples the SM clock and the board power every millisecond while 
 
 --data says what the operands hold (a tensor core's power, so its clock, depends on the bits it
 multiplies): randn (normal values, as activations and weights are), commscale (the bit pattern
-`calibrate` and `train` fill their buffers with: positive, exponents 0x3C-0x3F, random low bits;
-kernels/step_kernels.cu), zeros, or nan. --contexts picks some of the contexts above.
+`calibrate` and `train` filled their buffers with until run-12 of results/h200x1-2026-12-03b:
+positive, exponents 0x3C-0x3F, random low bits), commscale-signed (the same with a random sign, their
+fill since: kernels/step_kernels.cu), zeros, or nan. --contexts picks some of the contexts above.
 
 prints one line per (shape, context) and writes them all as JSON. A clock or power the machine will not
 report is written as null.
@@ -100,7 +101,10 @@ def operand(rows, cols, data):
     if data == "nan":
         return torch.full((rows, cols), float("nan"), device="cuda", dtype=torch.bfloat16)
     bits = torch.randint(0, 1 << 16, (rows, cols), device="cuda", dtype=torch.int32)
-    return ((bits & 0x03FF) | 0x3C00).to(torch.int16).view(torch.bfloat16)
+    keep = 0x83FF if data == "commscale-signed" else 0x03FF
+    halves = (bits & keep) | 0x3C00
+    halves = halves - ((halves >> 15) << 16)  # the sign bit set: as int16, negative
+    return halves.to(torch.int16).view(torch.bfloat16)
 
 
 class Rig:
@@ -200,7 +204,7 @@ def main(argv=None):
     parser.add_argument("--pool-gib", type=float, default=8.0, help="memory the rotated operands span (default 8)")
     parser.add_argument("--memory-mib", type=int, default=256, help="bytes one copy moves, read + write (default 256)")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the contexts; each row is their median")
-    parser.add_argument("--data", choices=["randn", "commscale", "zeros", "nan"], default="randn",
+    parser.add_argument("--data", choices=["randn", "commscale", "commscale-signed", "zeros", "nan"], default="randn",
                         help="what the GEMM's operands hold (default randn)")
     parser.add_argument("--contexts", default=",".join(CONTEXTS), help="comma-separated subset of the contexts")
     parser.add_argument("-o", "--output", help="JSON file to write")
