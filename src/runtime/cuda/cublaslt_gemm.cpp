@@ -99,7 +99,8 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
   // activations keep a model's magnitudes, layer after layer, instead of growing to inf and NaN, whose
   // bits a tensor core multiplies with less power, so faster (results/h200x1-2026-12-03b). A power of
   // two is exact in every scale type.
-  const int e = std::clamp(1 - static_cast<int>(std::lround(std::log2(static_cast<double>(std::max<std::int64_t>(g.k, 1))) / 2.0)), -14, 0);
+  const double log2_k = std::log2(static_cast<double>(std::max<std::int64_t>(g.k, 1)));
+  const int e = std::clamp(1 - static_cast<int>(std::lround(log2_k / 2.0)), -14, 0);
   const double alpha64 = std::ldexp(1.0, e);
   const double zero64 = 0.0;
   const auto alpha32 = static_cast<float>(alpha64);
