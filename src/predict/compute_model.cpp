@@ -68,12 +68,14 @@ std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backwa
   return std::nullopt;
 }
 
-// Catalog-only: a fused attention kernel's products (PyTorch's SDPA, flash-attn: AttentionIssue::
-// kPerKernel) run at the GEMM default of their shapes times this factor, [backward][dropout]: the median
+// Catalog-only: the products of eager PyTorch's SDPA call (Gemm::flash_sdpa, issued as one call:
+// AttentionIssue::kPerKernel) run at the GEMM default of their shapes times this factor,
+// [backward][dropout]: the median
 // over launch/pytorch_kernels.py's 30 SDPA rows of each (causal, bf16, head sizes 64 and 128, sequences
 // 512-8192, batch x heads 8-128; one H200, torch 2.11) of the catalog's time over the measured
 // (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest 39-48%, at the
-// shortest sequences). With dropout SDPA runs another, slower kernel.
+// shortest sequences). With dropout SDPA runs another, slower kernel. Megatron-LM's flash-attn or
+// TransformerEngine kernels were not measured: their products keep the GEMM default.
 constexpr double kFusedAttentionFactor[2][2] = {{1.222, 0.577}, {1.036, 0.823}};
 
 using hw::MathRate;
@@ -165,7 +167,7 @@ ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const 
 
 double ComputeModel::catalog_efficiency(const Gemm& g, Phase phase) const {
   const double e = default_efficiency(g);
-  if (!g.flash || attention_ != AttentionIssue::kPerKernel) return e;
+  if (!g.flash_sdpa || attention_ != AttentionIssue::kPerKernel) return e;
   return e * kFusedAttentionFactor[phase == Phase::kBackward ? 1 : 0][g.flash_dropout ? 1 : 0];
 }
 

@@ -23,8 +23,8 @@
 //       percentile 18% (the form before, 0.70 and 2 us without split-K: 17% and 63%). Large square GEMMs
 //       run at 780-815 TFLOP/s there (0.79-0.82); shared/HARDWARE.md's PyTorch figures for LLM shapes,
 //       600-713, were the previous source.
-// Eager PyTorch's kernels (KernelSet::kEager) and fused attention kernels (PyTorch's SDPA, flash-attn)
-// have catalog defaults of their own, fitted to launch/pytorch_kernels.py's rows (compute_model.cpp).
+// Eager PyTorch's kernels (KernelSet::kEager), its SDPA call included, have catalog defaults of their
+// own, fitted to launch/pytorch_kernels.py's rows (compute_model.cpp).
 // Memory kernels: time = (read + written) / (memory bw x kMemoryKernelEfficiency) + kMemoryKernelUs,
 //   0.78 and 4.5 us: fitted to the 26 rows of the step's memory kernel (read half, write half; 1 MiB to
 //   4 GiB) of the same two calibrate runs: median |log error| 3.8%, largest 13% (the form before, a
@@ -82,8 +82,8 @@ class ComputeModel {
   // The rate MFU is measured against for a model of this dtype (FP32 accumulate).
   [[nodiscard]] FlopsPerSecond peak(DataType dtype, DataType accumulate = DataType::kFloat32) const;
   [[nodiscard]] double default_efficiency(const Gemm& gemm) const;
-  // Without a profile's row: the default, times the fused attention factor for a product of a fused
-  // attention kernel (compute_model.cpp).
+  // Without a profile's row: the default, times SDPA's factor for a product of eager PyTorch's SDPA call
+  // (compute_model.cpp).
   [[nodiscard]] double catalog_efficiency(const Gemm& gemm, Phase phase) const;
 
   [[nodiscard]] const hw::GpuSpec& gpu() const noexcept { return gpu_; }

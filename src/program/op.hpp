@@ -72,6 +72,9 @@ struct Gemm {
   // A product of a fused attention kernel that applies dropout to the probabilities (GPT-style models
   // train with it): such a kernel runs slower, and a profile's attention rows say whether they had it.
   bool flash_dropout = false;
+  // A product of eager PyTorch's fused attention call (F.scaled_dot_product_attention, KernelSet::kEager):
+  // without a profile's attention rows it takes SDPA's catalog figure (predict/compute_model.cpp).
+  bool flash_sdpa = false;
 };
 
 enum class MemoryKernelKind : std::uint8_t {

@@ -21,13 +21,14 @@ MemoryKernel kernel(KernelSet kernels, K kind, std::uint64_t elements, double re
 // One product of flash attention: the causal share of the full product over `seq` keys, and marked so.
 // `keys_in_n`: the keys are the product's n (QK^T, dP = dO V^T), else its k (PV, dV, dQ, dK).
 // `continued`: not the first product of its kernel (the forward kernel's PV; the backward kernel's four
-// gradient products, after its recomputed QK^T).
-Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued) {
+// gradient products, after its recomputed QK^T). `kernels`: eager PyTorch's (SDPA) or a fused kernel's.
+Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued, KernelSet kernels) {
   const std::int64_t keys = flash_causal_keys(d.seq);
   Gemm g = keys_in_n ? gemm(d, d.seq, keys, d.head_dim, d.heads_batch) : gemm(d, d.seq, d.head_dim, keys, d.heads_batch);
   g.flash = true;
   g.flash_continued = continued;
   g.flash_dropout = d.dropout;
+  g.flash_sdpa = kernels == KernelSet::kEager;
   return g;
 }
 
@@ -44,8 +45,8 @@ void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, Ke
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   if (flash) {
-    b.compute("attn.scores", flash_gemm(d, true, false));
-    b.compute("attn.context", flash_gemm(d, false, true));
+    b.compute("attn.scores", flash_gemm(d, true, false, kernels));
+    b.compute("attn.context", flash_gemm(d, false, true, kernels));
     return;
   }
   b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
@@ -114,12 +115,12 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, K
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   if (flash) {
     b.set_phase(Phase::kRecompute);
-    b.compute("attn.scores", flash_gemm(d, true, false));
+    b.compute("attn.scores", flash_gemm(d, true, false, kernels));
     b.set_phase(Phase::kBackward);
-    b.compute("attn.context.dp", flash_gemm(d, true, true));    // dP = dO V^T
-    b.compute("attn.context.dv", flash_gemm(d, false, true));   // dV = P^T dO
-    b.compute("attn.scores.dq", flash_gemm(d, false, true));    // dQ = dS K
-    b.compute("attn.scores.dk", flash_gemm(d, false, true));    // dK = dS^T Q
+    b.compute("attn.context.dp", flash_gemm(d, true, true, kernels));    // dP = dO V^T
+    b.compute("attn.context.dv", flash_gemm(d, false, true, kernels));   // dV = P^T dO
+    b.compute("attn.scores.dq", flash_gemm(d, false, true, kernels));    // dQ = dS K
+    b.compute("attn.scores.dk", flash_gemm(d, false, true, kernels));    // dK = dS^T Q
   } else {
     b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
     b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO

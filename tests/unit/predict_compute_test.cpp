@@ -107,13 +107,16 @@ TEST(ComputeModel, EagerKernelsHaveCatalogFiguresOfTheirOwn) {
   EXPECT_NEAR(model.time(fused).value(), at(2.0 * kGiB, 0.78), 1e-12);
 }
 
-TEST(ComputeModel, FusedAttentionProductsTakeTheirCatalogFactor) {
+TEST(ComputeModel, SdpaProductsTakeTheirCatalogFactor) {
   Gemm scores = make_gemm(4096, 2112, 128, 32, DataType::kBFloat16);
   scores.flash = true;
   const ComputeModel per_kernel(gpu("h200-sxm"), nullptr, AttentionIssue::kPerKernel);
   const ComputeModel per_product(gpu("h200-sxm"), nullptr, AttentionIssue::kPerProduct);
-  const double base = per_product.efficiency(scores, Phase::kForward);
-  EXPECT_DOUBLE_EQ(base, per_product.default_efficiency(scores));  // commscale's executor: GEMM calls
+  const double base = per_product.default_efficiency(scores);
+  // A fused kernel other than SDPA (Megatron-LM's flash-attn) keeps the GEMM default.
+  EXPECT_DOUBLE_EQ(per_kernel.efficiency(scores, Phase::kForward), base);
+  scores.flash_sdpa = true;
+  EXPECT_DOUBLE_EQ(per_product.efficiency(scores, Phase::kForward), base);  // commscale's executor: GEMM calls
   EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kForward), base * 1.222, 1e-12);
   EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kBackward), base * 1.036, 1e-12);
   scores.flash_dropout = true;  // SDPA with dropout runs a slower kernel
