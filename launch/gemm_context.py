@@ -66,7 +66,8 @@ class Nvml:
             return None, None
         clock, milliwatts = ctypes.c_uint(), ctypes.c_uint()
         sm = clock.value if self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(clock)) == 0 else None
-        watts = milliwatts.value / 1e3 if self.lib.nvmlDeviceGetPowerUsage(self.handle, ctypes.byref(milliwatts)) == 0 else None
+        got_power = self.lib.nvmlDeviceGetPowerUsage(self.handle, ctypes.byref(milliwatts)) == 0
+        watts = milliwatts.value / 1e3 if got_power else None
         return sm, watts
 
     def sample_while(self, work):
@@ -197,7 +198,8 @@ def parse_shape(text):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", type=parse_shape, action="append", help="M,N,K of a bf16 GEMM (repeatable)")
     parser.add_argument("--calls", type=int, default=200, help="timed rounds per context (default 200)")
     parser.add_argument("--heat-ms", type=float, default=20.0, help="8192^3 GEMMs before each context (default 20)")
@@ -221,7 +223,8 @@ def main(argv=None):
         return 2
     nvml = Nvml()
     rows = []
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, operands {args.data}; median of {args.repeats} passes of "
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, operands {args.data}; "
+          f"median of {args.repeats} passes of "
           f"{args.calls} rounds; clocks and power: NVML mean over the rounds")
     print(f"{'M x N x K':>22} {'context':>20} {'gemm us':>9} {'vs rotated':>10} {'duty':>6} {'SM MHz':>7} {'W':>6}")
     for m, n, k in shapes:
@@ -230,7 +233,8 @@ def main(argv=None):
         for _ in range(args.repeats):
             for context in contexts:
                 (gemm_ms, duty), samples = nvml.sample_while(lambda: rig.run(context, args.calls, args.heat_ms))
-                passes[context].append((gemm_ms, duty, mean_or_none(s[0] for s in samples), mean_or_none(s[1] for s in samples)))
+                clock, watts = mean_or_none(s[0] for s in samples), mean_or_none(s[1] for s in samples)
+                passes[context].append((gemm_ms, duty, clock, watts))
         reference = None
         for context in contexts:
             got = passes[context]
@@ -239,7 +243,8 @@ def main(argv=None):
             clock = mean_or_none(p[2] for p in got)
             watts = mean_or_none(p[3] for p in got)
             reference = reference or gemm_us
-            rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "data": args.data, "context": context, "gemm_us": gemm_us,
+            rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "data": args.data, "context": context,
+                         "gemm_us": gemm_us,
                          "vs_rotated": gemm_us / reference, "gemm_duty": duty, "sm_mhz": clock, "watts": watts,
                          "passes_us": [p[0] * 1e3 for p in got], "operand_sets": rig.sets})
             print(f"{f'{m} x {n} x {k}':>22} {context:>20} {gemm_us:9.1f} {gemm_us / reference:10.3f} {duty:6.2f} "
@@ -248,7 +253,8 @@ def main(argv=None):
         torch.cuda.empty_cache()
     if args.output:
         with open(args.output, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "options": vars(args) | {"shape": shapes},
+            options = vars(args) | {"shape": shapes}
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "options": options,
                        "rows": rows}, f, indent=1)
     return 0
 
