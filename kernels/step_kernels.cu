@@ -66,7 +66,7 @@ __global__ void fill_random(uint4* data, std::uint64_t n, std::uint32_t seed) {
       // Two 16-bit halves with exponent bits 0x3C..0x3F and a random sign: values between about -2 and
       // -0.01 or 0.01 and 2 in bf16 and fp16 (fp32: the same bit patterns, the same range), as a model's
       // weights and activations have both signs (a tensor core multiplying positive values only, as the
-      // first fill did, ran 6% faster than on normal values: results/h200x1-2026-12-03b).
+      // first fill did, ran 4-6% faster than on normal values: results/h200x1-2026-12-03b).
       w[j] = (x & 0x83FF83FFu) | 0x3C003C00u;
     }
     data[i] = v;

@@ -61,7 +61,9 @@ bool gated_activation(const MemoryKernel& k, bool backward) noexcept {
 
 std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backward) noexcept {
   if (k.kernels != KernelSet::kEager) return std::nullopt;
-  if (k.kind == MemoryKernelKind::kActivation && gated_activation(k, backward)) return kEagerGatedActivationEfficiency;
+  if (k.kind == MemoryKernelKind::kActivation && gated_activation(k, backward)) {
+    return kEagerGatedActivationEfficiency;
+  }
   for (const EagerMemoryEfficiency& e : kEagerMemoryEfficiency) {
     if (e.kind == k.kind) return backward ? e.backward : e.forward;
   }
@@ -69,14 +71,13 @@ std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backwa
 }
 
 // Catalog-only: the products of eager PyTorch's SDPA call (Gemm::flash_sdpa, issued as one call:
-// AttentionIssue::kPerKernel) run at the GEMM default of their shapes times this factor,
-// [backward][dropout]: the median
-// over launch/pytorch_kernels.py's 30 SDPA rows of each (causal, bf16, head sizes 64 and 128, sequences
-// 512-8192, batch x heads 8-128; one H200, torch 2.11) of the catalog's time over the measured
-// (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest 39-48%, at the
-// shortest sequences). With dropout SDPA runs another, slower kernel. Megatron-LM's flash-attn or
-// TransformerEngine kernels were not measured: their products keep the GEMM default.
-constexpr double kFusedAttentionFactor[2][2] = {{1.222, 0.577}, {1.036, 0.823}};
+// AttentionIssue::kPerKernel) run at the GEMM default of their shapes times this factor, [backward]
+// [dropout]: the median over launch/pytorch_kernels.py's 30 SDPA rows of each (causal, bf16, head sizes
+// 64 and 128, sequences 512-8192, batch x heads 8-128; one H200, torch 2.11) of the catalog's time over
+// the measured (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest
+// 39-48%, at the shortest sequences). With dropout SDPA runs another, slower kernel. Megatron-LM's
+// flash-attn or TransformerEngine kernels were not measured: their products keep the GEMM default.
+constexpr double kSdpaFactor[2][2] = {{1.222, 0.577}, {1.036, 0.823}};
 
 using hw::MathRate;
 
@@ -168,7 +169,7 @@ ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const 
 double ComputeModel::catalog_efficiency(const Gemm& g, Phase phase) const {
   const double e = default_efficiency(g);
   if (!g.flash_sdpa || attention_ != AttentionIssue::kPerKernel) return e;
-  return e * kFusedAttentionFactor[phase == Phase::kBackward ? 1 : 0][g.flash_dropout ? 1 : 0];
+  return e * kSdpaFactor[phase == Phase::kBackward ? 1 : 0][g.flash_dropout ? 1 : 0];
 }
 
 double ComputeModel::efficiency(const Gemm& g, Phase phase) const {

@@ -96,9 +96,9 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
   Plan& p = plan_for(g);
   // alpha = 2^e near 2 / sqrt(k), beta = 0, in the scale type (fp16 for fp16 accumulate, fp64 for fp64,
   // else fp32). A sum of k products of values with random signs grows as sqrt(k): scaled so, a step's
-  // activations keep a model's magnitudes, layer after layer, instead of growing to inf and NaN, whose
-  // bits a tensor core multiplies with less power, so faster (results/h200x1-2026-12-03b). A power of
-  // two is exact in every scale type.
+  // activations keep a model's magnitudes layer after layer instead of growing without bound; a tensor
+  // core multiplies degenerate bits (inf, NaN, zeros, one repeated value) with less power, so faster
+  // (results/h200x1-2026-12-03b). A power of two is exact in every scale type.
   const double log2_k = std::log2(static_cast<double>(std::max<std::int64_t>(g.k, 1)));
   const int e = std::clamp(1 - static_cast<int>(std::lround(log2_k / 2.0)), -14, 0);
   const double alpha64 = std::ldexp(1.0, e);
