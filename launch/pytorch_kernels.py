@@ -53,9 +53,9 @@ bytes too: PyTorch has no other optimizer in the reference).
 With --gemms every bf16 GEMM row of --base is timed once more with PyTorch and replaced: F.linear
 (x [m, k] by a weight [n, k]) for a row of batch 1, torch.bmm for the batched attention products,
 randn operands rotated through 512 MiB, calls back to back after --gemm-heat-ms of an 8192^3 GEMM
-(calibrate's method). PyTorch's GEMMs on normal values ran 5-14% slower than calibrate's rows of the
-same shape on the H200 (results/h200x1-2026-12-03b, run-10: a tensor core's power, so its clock,
-depends on the bits it multiplies), and an eager profile is PyTorch's kernels, its GEMMs included.
+(calibrate's method). PyTorch's GEMMs ran a median 11% slower than calibrate's rows at the shapes
+above 100 GFLOP on the H200 (0.95-1.26x; results/h200x1-2026-12-03b, run-11), and an eager profile is
+PyTorch's kernels, its GEMMs included.
 
 Either way the profile's `attention` rows are replaced by F.scaled_dot_product_attention(is_causal=True)
 forward, and backward (torch.autograd.grad of its output: the whole backward), bf16, at head sizes 64
