@@ -95,6 +95,27 @@ TEST(ProgramJson, FlashProductsSayWhetherTheirKernelHasDropout) {
   }
 }
 
+// Eager PyTorch's attention is its SDPA call: its flash products say so (the predictor's catalog figure
+// for them is SDPA's), fused kernels' do not; the mark comes back from the JSON.
+TEST(ProgramJson, FlashProductsOfEagerProgramsAreSdpas) {
+  ParallelPlan p;
+  p.global_batch = 1;
+  p.flash_attention = true;
+  for (const KernelSet kernels : {KernelSet::kEager, KernelSet::kFused}) {
+    p.kernels = kernels;
+    const ProgramSet set = build_program(CheckedPlan(find_preset("tiny", ""), p));
+    int flash = 0;
+    for (const json op : ops_of(set, 0)) {
+      if (!op.contains("flash")) continue;
+      ++flash;
+      EXPECT_EQ(op.contains("flash_sdpa"), kernels == KernelSet::kEager) << op["name"];
+    }
+    EXPECT_GT(flash, 0);
+    const json doc = set;
+    EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
+  }
+}
+
 TEST(ProgramJson, OpFields) {
   const ProgramSet set = sample();
   const json op = ops_of(set, 0)[1];  // mb0.fwd.embedding waits for its ZeRO-3 parameter gather
