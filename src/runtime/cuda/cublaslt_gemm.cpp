@@ -89,6 +89,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
                                      g.n, g.k, g.batch, describe(g), process_identity()));
   }
   p.algo = result.algo;
+  const double log2_k = std::log2(static_cast<double>(std::max<std::int64_t>(g.k, 1)));
+  p.scale_exponent = std::clamp(1 - static_cast<int>(std::lround(log2_k / 2.0)), -14, 0);
   return plans_.emplace(key, p).first->second;
 }
 
@@ -99,8 +101,7 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
   // activations keep a model's magnitudes layer after layer instead of growing without bound; a tensor
   // core multiplies degenerate bits (inf, NaN, zeros, one repeated value) with less power, so faster
   // (results/h200x1-2026-12-03b). A power of two is exact in every scale type.
-  const double log2_k = std::log2(static_cast<double>(std::max<std::int64_t>(g.k, 1)));
-  const int e = std::clamp(1 - static_cast<int>(std::lround(log2_k / 2.0)), -14, 0);
+  const int e = p.scale_exponent;
   const double alpha64 = std::ldexp(1.0, e);
   const double zero64 = 0.0;
   const auto alpha32 = static_cast<float>(alpha64);

@@ -33,6 +33,8 @@ class CublasLtGemm {
     cublasLtMatrixLayout_t b = nullptr;
     cublasLtMatrixLayout_t c = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    // alpha = 2^scale_exponent, near 2 / sqrt(k) (run): found once, not per call.
+    int scale_exponent = 0;
   };
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType, DataType>;
   Plan& plan_for(const Gemm& g);
