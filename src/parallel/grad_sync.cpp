@@ -127,9 +127,7 @@ void StageBuilder::end_of_step() {
   step.phase = Phase::kStep;
   step.name = "step.optimizer";
   step.deps = optimizer_deps;
-  MemoryKernel update = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params, p_.optimizer);
-  update.kernels = p_.kernels;  // eager PyTorch's fused AdamW is priced by its own rows where a profile has them
-  step.payload = update;
+  step.payload = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params, p_.optimizer, p_.kernels);
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 

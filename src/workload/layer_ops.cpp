@@ -340,18 +340,19 @@ Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t h
   return Flops(product * (backward ? 5.0 : 2.0));
 }
 
-MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer) {
+MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer,
+                              KernelSet kernels) {
   const auto w = static_cast<double>(size_of(m.dtype));
   const auto state = static_cast<double>(optimizer_bytes_per_parameter(m, optimizer));
   switch (optimizer) {
     case Optimizer::kAdam:
       // Reads the gradient, the weight (fp32 master or the weight itself) and both moments: always w + 12.
-      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
+      return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
     case Optimizer::kAdamW:  // gradient, weight and moments read; weight and moments written
-      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w + state, w + state);
+      return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, 2 * w + state, w + state);
     case Optimizer::kSgd:
     case Optimizer::kNone:  // (none has no kernel: the builder emits none)
-      return memory_kernel(MemoryKernelKind::kOptimizer, parameters, 2 * w, w);
+      return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, 2 * w, w);
   }
   return {};
 }

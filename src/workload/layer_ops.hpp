@@ -64,8 +64,10 @@ namespace commscale {
 // The optimizer's update over `parameters` (this rank's optimizer shard), one kernel moving what it
 // reads and writes: the gradient, the state (optimizer_bytes_per_parameter) and the weight (for adam the
 // fp32 master weight as part of the state, and the 16-bit weight written). Not for Optimizer::kNone.
+// `kernels`: the step's kernel set (eager PyTorch's fused AdamW has rows of its own in a profile).
 [[nodiscard]] MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters,
-                                            Optimizer optimizer = Optimizer::kAdam);
+                                            Optimizer optimizer = Optimizer::kAdam,
+                                            KernelSet kernels = KernelSet::kFused);
 
 // Bytes of optimizer state per parameter: adam's fp32 master weight + two fp32 moments for 16-bit
 // training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; none
