@@ -6,6 +6,7 @@
 #   device_run_machine                # machine.txt: GPU, driver, clocks, torch, compilers, commit
 #   device_run_build /tmp/b8          # commscale (Release, sm_90, no tests) -> $bin, or stop
 #   el "3. calibrate"; cmd "commscale calibrate ..."; within 150 300 "$bin" calibrate ...; save
+#   device_run_pytorch_grid POINTS a 120 60   # launch/pytorch_reference.py at every PyTorch run of POINTS
 #
 # el: a line with the seconds since the start; cmd: a command line into commands.txt as run (W/ is
 # the work folder); within MAX RESERVE COMMAND...: runs it under timeout, for at most MAX seconds and
@@ -53,6 +54,17 @@ device_run_machine() {
     nproc; uptime
   } > "$W/machine.txt" 2>&1
   cat "$W/machine.txt"
+}
+
+device_run_pytorch_grid() {  # POINTS NAME MAX RESERVE: the PyTorch reference at every run of POINTS -> W/pytorch/NAME
+  mkdir -p "$W/pytorch/$2"
+  python3 launch/regime_grid.py pytorch-grid "$1" --out "$W/pytorch/$2" > /dev/null
+  cmd "mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid W/pytorch/$2/grid.jsonl"
+  within "$3" "$4" "${mpi[@]}" python3 launch/pytorch_reference.py --mode dp --grid "$W/pytorch/$2/grid.jsonl" \
+    > "$W/pytorch/$2/grid.txt" 2> "$W/pytorch/$2/grid.err"
+  echo "pytorch grid $2 rc=$?: $(grep -c step_time_s "$W/pytorch/$2/grid.txt") runs"; tail -1 "$W/pytorch/$2/grid.err"
+  python3 launch/regime_grid.py split-pytorch "$W/pytorch/$2/grid.txt" "$W/pytorch/$2"
+  save
 }
 
 device_run_build() {  # BUILD_DIR: sets bin, or saves and stops the call

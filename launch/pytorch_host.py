@@ -147,10 +147,13 @@ def kernel_class(op_name, kernel_name):
     return "kernel"
 
 
-def phase_host_times(point, steps, warmup):
-    """Median host seconds per phase, and of the step outside the phases. Each step is issued behind a
-    spin kernel that outlasts it, so no launch waits for the GPU: the times are the host's alone (a step
-    that outruns the spin is run again behind one twice as long)."""
+def phase_host_times(point, steps, warmup, queue="spin"):
+    """Median host seconds per phase, and of the step outside the phases. queue "spin": each step is
+    issued behind a spin kernel that outlasts it, so no launch waits for the GPU: the times are the
+    host's alone (a step that outruns the spin is run again behind one twice as long), every launch
+    behind hundreds of queued ones. queue "free": each step starts on an idle GPU, as a training loop's
+    steps do after a synchronisation, the GPU running kernels as they come (at these shapes it keeps up
+    with the host, so its queue stays short)."""
     import torch
 
     samples = {p: [] for p in (*PHASES, "other")}
@@ -159,7 +162,8 @@ def phase_host_times(point, steps, warmup):
     while i < warmup + steps:
         torch.cuda.synchronize()
         spent = dict.fromkeys(PHASES, 0.0)
-        torch.cuda._sleep(cycles)
+        if queue == "spin":
+            torch.cuda._sleep(cycles)
         spun = torch.cuda.Event()
         spun.record()
         last = [time.perf_counter()]
@@ -172,7 +176,7 @@ def phase_host_times(point, steps, warmup):
         start = last[0]
         point.step(mark)
         total = time.perf_counter() - start
-        queued = not spun.query()
+        queued = queue == "free" or not spun.query()
         torch.cuda.synchronize()
         if not queued:
             if cycles >= SPIN_CYCLES * 64:
@@ -306,6 +310,9 @@ def merge_repeats(runs):
         d["host_s"] = {p: statistics.median(s["host_s"][p] for s in stacks) for p in stacks[0]["host_s"]}
         d["host_us_step"] = sum(d["host_s"].values()) * 1e6
         d["host_s_repeats"] = [s["host_s"] for s in stacks]
+        if all("host_s_free" in s for s in stacks):
+            d["host_s_free"] = {p: statistics.median(s["host_s_free"][p] for s in stacks) for p in stacks[0]["host_s_free"]}
+            d["host_s_free_repeats"] = [s["host_s_free"] for s in stacks]
         merged.append(d)
     return merged
 
@@ -328,11 +335,14 @@ def measure_once(args):
     details = []
     for arch, attention, make in stacks:
         point = make()
-        times = phase_host_times(point, args.steps, args.warmup)
+        times = phase_host_times(point, args.steps, args.warmup, "spin")
+        free = phase_host_times(point, args.steps, args.warmup, "free")
         counts, busy_us = launches_per_phase(point)
         host_us = sum(times.values()) * 1e6
-        details.append({"arch": arch, "attention": attention, "host_s": times, "launches": counts,
+        details.append({"arch": arch, "attention": attention, "host_s": times, "host_s_free": free, "launches": counts,
                         "gpu_busy_us_profiled_step": busy_us, "host_us_step": host_us})
+        print(f"{arch:>10} {attention:>7} free: " + ", ".join(f"{p} {free[p] * 1e3:.2f} ms" for p in (*PHASES, "other")),
+              flush=True)
         print(f"{arch:>10} {attention:>7}: " + ", ".join(
             f"{p} {times[p] * 1e3:.2f} ms / {counts[p]['gemm']} gemm + {counts[p]['attention']} attention + "
             f"{counts[p]['kernel']} kernel + {counts[p]['collective']} nccl" for p in PHASES) +
@@ -342,16 +352,21 @@ def measure_once(args):
     return details, collective_s
 
 
-def fit_details(details, collective_s):
-    """Per phase, the fit over the stacks (host_fit.py); the step's host time outside its phases (the
-    block stacks' median: the chain has no optimizer nor DDP)."""
+def fit_details(details, collective_s, queue="spin"):
+    """Per phase, the fit over the stacks (host_fit.py) of their host times under `queue` (spin:
+    "host_s", free: "host_s_free"); the step's host time outside its phases (the block stacks' median:
+    the chain has no optimizer nor DDP)."""
+    key = "host_s" if queue == "spin" else "host_s_free"
+    if any(key not in d for d in details):
+        fail(f"--queue {queue}: the details have no {key} for every stack (measured before pytorch_host.py "
+             "timed the free queue)")
     fits = {}
     for phase in PHASES:
-        fit = fit_phase([(d["host_s"][phase], d["launches"][phase]) for d in details], collective_s)
+        fit = fit_phase([(d[key][phase], d["launches"][phase]) for d in details], collective_s)
         if fit is None:
             fail(f"no kernel launch seen in phase {phase}: the profiler saw no kernels")
         fits[phase] = fit
-    step_s = statistics.median(d["host_s"]["other"] for d in details if d["arch"] != CHAIN)
+    step_s = statistics.median(d[key]["other"] for d in details if d["arch"] != CHAIN)
     return fits, step_s
 
 
@@ -386,6 +401,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3, help="measurements of every stack; the fit takes "
                         "each stack's median phase times")
+    parser.add_argument("--queue", choices=("spin", "free"), default="spin",
+                        help="which of the two measurements the rows are fitted to: spin (every step queued "
+                        "behind a spin kernel) or free (every step from an idle GPU); both are measured and "
+                        "written to --details")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0 or args.repeats < 1:
         fail("--steps and --repeats must be at least 1, --warmup 0 or more")
@@ -400,13 +419,14 @@ def main():
 
         measured = (f"launch/pytorch_host.py, torch {torch.__version__}, {torch.cuda.get_device_name()}, "
                     f"{datetime.date.today().isoformat()}")
-    fits, step_s = fit_details(details, collective_s)
+    fits, step_s = fit_details(details, collective_s, args.queue)
     chain = f" and a chain of {CHAIN_CALLS} SDPA calls alone" if any(d["arch"] == CHAIN for d in details) else ""
     note = (f"{measured}: host time per phase by perf_counter (median of {steps} "
             f"steps; of {repeats} such measurements, each stack's median) over its kernel launches and attention calls (torch.profiler), gpt and llama blocks with "
             f"unfused and SDPA attention at hidden 256, seq 128, micro-batch 1, 4 layers, 2 microbatches, DDP on "
-            f"one rank, fused AdamW{chain}, each step issued behind a spin kernel that outlasted it (no launch "
-            f"waited for the GPU); " +
+            f"one rank, fused AdamW{chain}, " +
+            ("each step issued behind a spin kernel that outlasted it (no launch waited for the GPU); "
+             if args.queue == "spin" else "each step issued from an idle GPU (--queue free); ") +
             "; ".join(f"{p}: {fits[p]['fit']}" for p in PHASES) + "; "
             f"collective: torch.distributed.all_reduce 8 KiB on one rank (NCCL's one-rank path); p2p: taken as "
             f"the collective's (torch.distributed has no send to the process itself); step_us: the step's host "

@@ -24,7 +24,8 @@ Attention is unfused by default (batched matmuls, mask, softmax, dropout: what c
 --flash-attn), and `--compile` runs the blocks through torch.compile, which fuses the elementwise ops as
 Megatron's hand-written fused kernels do (the bytes commscale's memory-bound kernels move).
 
-Prints one JSON line: median step time over --steps after --warmup, per rank 0. `--profile FILE` then
+Prints one JSON line: median step time over --steps after --warmup, per rank 0, and rank 0's host time
+per phase ("host_s": fwd, bwd, step as the phases' host work ends, issue the whole step() call; medians). `--profile FILE` then
 runs one more step under torch.profiler and writes rank 0's GPU kernel times by kernel (JSON): where an
 eager framework's step spends the time that commscale's fused step does not.
 
@@ -79,30 +80,51 @@ def init_distributed(device):
     return dist.get_rank(), dist.get_world_size()
 
 
+HOST_PHASES = ("fwd", "bwd", "step")
+
+
 def timed(step, steps, warmup, device):
-    """Step times: CUDA events around each step (the GPU's span), or the host clock on the CPU."""
+    """Step times: CUDA events around each step (the GPU's span), or the host clock on the CPU; and the
+    host's own time per phase of each step (time.perf_counter as each phase's host work ends, through
+    the step's mark callback: nothing waits for the GPU to take them), "issue" the host's whole time in
+    step(). The same clock and marks as launch/pytorch_host.py's host stacks, so that a prediction's
+    host time can be held against the run's own."""
     import torch
     import torch.distributed as dist
 
     times = []
+    host = {p: [] for p in (*HOST_PHASES, "issue")}
     for i in range(warmup + steps):
         if device == "cuda":
             torch.cuda.synchronize()
         dist.barrier()
+        spent = dict.fromkeys(HOST_PHASES, 0.0)
+        last = [0.0]
+
+        def mark(phase):
+            now = time.perf_counter()
+            spent[phase] += now - last[0]
+            last[0] = now
+
         if device == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            step()
+            begin = last[0] = time.perf_counter()
+            step(mark)
+            issued = time.perf_counter() - begin
             end.record()
             torch.cuda.synchronize()
             seconds = start.elapsed_time(end) * 1e-3
         else:
-            begin = time.perf_counter()
-            step()
-            seconds = time.perf_counter() - begin
+            begin = last[0] = time.perf_counter()
+            step(mark)
+            seconds = issued = time.perf_counter() - begin
         if i >= warmup:
             times.append(seconds)
-    return times
+            for p in HOST_PHASES:
+                host[p].append(spent[p])
+            host["issue"].append(issued)
+    return times, {p: statistics.median(v) for p, v in host.items()}
 
 
 def kernel_profile(step, path):
@@ -233,12 +255,13 @@ def run_point(cfg, rank, world, device):
     from pytorch_blocks import Point
 
     point = Point(cfg, rank, world, device)
-    times = timed(point.step, cfg.steps, cfg.warmup, device)
+    times, host = timed(point.step, cfg.steps, cfg.warmup, device)
     worst = torch.tensor([statistics.median(times)], device=device)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     if rank == 0:
         line = {**settings(cfg, world), "torch": torch.__version__, "device": device,
-                "dtype": str(point.dtype).replace("torch.", ""), "step_time_s": worst.item(), "steps": cfg.steps}
+                "dtype": str(point.dtype).replace("torch.", ""), "step_time_s": worst.item(), "steps": cfg.steps,
+                "host_s": {p: round(v, 7) for p, v in host.items()}}
         if cfg.id is None:
             del line["id"]
         print(json.dumps(line), flush=True)

@@ -42,10 +42,18 @@ std::function<void(int)> rotating_gemm_call(CublasLtGemm& gemm, const Gemm& g, s
     throw RuntimeFailure(fmt::format("a {} x {} x {} x {} GEMM needs {:.2f} GiB of operands; the probe pool has {:.2f} GiB",
                                      g.m, g.n, g.k, g.batch, Bytes(layout.bytes).gib(), Bytes(pool_bytes).gib()));
   }
+  // The pool holds `sets` operand sets: every set's A and B first, then every set's C. No call writes
+  // where any call reads, so what every call multiplies is the pool's fill, whatever shapes ran before
+  // in the same pool (a tensor core's speed depends on the bits it multiplies). Outputs written over
+  // other shapes' operands did not stay like a model's values (results/h200x1-2026-12-03c).
+  const std::uint64_t inputs = layout.c_at;
+  const std::uint64_t output = layout.bytes - layout.c_at;
   const std::uint64_t sets = pool_bytes / layout.bytes;
-  return [&gemm, g, pool, layout, sets, stream](int i) {
-    std::byte* base = pool + (static_cast<std::uint64_t>(i) % sets) * layout.bytes;
-    gemm.run(g, base, base + layout.b_at, base + layout.c_at, stream);
+  std::byte* outputs = pool + sets * inputs;
+  return [&gemm, g, pool, outputs, layout, inputs, output, sets, stream](int i) {
+    const std::uint64_t set = static_cast<std::uint64_t>(i) % sets;
+    std::byte* a = pool + set * inputs;
+    gemm.run(g, a, a + layout.b_at, outputs + set * output, stream);
   };
 }
 

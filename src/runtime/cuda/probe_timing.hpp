@@ -20,6 +20,7 @@ namespace commscale {
 
 // The median time of the GEMM alone, each call on the next set of operands in the `pool_bytes` at
 // `pool` (as the step's ops rotate through its pool), so no call finds its operands in L2 from the last.
+// Outputs go to a part of the pool no call reads: the operands stay what the pool held.
 [[nodiscard]] Seconds median_gemm_time(CublasLtGemm& gemm, const Gemm& g, std::byte* pool, std::uint64_t pool_bytes,
                                        cudaStream_t stream, int repetitions);
 
