@@ -77,21 +77,43 @@ StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::
   }
   s.largest_op = Bytes(largest);
   s.pool = Bytes(align_up(std::max(modelled.count(), 2 * largest), alignment));
-  std::uint64_t cursor = 0;
-  auto take = [&](Bytes size) {
-    const Slice slice{cursor, size};
-    cursor += align_up(size.count(), alignment);
+  // Two halves, each at least the largest op (the pool is at least twice it, both aligned): GEMMs read
+  // their A and B in the first, which nothing writes; every written operand (GEMM results, memory
+  // kernels, collectives) and the memory kernels' reads are in the second. Each half has its own
+  // cursor that wraps to the half's start where the next op's slices would not fit.
+  s.gemm_inputs = Bytes(s.pool.count() / 2 / alignment * alignment);
+  struct Cursor {
+    std::uint64_t begin, end, at;
+  };
+  Cursor read{0, s.gemm_inputs.count(), 0};
+  Cursor written{s.gemm_inputs.count(), s.pool.count(), s.gemm_inputs.count()};
+  auto take = [&](Cursor& c, Bytes size) {
+    const Slice slice{c.at, size};
+    c.at += align_up(size.count(), alignment);
     return slice;
   };
-  for (const Needs& n : needs) {
-    const std::uint64_t total =
-        align_up(n.a.count(), alignment) + align_up(n.b.count(), alignment) + align_up(n.c.count(), alignment);
-    if (cursor + total > s.pool.count()) cursor = 0;  // wrap: the whole op fits from the start
-    OpBuffers b;
-    b.a = take(n.a);
-    b.b = take(n.b);
-    b.c = take(n.c);
-    s.operands.push_back(b);
+  auto make_room = [&](Cursor& c, std::uint64_t bytes) {
+    if (c.at + bytes > c.end) c.at = c.begin;
+  };
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    const Needs& n = needs[i];
+    const std::uint64_t a = align_up(n.a.count(), alignment);
+    const std::uint64_t b = align_up(n.b.count(), alignment);
+    const std::uint64_t c = align_up(n.c.count(), alignment);
+    OpBuffers o;
+    if (std::holds_alternative<Gemm>(ops[i].payload)) {
+      make_room(read, a + b);
+      o.a = take(read, n.a);
+      o.b = take(read, n.b);
+      make_room(written, c);
+      o.c = take(written, n.c);
+    } else {
+      make_room(written, a + b + c);
+      o.a = take(written, n.a);
+      o.b = take(written, n.b);
+      o.c = take(written, n.c);
+    }
+    s.operands.push_back(o);
   }
   return s;
 }

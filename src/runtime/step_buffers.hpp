@@ -7,7 +7,11 @@
 // what makes a plan that does not fit fail as a real job would. Every op then gets its operands as
 // slices of the pool, placed one after another and wrapping around, so consecutive ops touch
 // different memory (no op runs out of the previous op's cache lines) and operands of one op never
-// overlap. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n output (TN, as
+// overlap. GEMMs read their A and B from the pool's first half, which no op writes: what they multiply
+// stays the pool's fill, values like a model's with both signs and random low bits. (A tensor core's
+// speed depends on the bits it multiplies; when GEMMs read what earlier ops had written there, the
+// memory kernels' stand-in arithmetic and the results of results left them 5-20% faster than on normal
+// values: results/h200x1-2026-12-03c.) Every written operand is in the second half. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n output (TN, as
 // PyTorch's linear layers call cuBLAS); a memory kernel reads A and writes C; a collective or a
 // point-to-point transfer works in place on C.
 
@@ -34,6 +38,7 @@ struct StepBuffers {
   Bytes pool;                        // bytes to allocate
   Bytes modelled;                    // what the memory model says the rank holds
   Bytes largest_op;                  // the most one op needs at once
+  Bytes gemm_inputs;                 // the pool's first bytes, where GEMMs read and nothing writes
   std::vector<OpBuffers> operands;   // by op id
 };
 

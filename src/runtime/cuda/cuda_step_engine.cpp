@@ -381,7 +381,7 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
 }
 
 std::optional<Seconds> CudaStepEngine::standalone_gemm(const Gemm& g, int repetitions) {
-  return median_gemm_time(gemm_, g, pool_, buffers_.pool.count(), streams_[0].get(), repetitions);
+  return median_gemm_time(gemm_, g, pool_, buffers_.gemm_inputs.count(), streams_[0].get(), repetitions);
 }
 
 }  // namespace
