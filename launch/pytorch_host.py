@@ -10,13 +10,16 @@ seq 128, micro-batch 1, 4 layers, 2 microbatches) and a fifth, a chain of 16 SDP
 (each call's output is the next one's query, key and value; head size 64, seq 128, no dropout):
   - host time of each phase of a step, by time.perf_counter, with no synchronisation inside the step
     (the step's own code calls back as each phase's host work ends: every microbatch's forward, then
-    its backward, then the optimizer and zero_grad), the median over --steps steps after --warmup;
-    each step is issued behind a spin kernel that outlasts it (checked: the spin has not ended when the
-    step's last launch returns), so no launch waits for the GPU and the time is the host's alone. (The
-    first version timed the steps on an idle GPU, where the GPU was busy up to 62% of the host time, so
-    the host could have waited for it; on the H200 machine it measured 3-24% less host time per layer
-    than this one, results/h200x1-2026-12-02c.) Two microbatches, so one step's ~450 launches stay
-    well inside the GPU's launch queue (~1024 entries), which would otherwise block the host;
+    its backward, then the optimizer and zero_grad), the median over --steps steps after --warmup,
+    measured two ways, both written to --details: "free", each step issued from an idle GPU, as a
+    training loop issues its steps (the rows' default, --queue free), and "spin", each step issued
+    behind a spin kernel that outlasts it (checked: the spin has not ended when the step's last launch
+    returns), so that no launch can wait for the GPU. At these shapes the GPU keeps up with the host, so
+    the free queue stays short; behind the spin every launch joins hundreds of queued ones, and costs
+    the host 5-27% more per stack (results/h200x1-2026-12-03c, run-13). A host-bound PyTorch run's own
+    steps (pytorch_reference.py's host_s) issue into a short queue: the run's host time is its step
+    time within 2.5%. Two microbatches, so one step's ~450 launches stay well inside the GPU's launch
+    queue (~1024 entries), which would otherwise block the host;
   - the kernels each phase launches, from one more step under torch.profiler: every kernel is charged to
     the PyTorch op that launched it and to the phase that op began in; a call of
     F.scaled_dot_product_attention (forward) or of its autograd node (backward) counts once, of class
@@ -401,7 +404,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3, help="measurements of every stack; the fit takes "
                         "each stack's median phase times")
-    parser.add_argument("--queue", choices=("spin", "free"), default="spin",
+    parser.add_argument("--queue", choices=("spin", "free"), default="free",
                         help="which of the two measurements the rows are fitted to: spin (every step queued "
                         "behind a spin kernel) or free (every step from an idle GPU); both are measured and "
                         "written to --details")

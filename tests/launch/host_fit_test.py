@@ -94,8 +94,14 @@ with tempfile.TemporaryDirectory() as work:
         json.dump(details, f)
     base = os.path.join(ROOT, "results/h200x1-2026-12-01b/calibration/cal-heat20.json")
     script = os.path.join(ROOT, "launch/pytorch_host.py")
+    # Measured before the free queue: --queue free (the default) refuses it, naming what is missing.
     run = subprocess.run([sys.executable, script, "--base", base, "-o", f"{work}/out.json", "--fit-only",
                           f"{work}/details.json"], capture_output=True, text=True)
+    check(run.returncode == 2 and "--queue free" in run.stderr and "host_s_free" in run.stderr,
+          f"--fit-only without host_s_free: {run.returncode} {run.stderr}")
+    check(not os.path.exists(f"{work}/out.json"), "--fit-only without host_s_free: nothing written")
+    run = subprocess.run([sys.executable, script, "--base", base, "-o", f"{work}/out.json", "--fit-only",
+                          f"{work}/details.json", "--queue", "spin"], capture_output=True, text=True)
     check(run.returncode == 0, f"--fit-only: rc {run.returncode}: {run.stderr}")
     if run.returncode == 0:
         with open(f"{work}/out.json") as f:
@@ -107,6 +113,20 @@ with tempfile.TemporaryDirectory() as work:
         check(abs(issue["step.kernel"] - COSTS["kernel"] * 1e6) < 1e-3, f"--fit-only: step.kernel {issue}")
         check(host["megatron"]["issue_us"] == issue, "--fit-only: megatron has pytorch-eager's costs")
         check("and a chain of 16 SDPA calls alone" in host["pytorch-eager"]["source"], "--fit-only: source names the chain")
+    # The same stacks with free-queue times at half the cost: the default fits those.
+    for d in details["stacks"]:
+        d["host_s_free"] = {p: v / 2 for p, v in d["host_s"].items()}
+    with open(f"{work}/details-free.json", "w") as f:
+        json.dump(details, f)
+    run = subprocess.run([sys.executable, script, "--base", base, "-o", f"{work}/out-free.json", "--fit-only",
+                          f"{work}/details-free.json"], capture_output=True, text=True)
+    check(run.returncode == 0, f"--fit-only (free): rc {run.returncode}: {run.stderr}")
+    if run.returncode == 0:
+        with open(f"{work}/out-free.json") as f:
+            host = {r["framework"]: r for r in json.load(f)["host"]}
+        issue = host["pytorch-eager"]["issue_us"]
+        check(abs(issue["fwd.gemm"] - COSTS["gemm"] * 1e6 / 2) < 1e-3, f"--fit-only (free): fwd.gemm {issue}")
+        check("--queue free" in host["pytorch-eager"]["source"], "--fit-only (free): the source says which queue")
     with open(f"{work}/bad.json", "w") as f:
         json.dump({"collective_host_s": 1e-5, "stacks": [{"arch": "gpt", "host_s": {"fwd": 1}}]}, f)
     run = subprocess.run([sys.executable, script, "--base", base, "-o", f"{work}/out2.json", "--fit-only",
