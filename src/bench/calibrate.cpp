@@ -128,6 +128,36 @@ Json measure_memory(const CalibrateOptions& o, GpuProbes& probes, std::ostream& 
   return rows;
 }
 
+// One GEMM (2048 x 8192 x 2048 bf16, a layer's MLP GEMM at 2048 tokens) in a loop with the step's
+// memory-bound kernel, at GEMM shares of the time from 1 down to 0.2: its speed over its speed back to
+// back (predict/clock.hpp). Each share runs 300 ms after the heat, timed over its second half.
+Json measure_clock(const CalibrateOptions& o, const RunContext& context, GpuProbes& probes, std::ostream& log) {
+  const Gemm g = make_gemm(2048, 8192, 2048, 1, DataType::kBFloat16);
+  const std::string what = fmt::format("{} {} x {} x {}", name(g.dtype), g.m, g.n, g.k);
+  Json points = Json::array();
+  double back_to_back = 0.0;
+  double last_share = 2.0;
+  for (const double asked : {1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2}) {
+    if (o.heat_ms > 0) probes.heat(Seconds(o.heat_ms * 1e-3));
+    const Alternation a = probes.gemm_among_memory(g, asked, Seconds(0.3));
+    if (asked == 1.0) back_to_back = a.gemm.value();
+    // Back to back is share 1 by definition (the events between calls take a little of the time).
+    const double share = asked == 1.0 ? 1.0 : std::round(a.gemm_share * 1000.0) / 1000.0;
+    const double speedup = back_to_back / a.gemm.value();
+    log << fmt::format("clock   {} {:>4.0f}% of the time  {:>8.1f} us  {:.3f} x back to back\n", what, 100 * share,
+                       a.gemm.value() * 1e6, speedup)
+        << std::flush;
+    if (share >= last_share) continue;  // the memory kernel came out too short: no new share
+    last_share = share;
+    points.push_back({{"gemm_share", share}, {"speedup", speedup}});
+  }
+  return {{"gemm", what},
+          {"source", fmt::format("commscale calibrate ({}) on {}: {} alternating with the step's memory-bound "
+                                 "kernel, 300 ms per share after {} ms of heat, median over the second half",
+                                 context.git_sha, context.ranks.front().gpu_name, what, o.heat_ms)},
+          {"points", points}};
+}
+
 // Collects the out-of-place time of every row, by collective.
 class CurveCollector final : public BenchReporter {
  public:
@@ -312,7 +342,7 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
                                : o.description;
   profile["machine"] = machine;
 
-  const bool kernels = !o.gemm_types.empty() || o.memory_max.count() > 0;
+  const bool kernels = !o.gemm_types.empty() || o.memory_max.count() > 0 || o.clock;
   if (world.rank() == 0 && kernels) {
     log << fmt::format("# calibrate: GEMMs and memory kernels on rank 0's GPU ({}, catalog {})\n",
                        context.ranks.front().gpu_name, gpu);
@@ -320,6 +350,7 @@ Json run_calibration(const CalibrateOptions& o, const RankSession& session, cons
     const std::unique_ptr<GpuProbes> probes = make_gpu_probes(kProbePool, false);
     if (!o.gemm_types.empty()) profile["gemm"] = measure_gemms(o, spec, *probes, log);
     if (o.memory_max.count() > 0) profile["memory"] = measure_memory(o, *probes, log);
+    if (o.clock) profile["clock"] = measure_clock(o, context, *probes, log);
   }
   if (o.host) measure_host(context, world, log, &profile);
   if (world.rank() == 0 && o.interference) {

@@ -43,6 +43,7 @@ struct CalibrateOptions {
   double heat_ms = 20;
   bool host = false;          // --measure host: the executor's host cost per op, the kernel floor
   bool interference = false;  // --measure interference: the probe beside GEMMs and memory kernels
+  bool clock = false;         // --measure clock: a GEMM's speed by its share of the time (predict/clock.hpp)
   std::vector<int> interference_sms = {1, 2, 4, 8, 16, 32};
   std::vector<Collective> collectives = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                                          Collective::kAllToAll, Collective::kSendRecv};

@@ -24,7 +24,7 @@ struct CalibrateArguments {
   std::string output;
   bool merge = false;
   bool quick = false;
-  std::string measure = "gemm,memory,collectives";
+  std::string measure = "gemm,memory,collectives,clock";
   std::string gemm_types = "bf16,fp16,fp32";
   std::string collectives = "all_reduce,all_gather,reduce_scatter,alltoall,sendrecv";
   std::string max_bytes = "1G";
@@ -65,9 +65,11 @@ void finish(CalibrateArguments& a) {
       o.host = true;
     } else if (item == "interference") {
       o.interference = true;
+    } else if (item == "clock") {
+      o.clock = true;
     } else {
       throw InputError("--measure", fmt::format("unknown measurement \"{}\"", item),
-                       "gemm, memory, collectives, host and/or interference");
+                       "gemm, memory, collectives, clock, host and/or interference");
     }
   }
   o.gemm_types.clear();
@@ -148,8 +150,9 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
                 "add to the profile already in -o (rows of the same shape or group replace it): run once per "
                 "transport, e.g. under NCCL_P2P_DISABLE=1, with --measure collectives");
   cmd->add_option("--measure", args->measure,
-                  "what to measure: gemm, memory, collectives; host (commscale's host time per op, the kernel "
-                  "floor) and interference (a probe holding SMs beside GEMMs and memory kernels), GPU only")
+                  "what to measure: gemm, memory, collectives, clock (a GEMM's speed when memory-bound kernels "
+                  "take part of the time: the clock under the power limit); host (commscale's host time per op, "
+                  "the kernel floor) and interference (a probe holding SMs beside GEMMs and memory kernels), GPU only")
       ->capture_default_str();
   cmd->add_option("--gemm-types", args->gemm_types, "GEMM types (fp32 runs without TF32)")->capture_default_str();
   cmd->add_option("--gemm-dims", o.gemm_dims, "m, n and k of the GEMM grid (each combination)")->capture_default_str();

@@ -190,6 +190,10 @@ CalibrationProfile parse_calibration(const nlohmann::json& doc, const std::strin
     for (JsonObject& o : top.objects("interference")) p.interference.push_back(read_interference(o));
     reject_duplicate_interference(p.interference, top.where("interference"));
   }
+  if (top.has("clock")) {
+    JsonObject clock = top.object("clock");
+    p.clock = read_clock(clock);
+  }
   top.finish();
   return p;
 }
@@ -254,6 +258,7 @@ nlohmann::ordered_json calibration_to_json(const CalibrationProfile& p) {
   if (!p.host.empty()) out["host"] = rows(p.host);
   if (p.device.kernel_floor || !p.device.source.empty()) out["device"] = section_json(p.device);
   if (!p.interference.empty()) out["interference"] = rows(p.interference);
+  if (!p.clock.points.empty()) out["clock"] = section_json(p.clock);
   return out;
 }
 

@@ -61,9 +61,15 @@
 //   "interference": [                   optional: a probe kernel holding `sms` SMs and streaming memory
 //     {"sms": 16, "probe_GBps": 1900.0, "beside": "gemm", "compute_slowdown": 1.11,
 //      "probe_slowdown": 1.25, "source": "..."}
-//   ]                                   probe_GBps: what the probe moved alone (0: it only held SMs);
+//   ],                                  probe_GBps: what the probe moved alone (0: it only held SMs);
 //                                       beside gemm | memory: what ran beside it; slowdowns: time
 //                                       together over time alone, of the compute kernel and the probe
+//   "clock": {                          optional: one GEMM's speed when memory-bound kernels take part
+//     "gemm": "bf16 2048 x 8192 x 2048", "source": "...",    of the time (the SM clock under the
+//     "points": [{"gemm_share": 1.0, "speedup": 1.0},        board's power limit)
+//                {"gemm_share": 0.5, "speedup": 1.2}]
+//   }                                   gemm_share: the GEMM's share of the time, in (0, 1]; speedup:
+//                                       its time back to back over its time at that share
 // }
 //
 // Unknown keys are errors; every error names the file and the key (`cal.json: gemm[3].seconds`).
@@ -91,7 +97,8 @@
 //    dropout (a row's "dropout": true where the kernel applied dropout; without such rows, the others), interpolated as
 //    GEMM rows are over (log2 seq, log2 batch) among rows of its head size; without such rows, the GEMM
 //    rule above.
-//  - host, device, interference: program/host_costs.hpp, predict/interference.hpp.
+//  - host, device, interference, clock: program/host_costs.hpp, predict/interference.hpp,
+//    predict/clock.hpp.
 //  - collectives: a curve replaces the collective model for groups with the same collective, rank
 //    count, node count and bottleneck path class, on a cluster of the profile's GPU. Time is
 //    interpolated linearly in log(size)-log(time); below the smallest size, the smallest size's time;
@@ -189,6 +196,17 @@ struct DeviceFigures {
   std::string source;
 };
 
+struct ClockPoint {
+  double gemm_share = 1.0;  // of the time, the GEMM's (the rest: the step's memory-bound kernel)
+  double speedup = 1.0;     // the GEMM's time back to back over its time at this share
+};
+
+struct ClockCurve {
+  std::string gemm;                // what the probe ran ("bf16 2048 x 8192 x 2048")
+  std::string source;
+  std::vector<ClockPoint> points;  // sorted by share, shares distinct; none: no curve
+};
+
 struct CalibrationProfile {
   std::string file;
   hw::GpuSpec gpu;  // the measured GPU, from the catalog
@@ -204,6 +222,7 @@ struct CalibrationProfile {
   std::vector<HostCosts> host;
   DeviceFigures device;
   std::vector<InterferencePoint> interference;
+  ClockCurve clock;
 };
 
 // Reads and validates a profile; throws InputError naming the file and key.

@@ -133,6 +133,31 @@ DeviceFigures read_device(JsonObject& o) {
   return d;
 }
 
+ClockCurve read_clock(JsonObject& o) {
+  ClockCurve c;
+  c.gemm = o.string("gemm");
+  c.source = o.string("source");
+  std::vector<JsonObject> points = o.objects("points");
+  if (points.empty()) throw InputError(o.where("points"), "is empty", "at least one {gemm_share, speedup} point");
+  for (JsonObject& p : points) {
+    ClockPoint point;
+    point.gemm_share = hw::positive_number(p, "gemm_share", 1.0);
+    point.speedup = hw::positive_number(p, "speedup", 10.0);
+    p.finish();
+    c.points.push_back(point);
+  }
+  std::sort(c.points.begin(), c.points.end(),
+            [](const ClockPoint& a, const ClockPoint& b) { return a.gemm_share < b.gemm_share; });
+  for (std::size_t i = 1; i < c.points.size(); ++i) {
+    if (c.points[i].gemm_share == c.points[i - 1].gemm_share) {
+      throw InputError(o.where("points"), fmt::format("gemm_share {} appears twice", c.points[i].gemm_share),
+                       "one point per share");
+    }
+  }
+  o.finish();
+  return c;
+}
+
 InterferencePoint read_interference(JsonObject& o) {
   InterferencePoint p;
   p.sms = o.integer("sms", 1, 1 << 12);
@@ -216,6 +241,12 @@ nlohmann::ordered_json section_json(const DeviceFigures& d) {
   if (d.kernel_floor) out["kernel_floor_us"] = to_us(*d.kernel_floor);
   out["source"] = d.source;
   return out;
+}
+
+nlohmann::ordered_json section_json(const ClockCurve& c) {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const ClockPoint& p : c.points) points.push_back({{"gemm_share", p.gemm_share}, {"speedup", p.speedup}});
+  return {{"gemm", c.gemm}, {"source", c.source}, {"points", points}};
 }
 
 nlohmann::ordered_json section_json(const InterferencePoint& p) {

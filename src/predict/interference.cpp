@@ -36,23 +36,6 @@ double along(const std::vector<const Point*>& points, double x, double y0, X get
   return py;
 }
 
-// The durations of a simulation's ops as lengthened by interference: one list per symmetry class.
-class Lengthened final : public OpCosts {
- public:
-  Lengthened(const Simulation& first, std::vector<std::vector<double>> seconds)
-      : stand_in_(first.stand_in), seconds_(std::move(seconds)) {}
-  [[nodiscard]] Seconds duration(int rank, const Op& op) const override {
-    return Seconds(seconds_[static_cast<std::size_t>(stand_in_[static_cast<std::size_t>(rank)])][op.id]);
-  }
-  [[nodiscard]] std::uint64_t signature(int rank) const override {
-    return static_cast<std::uint64_t>(stand_in_[static_cast<std::size_t>(rank)]);
-  }
-
- private:
-  std::vector<int> stand_in_;
-  std::vector<std::vector<double>> seconds_;
-};
-
 struct Busy {
   double start = 0.0;
   double end = 0.0;
@@ -209,7 +192,7 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
     const auto ranks = static_cast<double>(sim.simulated.size());
     result.added_compute_s = added_compute / ranks;
     result.added_comm_s = added_comm / ranks;
-    const Lengthened lengthened(first, std::move(seconds));
+    const TabledCosts lengthened(first.stand_in, std::move(seconds));
     simulate(set, lengthened, options, sim);
     ++result.iterations;
     const double now = sim.step_time.value();

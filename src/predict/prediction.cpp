@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "predict/clock.hpp"
 #include "predict/op_costs.hpp"
 
 namespace commscale::predict {
@@ -110,8 +111,16 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   const ProgramCosts costs(step.program, target, analyzer);
   const SimulationOptions sim_options{.reduce = options.reduce, .host = &target.host};
   Simulation sim = simulate(step.program, costs, sim_options);
+  ClockResult clock;
+  const std::unique_ptr<OpCosts> clocked =
+      apply_clock(step.program, costs, costs, target.clock, sim_options, sim, &clock);
+  p.clock_source = target.clock.source();
+  p.clock_gemm_share = clock.gemm_share;
+  p.clock_speedup = clock.speedup;
+  p.clock_iterations = clock.iterations;
+  const OpCosts& timed = clocked ? *clocked : static_cast<const OpCosts&>(costs);
   const InterferenceResult interference =
-      apply_interference(step.program, costs, costs, target.interference, sim_options, sim);
+      apply_interference(step.program, timed, costs, target.interference, sim_options, sim);
   p.interference_source = target.interference.source();
   p.interference_compute = Seconds(interference.added_compute_s);
   p.interference_comm = Seconds(interference.added_comm_s);

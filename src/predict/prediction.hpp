@@ -71,6 +71,12 @@ struct Prediction {
   Seconds interference_compute;
   Seconds interference_comm;
   int interference_iterations = 0;
+  // The clock (clock.hpp): where its curve came from ("" without), the GEMMs' share of the step and
+  // their speedup over the rows' rates (means over simulated ranks), and the re-simulations it took.
+  std::string clock_source;
+  double clock_gemm_share = 0.0;
+  double clock_speedup = 1.0;
+  int clock_iterations = 0;
   std::vector<std::string> notes;
   int simulated_ranks = 0;
   std::size_t simulated_ops = 0;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -46,6 +47,26 @@ class OpCosts {
   // Where the costs hold them so: the durations of every op of `rank`, by op id, equal to duration()'s,
   // for a simulation that then reads no Op to time one. Null: duration() is asked op by op.
   [[nodiscard]] virtual const double* seconds_by_op(int /*rank*/) const { return nullptr; }
+};
+
+// Durations held in a table, one list per symmetry class of a simulation (by index into its `simulated`),
+// by op id: what a pass that re-times a simulation's ops (interference, the clock) simulates again.
+class TabledCosts final : public OpCosts {
+ public:
+  TabledCosts(std::vector<int> stand_in, std::vector<std::vector<double>> seconds)
+      : stand_in_(std::move(stand_in)), seconds_(std::move(seconds)) {}
+  [[nodiscard]] Seconds duration(int rank, const Op& op) const override { return Seconds(of(rank)[op.id]); }
+  [[nodiscard]] std::uint64_t signature(int rank) const override {
+    return static_cast<std::uint64_t>(stand_in_[static_cast<std::size_t>(rank)]);
+  }
+  [[nodiscard]] const double* seconds_by_op(int rank) const override { return of(rank).data(); }
+
+ private:
+  [[nodiscard]] const std::vector<double>& of(int rank) const {
+    return seconds_[static_cast<std::size_t>(stand_in_[static_cast<std::size_t>(rank)])];
+  }
+  std::vector<int> stand_in_;
+  std::vector<std::vector<double>> seconds_;
 };
 
 // Storage for a caller that runs many simulations: each run reuses the previous one's (the channels'

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
@@ -216,9 +217,12 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   const SimulationOptions options{
       .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
   simulate(coarse.set, costs, options, sim_);
-  // Interference between the fused ops and the data-parallel and pipeline communication beside them
-  // (inside a unit it is in the unit's cost); two re-simulations at most keep a search fast.
-  apply_interference(coarse.set, costs, costs, target_.interference, options, sim_, 2);
+  // The GEMMs' clock at the step's GEMM share, then interference between the fused ops and the
+  // data-parallel and pipeline communication beside them (inside a unit it is in the unit's cost); two
+  // re-simulations at most each keep a search fast.
+  const std::unique_ptr<OpCosts> clocked = apply_clock(coarse.set, costs, costs, target_.clock, options, sim_, nullptr, 2);
+  const OpCosts& timed = clocked ? *clocked : static_cast<const OpCosts&>(costs);
+  apply_interference(coarse.set, timed, costs, target_.interference, options, sim_, 2);
   CoarseFigures f = coarse_breakdown(coarse.set, program->indexes, sim_);
   for (const double waited : sim_.host_wait) f.host_wait += waited / static_cast<double>(plan.pp);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.

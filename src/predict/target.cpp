@@ -23,9 +23,13 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
                      CommOptions{cluster.network && cluster.network->latency_given}),
            std::move(host),
            interference_for(cluster.gpu, profile),
+           {},
            {}};
+  std::string clock_note;
+  t.clock = clock_for(cluster.gpu, profile, &clock_note);
   if (t.host.framework.empty()) t.host.framework = "none";
   t.notes = t.compute.notes();
+  if (!clock_note.empty()) t.notes.push_back(clock_note);
   if (profile != nullptr && !profile->collectives.empty() && profile->gpu.name != cluster.gpu.name) {
     t.notes.push_back(
         fmt::format("collective curves measured on {} not used for {}: they apply to that GPU's machines only",

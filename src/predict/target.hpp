@@ -12,6 +12,7 @@
 #include "hw/cluster_spec.hpp"
 #include "hw/link_graph.hpp"
 #include "predict/calibration.hpp"
+#include "predict/clock.hpp"
 #include "predict/comm_model.hpp"
 #include "predict/compute_model.hpp"
 #include "predict/interference.hpp"
@@ -29,6 +30,7 @@ struct Target {
   // The framework whose host issues the ops (program/host_costs.hpp); "none" by default: device time.
   HostCosts host;
   InterferenceModel interference;  // the calibration's rows, else the catalog's, else none
+  ClockModel clock;                // the calibration's curve where it was measured on this GPU, else none
   std::vector<std::string> notes;  // what the prediction should say about its inputs
 
   [[nodiscard]] int gpus() const noexcept { return graph.ranks(); }

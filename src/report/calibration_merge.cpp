@@ -54,6 +54,7 @@ void merge_calibration(Json& base, const Json& more, const std::string& where) {
   merge("host", equal_on({"framework"}));
   merge("interference", equal_on({"sms", "probe_GBps", "beside"}));
   if (more.contains("device")) base["device"] = more["device"];
+  if (more.contains("clock")) base["clock"] = more["clock"];
   base["machine"]["source"] =
       fmt::format("{}; {}", base["machine"].value("source", ""), more["machine"].value("source", ""));
 }

@@ -110,6 +110,11 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"added_compute_s", p.interference_compute.value()},
             {"added_comm_s", p.interference_comm.value()},
             {"iterations", p.interference_iterations}}},
+          {"clock",
+           {{"source", p.clock_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.clock_source)},
+            {"gemm_share", p.clock_gemm_share},
+            {"gemm_speedup", p.clock_speedup},
+            {"iterations", p.clock_iterations}}},
           {"summary", p.summary},
           {"model_flops_per_step", p.model_flops.value()},
           {"hardware_flops_per_step", p.hardware_flops.value()},
@@ -155,6 +160,10 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   } else if (p.interference_iterations > 0) {
     out << fmt::format("overlap  compute +{:.3f} ms, communication +{:.3f} ms where they run together ({})\n",
                        to_ms(p.interference_compute), to_ms(p.interference_comm), source_head(p.interference_source));
+  }
+  if (!p.clock_source.empty()) {
+    out << fmt::format("clock    GEMMs take {:.0f}% of the step: at the clock that leaves, {:.3f}x their rows' rate ({})\n",
+                       100 * p.clock_gemm_share, p.clock_speedup, source_head(p.clock_source));
   }
   out << "\n";
   print_summary(out, p);

@@ -22,6 +22,12 @@ struct CallWindow {
   [[nodiscard]] bool all_finished() const noexcept { return finished == issued; }
 };
 
+// A GEMM timed in a loop with the step's memory-bound kernel (GpuProbes::gemm_among_memory).
+struct Alternation {
+  Seconds gemm{0.0};       // median of one GEMM call over the loop's second half
+  double gemm_share = 1.0;  // the GEMMs' share of that half's time, as it came out
+};
+
 class GpuProbes {
  public:
   virtual ~GpuProbes() = default;
@@ -33,6 +39,10 @@ class GpuProbes {
   [[nodiscard]] virtual CallWindow gemm_within(const Gemm& g, int repetitions, Seconds limit) = 0;
   // Median seconds of the step's memory-bound kernel reading `bytes / 2` and writing `bytes / 2`.
   [[nodiscard]] virtual Seconds memory(Bytes bytes, int repetitions) = 0;
+  // `g` called in a loop that alternates it with the step's memory-bound kernel, sized so that the GEMM
+  // takes about `gemm_share` of the time (1: GEMM after GEMM), for about `duration`: under the board's
+  // power limit the clock settles where the loop's power allows, and the second half is timed.
+  [[nodiscard]] virtual Alternation gemm_among_memory(const Gemm& g, double gemm_share, Seconds duration) = 0;
   // Keeps the GPU busy with a large GEMM for at least `at_least`, so that what is timed next runs at
   // the clocks a sustained load (a training step) settles at, not at an idle GPU's boost clock.
   virtual void heat(Seconds at_least) = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -49,6 +51,48 @@ class CudaProbes final : public GpuProbes {
           kernels::launch_memory_kernel(MemoryKernelKind::kResidual, in, half, in + half, half, stream_.get());
         },
         stream_.get(), repetitions);
+  }
+
+  Alternation gemm_among_memory(const Gemm& g, double gemm_share, Seconds duration) override {
+    // GEMMs rotate through the pool's first half, the memory kernel through its second.
+    const std::uint64_t half = bytes_ / 2 / 256 * 256;
+    const std::function<void(int)> gemm_call = rotating_gemm_call(gemm_, g, pool_, half, stream_.get());
+    const double alone = median_call_time(gemm_call, stream_.get(), 10).value();
+    std::uint64_t moved = 0;  // bytes the memory kernel moves per round (read half, write half)
+    if (gemm_share < 1.0) {
+      constexpr std::uint64_t kProbeBytes = 256ull << 20;
+      const double bytes_per_s = static_cast<double>(kProbeBytes) / memory(Bytes(kProbeBytes), 10).value();
+      const double seconds = alone * (1.0 - gemm_share) / gemm_share;
+      moved = std::min<std::uint64_t>(static_cast<std::uint64_t>(seconds * bytes_per_s), half) / 512 * 512;
+    }
+    const std::uint64_t sets = moved > 0 ? std::max<std::uint64_t>(1, half / moved) : 1;
+    const int rounds = std::clamp(static_cast<int>(duration.value() * gemm_share / alone), 20, 20000);
+    std::vector<CudaEvent> marks(2 * static_cast<std::size_t>(rounds) + 1);
+    for (int i = 0; i < rounds; ++i) {
+      CUDA_CHECK(cudaEventRecord(marks[2 * static_cast<std::size_t>(i)].get(), stream_.get()));
+      gemm_call(i);
+      CUDA_CHECK(cudaEventRecord(marks[2 * static_cast<std::size_t>(i) + 1].get(), stream_.get()));
+      if (moved > 0) {
+        std::byte* in = pool_ + half + (static_cast<std::uint64_t>(i) % sets) * moved;
+        kernels::launch_memory_kernel(MemoryKernelKind::kResidual, in, moved / 2, in + moved / 2, moved / 2,
+                                      stream_.get());
+      }
+    }
+    CUDA_CHECK(cudaEventRecord(marks.back().get(), stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    std::vector<double> gemm_s;
+    double busy = 0.0;
+    for (int i = rounds / 2; i < rounds; ++i) {
+      float ms = 0.0f;
+      const auto at = 2 * static_cast<std::size_t>(i);
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks[at].get(), marks[at + 1].get()));
+      gemm_s.push_back(ms * 1e-3);
+      busy += ms * 1e-3;
+    }
+    float span_ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&span_ms, marks[2 * static_cast<std::size_t>(rounds / 2)].get(), marks.back().get()));
+    std::nth_element(gemm_s.begin(), gemm_s.begin() + static_cast<std::ptrdiff_t>(gemm_s.size() / 2), gemm_s.end());
+    return {Seconds(gemm_s[gemm_s.size() / 2]), span_ms > 0 ? busy / (span_ms * 1e-3) : 1.0};
   }
 
   void heat(Seconds at_least) override {
