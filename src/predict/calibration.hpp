@@ -69,7 +69,7 @@
 //     "points": [{"gemm_share": 1.0, "speedup": 1.0},        board's power limit)
 //                {"gemm_share": 0.5, "speedup": 1.2}]
 //   }                                   gemm_share: the GEMM's share of the time, in (0, 1]; speedup:
-//                                       its time back to back over its time at that share
+//                                       its time as a GEMM row is timed over its time at that share
 // }
 //
 // Unknown keys are errors; every error names the file and the key (`cal.json: gemm[3].seconds`).
@@ -198,7 +198,7 @@ struct DeviceFigures {
 
 struct ClockPoint {
   double gemm_share = 1.0;  // of the time, the GEMM's (the rest: the step's memory-bound kernel)
-  double speedup = 1.0;     // the GEMM's time back to back over its time at this share
+  double speedup = 1.0;     // the GEMM's time as its row is timed over its time at this share
 };
 
 struct ClockCurve {

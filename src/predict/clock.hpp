@@ -2,11 +2,13 @@
 
 // The SM clock under the board's power limit. Back-to-back GEMMs hold a GPU at its power limit, and it
 // runs them at a lower clock than it reaches when memory-bound kernels (which draw less power) or idle
-// time fill part of the step. calibrate's GEMM rows are timed at that sustained clock (after its heat,
-// calls back to back); a step whose GEMMs take a share s of its time runs them faster. calibrate
-// --measure clock times one GEMM alternating with the step's memory-bound kernel at shares from 1
-// down to 0.2 (calibration.hpp, "clock"): speedup(s) = its time back to back over its time at s,
-// linear between the measured shares, the end points' value beyond them.
+// time fill part of the step. calibrate's GEMM rows are timed at the clock 20 ms of an 8192^3 GEMM
+// (its heat) leaves, the most power-hungry load; a step runs its GEMMs faster, the more so the smaller
+// their share of its time. calibrate --measure clock times one GEMM alternating with the step's
+// memory-bound kernel for 300 ms at shares from 1 down to 0.2 (calibration.hpp, "clock"):
+// speedup(s) = its time as its GEMM row is timed over its time at s (above 1 even at s = 1: that GEMM
+// back to back settles at a higher clock than the heat leaves), linear between the measured shares,
+// the end points' value beyond them.
 //
 // In the step: a simulated rank's GEMM share is the time its compute ops spend in GEMMs (the GEMM part
 // of a fused op) over the step time, so idle time counts as the memory kernel's (it draws less power
@@ -32,7 +34,7 @@ class ClockModel {
 
   [[nodiscard]] bool empty() const noexcept { return curve_.points.empty(); }
   [[nodiscard]] const std::string& source() const noexcept { return curve_.source; }
-  // A GEMM's time back to back over its time where GEMMs take `gemm_share` of the step (1 without a curve).
+  // A GEMM's row time over its time where GEMMs take `gemm_share` of the step (1 without a curve).
   [[nodiscard]] double speedup(double gemm_share) const noexcept;
 
  private:
