@@ -15,7 +15,10 @@ attention kernels, of batch x heads): the kernels' sizes, not any step that is t
 
     python3 launch/pytorch_kernels.py --base cal.json -o cal-eager.json
 
-writes cal.json with every earlier eager row replaced by the ones measured here. What each kind times:
+writes cal.json with every earlier eager row replaced by the ones measured here, and without the base's
+clock curve (`calibrate --measure clock`: commscale's GEMMs run faster where memory-bound kernels take
+part of the step, under the power limit; eager PyTorch's GPU-bound steps ran theirs at their rows' rate,
+results/h200x1-2026-12-03c). What each kind times:
 
   norm fwd/bwd        F.layer_norm; its backward (input gradient, then weight and bias gradients) as a pair
   activation fwd/bwd  F.gelu(approximate="tanh") and its backward, over [tokens, 4 hidden]
@@ -486,6 +489,9 @@ def main():
     # A Llama pass (no dropout) keeps the dropout rows a GPT pass wrote into its base.
     kept = [r for r in profile.get("attention", []) if r.get("dropout")] if args.arch != "gpt" else []
     profile["attention"] = kept + attention
+    # The base's clock curve (calibrate --measure clock) is left out: eager PyTorch's GPU-bound steps ran
+    # their GEMMs at their rows' rate, not at the curve's speedup (results/h200x1-2026-12-03c, section 5).
+    dropped_clock = profile.pop("clock", None) is not None
     machine = profile.setdefault("machine", {})
     what = "eager kernels, attention and bf16 GEMMs" if args.gemms else "eager kernels and attention"
     note = (f"{what} ({args.arch} block): launch/pytorch_kernels.py, torch {torch.__version__}, "
@@ -494,7 +500,9 @@ def main():
     with open(args.output, "w") as f:
         json.dump(profile, f, indent=1)
     gemm_note = f", {len(gemms)} bf16 GEMM rows timed with PyTorch" if args.gemms else ""
-    print(f"# {len(memory)} eager rows and {len(attention)} attention rows{gemm_note} written to {args.output}")
+    print(f"# {len(memory)} eager rows and {len(attention)} attention rows{gemm_note} written to {args.output}" +
+          ("; the base's clock curve left out (eager PyTorch's steps run their GEMMs at their rows' rate)"
+           if dropped_clock else ""))
 
 
 if __name__ == "__main__":
