@@ -10,6 +10,14 @@ endif()
 
 commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --measure gemm,flops)
 expect_contains("${err}" "--measure: unknown measurement \"flops\"")
+expect_contains("${err}" "clock")
+
+# The clock curve (a GEMM beside the step's memory kernel) is a GPU's too.
+commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --measure clock --backend cpu)
+expect_contains("${err}" "calibrate measures GPUs")
+if(EXISTS "${WORK_DIR}/cal.json")
+  message(FATAL_ERROR "calibrate --measure clock without a GPU wrote a profile")
+endif()
 
 commscale_run(EXPECT 2 ERROR err ARGS calibrate -o cal.json --gemm-types int8)
 expect_contains("${err}" "--gemm-types: int8 GEMMs are not calibrated")

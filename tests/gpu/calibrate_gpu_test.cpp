@@ -28,6 +28,7 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   o.attention_batches = {8, 32};
   o.heat_ms = 1;
   o.repetitions = 3;
+  o.clock = true;
   std::ostringstream log;
   const nlohmann::ordered_json profile = run_calibration(o, session, world, {}, log);
   if (world.rank() != 0) return;
@@ -45,6 +46,16 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   }
   ASSERT_EQ(profile["memory"].size(), 5u);  // 1, 2, 4, 8, 16 MiB
   for (const auto& row : profile["memory"]) EXPECT_GT(row["seconds"].get<double>(), 0.0);
+  // The clock curve: shares falling from 1, each speedup positive; this grid has no row of its GEMM,
+  // so calibrate timed one.
+  const auto& points = profile["clock"]["points"];
+  ASSERT_GE(points.size(), 2u);
+  EXPECT_EQ(points[0]["gemm_share"].get<double>(), 1.0);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_GT(points[i]["speedup"].get<double>(), 0.0);
+    if (i > 0) EXPECT_LT(points[i]["gemm_share"].get<double>(), points[i - 1]["gemm_share"].get<double>());
+  }
+  EXPECT_NE(profile["clock"]["source"].get<std::string>().find("timed before the loops"), std::string::npos);
   if (world.size() == 1) {
     EXPECT_FALSE(profile.contains("collectives"));
     return;

@@ -47,13 +47,15 @@ TEST(CalibrationMerge, MemoryRowsOfAnotherKindAreAdded) {
 }
 
 // calibrate --measure host,interference, and the PyTorch scripts, add these sections to a profile.
-TEST(CalibrationMerge, HostInterferenceAttentionAndDeviceAreMerged) {
+TEST(CalibrationMerge, HostInterferenceAttentionDeviceAndClockAreMerged) {
   Json base = profile("h200-sxm", "nvlink", 6.0);
+  base["clock"] = {{"gemm", "old"}, {"source", "old"}, {"points", Json::array({{{"gemm_share", 1.0}, {"speedup", 1.0}}})}};
   base["host"] = Json::array({{{"framework", "commscale"}, {"step_us", 10}}, {{"framework", "megatron"}}});
   base["device"] = {{"kernel_floor_us", 2.0}, {"source", "old"}};
   Json more = profile("h200-sxm", "nvlink", 6.0);
   more["host"] = Json::array({{{"framework", "commscale"}, {"step_us", 12}}, {{"framework", "pytorch-eager"}}});
   more["device"] = {{"kernel_floor_us", 2.5}, {"source", "new"}};
+  more["clock"] = {{"gemm", "new"}, {"source", "new"}, {"points", Json::array({{{"gemm_share", 0.5}, {"speedup", 1.1}}})}};
   more["interference"] = Json::array({{{"sms", 4}, {"probe_GBps", 0.0}, {"beside", "gemm"}},
                                       {{"sms", 4}, {"probe_GBps", 0.0}, {"beside", "memory"}}});
   more["attention"] = Json::array({{{"seq", 512}, {"batch", 8}, {"head_dim", 64}, {"dtype", "bf16"}, {"phase", "fwd"}}});
@@ -62,6 +64,7 @@ TEST(CalibrationMerge, HostInterferenceAttentionAndDeviceAreMerged) {
   EXPECT_EQ(base["host"][0]["step_us"], 12);
   EXPECT_EQ(base["host"][2]["framework"], "pytorch-eager");
   EXPECT_EQ(base["device"]["kernel_floor_us"], 2.5);
+  EXPECT_EQ(base["clock"]["source"], "new");  // one curve per profile: the newer one
   EXPECT_EQ(base["interference"].size(), 2u);  // the same SMs beside two kinds of work: two rows
   merge_calibration(base, more, "cal.json");
   EXPECT_EQ(base["interference"].size(), 2u);
