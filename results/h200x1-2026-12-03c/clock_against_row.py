@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A profile's clock curve taken against the grid's row of its GEMM, from the same calibrate run's
-printed loop times: what `calibrate --measure clock` writes since 9d1c3a2-and-after (the runs of this
+printed loop times: what `calibrate --measure clock` writes since 90a1568 (the runs of this
 folder wrote it against the GEMM back to back, run-15, or against a row timed again after the memory
 rows, run-16). No GPU; the loop times and the row are the run's own.
 

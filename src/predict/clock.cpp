@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -39,21 +38,18 @@ std::unique_ptr<OpCosts> apply_clock(const ProgramSet& set, const OpCosts& costs
                                      ClockResult* result, int max_iterations) {
   ClockResult r;
   const std::size_t ranks = sim.simulated.size();
-  // Base durations and GEMM shares (-1: not a compute op), by simulated rank and op; each rank's GEMM
-  // time at the rows' rates.
-  std::vector<std::vector<double>> base(ranks);
-  std::vector<std::vector<double>> share(ranks);
+  if (model.empty() || ranks == 0) {
+    if (result != nullptr) *result = r;
+    return nullptr;
+  }
+  // Base durations and GEMM shares by simulated rank and op; each rank's GEMM time at the rows' rates.
+  const OpShares table = op_shares(set, sim, costs, shares);
+  const std::vector<std::vector<double>>& base = table.seconds;
+  const std::vector<std::vector<double>>& share = table.gemm_share;
   std::vector<double> gemm_s(ranks, 0.0);
   for (std::size_t i = 0; i < ranks; ++i) {
-    const int rank = sim.simulated[i];
-    const std::vector<Op>& ops = ops_of(set, rank);
-    base[i].resize(ops.size());
-    share[i].resize(ops.size());
-    for (const Op& op : ops) {
-      base[i][op.id] = costs.duration(rank, op).value();
-      const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
-      share[i][op.id] = compute ? shares.gemm_share(rank, op) : -1.0;
-      if (compute) gemm_s[i] += base[i][op.id] * share[i][op.id];
+    for (std::size_t op = 0; op < base[i].size(); ++op) {
+      if (share[i][op] > 0) gemm_s[i] += base[i][op] * share[i][op];
     }
   }
   std::unique_ptr<OpCosts> clocked;
@@ -73,21 +69,18 @@ std::unique_ptr<OpCosts> apply_clock(const ProgramSet& set, const OpCosts& costs
     }
     return moved;
   };
-  if (!model.empty() && ranks > 0) {
-    for (int iteration = 0; iteration < max_iterations && settle(); ++iteration) {
-      std::vector<std::vector<double>> seconds = base;
-      for (std::size_t i = 0; i < ranks; ++i) {
-        for (std::size_t op = 0; op < seconds[i].size(); ++op) {
-          const double g = share[i][op];
-          if (g > 0) seconds[i][op] *= 1.0 - g + g / speedup[i];
-        }
+  for (int iteration = 0; iteration < max_iterations && settle(); ++iteration) {
+    std::vector<std::vector<double>> seconds = base;
+    for (std::size_t i = 0; i < ranks; ++i) {
+      for (std::size_t op = 0; op < seconds[i].size(); ++op) {
+        const double g = share[i][op];
+        if (g > 0) seconds[i][op] *= 1.0 - g + g / speedup[i];
       }
-      clocked = std::make_unique<TabledCosts>(sim.stand_in, std::move(seconds));
-      simulate(set, *clocked, options, sim);
-      ++r.iterations;
     }
+    clocked = std::make_unique<TabledCosts>(sim.stand_in, std::move(seconds));
+    simulate(set, *clocked, options, sim);
+    ++r.iterations;
   }
-  if (r.speedup == 0.0) r.speedup = 1.0;
   if (result != nullptr) *result = r;
   return clocked;
 }

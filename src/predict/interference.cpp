@@ -134,27 +134,41 @@ InterferenceModel interference_for(const hw::GpuSpec& gpu, const CalibrationProf
   return {std::move(rows), probe_gpu, gpu, fmt::format("{} ({})", file.filename().string(), source)};
 }
 
+OpShares op_shares(const ProgramSet& set, const Simulation& sim, const OpCosts& costs,
+                   const InterferenceCosts& shares) {
+  OpShares t;
+  t.seconds.resize(sim.simulated.size());
+  t.gemm_share.resize(sim.simulated.size());
+  for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
+    const int rank = sim.simulated[i];
+    const std::vector<Op>& ops = ops_of(set, rank);
+    t.seconds[i].resize(ops.size());
+    t.gemm_share[i].resize(ops.size());
+    for (const Op& op : ops) {
+      t.seconds[i][op.id] = costs.duration(rank, op).value();
+      const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
+      t.gemm_share[i][op.id] = compute ? shares.gemm_share(rank, op) : -1.0;
+    }
+  }
+  return t;
+}
+
 InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& costs, const InterferenceCosts& loads,
                                       const InterferenceModel& model, const SimulationOptions& options,
                                       Simulation& sim, int max_iterations) {
   InterferenceResult result;
   if (model.empty()) return result;
   const Simulation first = sim;
-  // Base durations, by simulated rank and op.
-  std::vector<std::vector<double>> base(first.simulated.size());
-  std::vector<std::vector<double>> share(first.simulated.size());  // GEMM share of compute ops; -1: communication
-  std::vector<std::vector<InterferenceModel::Load>> load(first.simulated.size());
+  const OpShares table = op_shares(set, first, costs, loads);
+  const std::vector<std::vector<double>>& base = table.seconds;
+  const std::vector<std::vector<double>>& share = table.gemm_share;
+  std::vector<std::vector<InterferenceModel::Load>> load(first.simulated.size());  // of communication ops
   for (std::size_t i = 0; i < first.simulated.size(); ++i) {
     const int rank = first.simulated[i];
     const std::vector<Op>& ops = ops_of(set, rank);
-    base[i].resize(ops.size());
-    share[i].resize(ops.size());
     load[i].resize(ops.size());
     for (const Op& op : ops) {
-      base[i][op.id] = costs.duration(rank, op).value();
-      const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
-      share[i][op.id] = compute ? loads.gemm_share(rank, op) : -1.0;
-      if (!compute) load[i][op.id] = loads.comm_load(rank, op);
+      if (share[i][op.id] < 0) load[i][op.id] = loads.comm_load(rank, op);
     }
   }
   double previous = sim.step_time.value();

@@ -87,6 +87,16 @@ class InterferenceCosts {
   [[nodiscard]] virtual double gemm_share(int rank, const Op& op) const = 0;
 };
 
+// A simulation's ops as the passes after it (interference, the clock) re-time them: by simulated rank
+// (index into Simulation::simulated) and op id, the duration under `costs` and the GEMM share of a
+// compute op (-1: a communication op).
+struct OpShares {
+  std::vector<std::vector<double>> seconds;
+  std::vector<std::vector<double>> gemm_share;
+};
+[[nodiscard]] OpShares op_shares(const ProgramSet& set, const Simulation& sim, const OpCosts& costs,
+                                 const InterferenceCosts& shares);
+
 struct InterferenceResult {
   int iterations = 0;  // simulations run after the first
   double added_compute_s = 0.0;  // per step, mean per simulated rank: what interference added
