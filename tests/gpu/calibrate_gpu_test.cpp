@@ -53,7 +53,9 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   EXPECT_EQ(points[0]["gemm_share"].get<double>(), 1.0);
   for (std::size_t i = 0; i < points.size(); ++i) {
     EXPECT_GT(points[i]["speedup"].get<double>(), 0.0);
-    if (i > 0) EXPECT_LT(points[i]["gemm_share"].get<double>(), points[i - 1]["gemm_share"].get<double>());
+    if (i > 0) {
+      EXPECT_LT(points[i]["gemm_share"].get<double>(), points[i - 1]["gemm_share"].get<double>());
+    }
   }
   EXPECT_NE(profile["clock"]["source"].get<std::string>().find("timed before the loops"), std::string::npos);
   if (world.size() == 1) {
