@@ -24,7 +24,8 @@
 //       run at 780-815 TFLOP/s there (0.79-0.82); shared/HARDWARE.md's PyTorch figures for LLM shapes,
 //       600-713, were the previous source. Those rows were later found to be timed on a probe pool whose
 //       operands had degenerated towards inf and NaN (results/h200x1-2026-12-03c): calibrate's rows since
-//       run 650-672 TFLOP/s at 8192^3, so these defaults run large GEMMs ~15% fast. Not refitted yet.
+//       run 650-672 TFLOP/s at 8192^3 (1637-1692 us against these defaults' 1461), and the 132 bf16 rows
+//       above 100 GFLOP of its run-16 take a median 1.09x these defaults' time. Not refitted yet.
 // Eager PyTorch's kernels (KernelSet::kEager), its SDPA call included, have catalog defaults of their
 // own, fitted to launch/pytorch_kernels.py's rows (compute_model.cpp).
 // Memory kernels: time = (read + written) / (memory bw x kMemoryKernelEfficiency) + kMemoryKernelUs,
