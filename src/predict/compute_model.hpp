@@ -25,7 +25,10 @@
 //       600-713, were the previous source. Those rows were later found to be timed on a probe pool whose
 //       operands had degenerated towards inf and NaN (results/h200x1-2026-12-03c): calibrate's rows since
 //       run 650-672 TFLOP/s at 8192^3 (1637-1692 us against these defaults' 1461), and the 132 bf16 rows
-//       above 100 GFLOP of its run-16 take a median 1.09x these defaults' time. Not refitted yet.
+//       above 100 GFLOP of its run-16 take a median 1.09x these defaults' time. Not refitted: the same form
+//       refits those rows to 0.71 and 8 us (results/h200x1-2026-12-03c/fit_defaults_clean.py: median 5.0%,
+//       p90 16.5%), but catalog-only steps then need the H200's clock curve, and even with it they miss
+//       issue 21's 10% at one point while every other GPU's steps grow 3-11% (that README, section 7).
 // Eager PyTorch's kernels (KernelSet::kEager), its SDPA call included, have catalog defaults of their
 // own, fitted to launch/pytorch_kernels.py's rows (compute_model.cpp).
 // Memory kernels: time = (read + written) / (memory bw x kMemoryKernelEfficiency) + kMemoryKernelUs,
