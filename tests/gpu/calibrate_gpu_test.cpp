@@ -25,6 +25,8 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   o.gemm_dims = {256, 1024};
   o.collective_max = Bytes(64 * 1024);
   o.memory_max = Bytes(16ull << 20);
+  o.attention_seqs = {512, 1024};
+  o.attention_head_dims = {128};
   o.attention_batches = {8, 32};
   o.heat_ms = 1;
   o.repetitions = 3;
@@ -36,8 +38,10 @@ TEST(GpuCalibrate, MeasuresEveryRowOnATinyGrid) {
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::GpuSpec gpu = catalog.gpu(profile["machine"]["gpu"].get<std::string>(), "test");
   const double peak = gpu.rate(hw::MathRate::kBf16Fp32Acc).value->value();
-  // Per type: the 2^3 grid shapes and attention's 2 GEMMs at 3 sequence lengths and 2 batch counts.
-  ASSERT_EQ(profile["gemm"].size(), 2u * (8 + 2 * 3 * 2));
+  // bf16: the 2^3 grid shapes, and attention's 2 GEMMs whole and as causal shares (2 more) at 2 sequence
+  // lengths and 2 batch counts; fp32: the one grid shape within its 1024-8192 range and the same attention
+  // GEMMs (head size 128, sequences from 1024).
+  ASSERT_EQ(profile["gemm"].size(), (8u + 2 * 2 * 4) + (1u + 1 * 2 * 4));
   for (const auto& row : profile["gemm"]) {
     const double flops = 2.0 * row["m"].get<double>() * row["n"].get<double>() * row["k"].get<double>() *
                          row["batch"].get<double>();
