@@ -218,6 +218,8 @@ def launches_per_phase(point):
     on_gpu = 0  # kernels the GPU ran (copies and fills are not launches)
     charged = 0  # kernels charged to an op
     for e in events:
+        if e.device_type == torch.autograd.DeviceType.CUDA and getattr(e, "is_user_annotation", False):
+            continue  # a GPU-side annotation (DistributedDataParallel.forward, Optimizer.step) spans kernels
         if e.device_type == torch.autograd.DeviceType.CUDA:
             busy_us += e.time_range.elapsed_us()
             on_gpu += not e.name.lower().startswith(("memcpy", "memset"))
