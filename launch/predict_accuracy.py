@@ -151,6 +151,9 @@ def main():
     parser.add_argument("--cluster")
     parser.add_argument("--pytorch-host-framework", help="predict PyTorch points with this --host-framework "
                         "(default: predict's own default)")
+    parser.add_argument("--train-host-framework", help="predict train points with this --host-framework where "
+                        "they ran without one (commscale: the executor's own host costs, from the profile's "
+                        "host row or the catalog's; default: predict's own default, device time alone)")
     parser.add_argument("--out", required=True)
     parser.add_argument("points", nargs="+")
     args = parser.parse_args()
@@ -162,6 +165,9 @@ def main():
         point = read_point(path)
         if point["kind"] == "pytorch" and args.pytorch_host_framework:
             point["flags"] += ["--host-framework", args.pytorch_host_framework]
+        if (point["kind"] == "train" and args.train_host_framework and
+                not any(f.split("=", 1)[0] == "--host-framework" for f in point["flags"])):
+            point["flags"] += ["--host-framework", args.train_host_framework]
         if point["name"] in names:  # the same file name in another folder: prefix the folder's
             point["name"] = f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}-{point['name']}"
         names.add(point["name"])

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "kernels/probe.cuh"
 #include "runtime/cuda/checks.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/step_buffers.hpp"
@@ -17,19 +18,42 @@ namespace commscale {
 
 Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions) {
   constexpr int kWarmup = 3;
-  std::vector<CudaEvent> marks(static_cast<std::size_t>(repetitions) + 1);
+  // Calls per batch: a batch's calls and events (two entries a call) stay well inside the GPU's queue
+  // of pending launches, which would otherwise block the host and let the GPU run dry.
+  constexpr int kBatch = 128;
+  constexpr double kSpinPerCallNs = 50e3;  // the first spin: 50 us per queued call, doubled until it outlasts them
+  constexpr double kMaxSpinNs = 2e9;
   for (int i = 0; i < kWarmup; ++i) call(i);
-  CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
-  for (int i = 0; i < repetitions; ++i) {
-    call(kWarmup + i);
-    CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> times;
-  for (std::size_t i = 0; i + 1 < marks.size(); ++i) {
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i].get(), marks[i + 1].get()));
-    times.push_back(ms * 1e-3);
+  times.reserve(static_cast<std::size_t>(repetitions));
+  std::vector<CudaEvent> marks(static_cast<std::size_t>(std::min(repetitions, kBatch)) + 1);
+  CudaEvent spun;
+  double spin_ns = kSpinPerCallNs * static_cast<double>(marks.size());
+  int done = 0;
+  while (done < repetitions) {
+    const int calls = std::min(repetitions - done, kBatch);
+    kernels::launch_timed_spin(static_cast<std::uint64_t>(spin_ns), stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventRecord(spun.get(), stream));
+    CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
+    for (int i = 0; i < calls; ++i) {
+      call(kWarmup + done + i);
+      CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
+    }
+    const cudaError_t state = cudaEventQuery(spun.get());
+    if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (state == cudaSuccess && spin_ns < kMaxSpinNs) {  // the GPU ran dry before the calls were queued
+      spin_ns *= 2;
+      continue;
+    }
+    for (int i = 0; i < calls; ++i) {
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<std::size_t>(i)].get(),
+                                      marks[static_cast<std::size_t>(i) + 1].get()));
+      times.push_back(ms * 1e-3);
+    }
+    done += calls;
   }
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
   return Seconds(times[times.size() / 2]);

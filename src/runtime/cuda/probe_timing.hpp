@@ -14,8 +14,14 @@
 
 namespace commscale {
 
-// The median time of `call(i)` issued back to back on `stream`, `repetitions` times after 3 warm-up
-// calls, with a CUDA event between calls.
+// The median time of `call(i)` on `stream`, `repetitions` times after 3 warm-up calls, with a CUDA
+// event between calls: the GPU's time for a call. The calls are queued behind a timed spin that
+// outlasts their issue (in batches of at most 128, each behind a spin, doubled and the batch run again
+// where the GPU reached the calls before the host had queued them), so the GPU runs them back to back,
+// as in a step whose host is ahead. Issued from an idle GPU instead, a call shorter than its launch is
+// timed at the host's launch rate: calibrate's fastest GEMM rows were 6-11 us on H200 machines whose
+// host takes 6-7.5 us to issue one cuBLASLt call (results/h200x1-2026-12-03e). The host's own time is
+// the host model's (calibrate --measure host, program/host_costs.hpp).
 [[nodiscard]] Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions);
 
 // The median time of the GEMM alone, each call on the next set of operands in the `pool_bytes` at
