@@ -11,11 +11,16 @@
 namespace commscale::predict {
 namespace {
 
-// The bytes a GEMM moves through HBM: its operands and result, except, for a flash-attention product,
-// the sequence x keys matrix (scores or probabilities), which the fused kernel keeps on chip: only the
-// operands with the head dimension (the product's smallest) are read or written.
-Bytes hbm_bytes(const Gemm& g) noexcept {
-  if (!g.flash) return gemm_bytes_read(g) + gemm_bytes_written(g);
+// The bytes a GEMM moves through HBM: its operands and result, except, for a flash-attention product of
+// a fused kernel (AttentionIssue::kPerKernel), the sequence x keys matrix (scores or probabilities), which
+// the kernel keeps on chip: only the operands with the head dimension (the product's smallest) are read or
+// written. Where each product is a GEMM call of its own (kPerProduct: commscale's executor, whose step
+// buffers hold every operand, runtime/step_buffers.cpp), that matrix goes through HBM like any result or
+// operand: QK^T and dP write it, PV, dV, dQ and dK read it. Those four read s x keys x 2 bytes per head
+// against 2 x s x keys x head_dim FLOPs, 128 FLOP/byte at head size 128, under the H200's 206 (989.5
+// TFLOP/s over 4800 GB/s): memory-bound, as calibrate's rows of their shapes show (compute_model.hpp).
+Bytes hbm_bytes(const Gemm& g, AttentionIssue attention) noexcept {
+  if (!g.flash || attention == AttentionIssue::kPerProduct) return gemm_bytes_read(g) + gemm_bytes_written(g);
   const std::int64_t head = std::min({g.m, g.n, g.k});
   const auto operand = [&](std::int64_t rows, std::int64_t cols) -> std::uint64_t {
     if (rows != head && cols != head) return 0;
@@ -182,7 +187,7 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   const Measured m = measured(g, phase);
   const double e = m.efficiency.value_or(catalog_efficiency(g, phase));
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
-  const double bytes = static_cast<double>(hbm_bytes(g).count());
+  const double bytes = static_cast<double>(hbm_bytes(g, attention_).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
   // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest

@@ -4,10 +4,14 @@
 // memory bandwidth) times a shape-dependent efficiency, which a calibration profile can replace.
 //
 // GEMM: time = max(flops / (peak x efficiency), bytes / (memory bw x memory efficiency)) + call time.
-// A flash-attention product (Gemm::flash) counts no bytes for the sequence x keys matrix the fused
-// kernel keeps on chip; where the framework runs one fused kernel it takes its efficiency from a
-// profile's attention rows (those of its dropout, Gemm::flash_dropout, where there are some), where it
-// runs each product as a GEMM call (commscale's executor) from the GEMM rows. With a profile, no GEMM
+// A flash-attention product (Gemm::flash) of a framework that runs one fused kernel counts no bytes for
+// the sequence x keys matrix the kernel keeps on chip, and takes its efficiency from a profile's attention
+// rows (those of its dropout, Gemm::flash_dropout, where there are some); where the framework runs each
+// product as a GEMM call (AttentionIssue::kPerProduct, commscale's executor) the matrix goes through HBM
+// like any operand (QK^T and dP write it, PV, dV, dQ and dK read it) and the GEMM rows price it. Without
+// that matrix's bytes calibrate's batched PV-shaped rows (seq x head x keys) took a median 1.48-1.55x the
+// catalog's time on three H200 runs; with them 1.06-1.10x, beside batch-1 GEMMs' 1.11-1.14x (rows above
+// 20 GFLOP; results/h200x1-2026-12-03d/flash_products.md). With a profile, no GEMM
 // call is priced below the profile's fastest GEMM row; a share of a fused kernel has no such floor.
 // Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
 //   tiles = m n batch split / (waves x SMs x 128^2), waves = ceil(units / SMs), units = tiles of 128 x 128

@@ -124,6 +124,32 @@ TEST(ComputeModel, SdpaProductsTakeTheirCatalogFactor) {
   EXPECT_NEAR(per_kernel.efficiency(scores, Phase::kBackward), base * 0.823, 1e-12);
 }
 
+TEST(ComputeModel, FlashProductsAsGemmCallsMoveTheScoresThroughHbm) {
+  // P V of flash attention at s 8192 (4160 causal keys), head size 128, 32 heads: 8192 x 128 x 4160.
+  Gemm context = make_gemm(8192, 128, 4160, 32, DataType::kBFloat16);
+  context.flash = true;
+  context.flash_continued = true;
+  const ComputeModel per_kernel(gpu("h200-sxm"), nullptr, AttentionIssue::kPerKernel);
+  const ComputeModel per_product(gpu("h200-sxm"), nullptr, AttentionIssue::kPerProduct);
+  // Math: 64 x 1 x 32 = 2048 tiles, 16 waves: 2048 / (16 x 132); depth 4160 / 4288; 374.9 us.
+  const double efficiency = 0.80 * 2048.0 / (16 * 132) * (4160.0 / 4288.0);
+  const double math = 2.0 * 8192 * 128 * 4160 * 32 / (989.5e12 * efficiency);
+  EXPECT_NEAR(per_product.efficiency(context), efficiency, 1e-12);
+  // A fused kernel keeps P on chip: only V and the context move (24 us), so the math bounds it.
+  EXPECT_NEAR(per_kernel.time(context).value(), math + 6e-6, 1e-12);
+  // commscale's executor runs the product as a GEMM call that reads P (8192 x 4160 x 32 x 2 bytes) from
+  // HBM: 2.28 GB at 4800 GB/s x 4273 / 4800 = 534.1 us, memory-bound. calibrate's rows of this shape on
+  // one H200: 557-577 us (results/h200x1-2026-12-03c/run-15, run-16, results/h200x1-2026-12-03d/run-17).
+  const double bytes = (8192.0 * 4160 + 4160.0 * 128 + 8192.0 * 128) * 32 * 2;
+  EXPECT_NEAR(per_product.time(context).value(), bytes / 4273e9 + 6e-6, 1e-12);
+  EXPECT_GT(per_product.time(context).value(), 1.4 * per_kernel.time(context).value());
+  // Q K^T writes the same matrix, but at head size 128 its math (716 us) outlasts the write (534): the
+  // same time either way.
+  Gemm scores = make_gemm(8192, 4160, 128, 32, DataType::kBFloat16);
+  scores.flash = true;
+  EXPECT_DOUBLE_EQ(per_product.time(scores).value(), per_kernel.time(scores).value());
+}
+
 TEST(ComputeModel, PeakRatesFollowTheCatalog) {
   // GeForce: FP32 accumulate at half the FP16-accumulate rate (the catalog's 165.2 TFLOPS for the 4090).
   EXPECT_DOUBLE_EQ(ComputeModel(gpu("rtx4090"), nullptr).peak(DataType::kBFloat16).value(), 165.2e12);
