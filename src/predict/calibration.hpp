@@ -81,7 +81,9 @@
 //    log2 batch); an exact shape returns its own row.
 //    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
 //    A GEMM is not faster than the fastest row of its dtype: below a few GFLOP a call's time is its
-//    fixed cost (launch, prologue, one wave), which a rate would shrink with the FLOPs.
+//    fixed cost on the GPU (the gap between back-to-back kernels, prologue, one wave), which a rate
+//    would shrink with the FLOPs. Rows are the GPU's time per call, timed with the calls queued behind
+//    a spin (runtime/cuda/probe_timing.hpp); the host's time to issue them is the host model's.
 //  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly
 //    in log2(bytes); beyond the largest row the largest row's fraction, below the smallest row the
 //    smallest row's time (a kernel is not faster than the smallest one measured). A kernel uses the

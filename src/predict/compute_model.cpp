@@ -190,7 +190,7 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   const double bytes = static_cast<double>(hbm_bytes(g, attention_).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
-  // Measured times already contain the launch overhead. A GEMM call is not faster than the fastest
+  // Measured times already contain a call's fixed cost on the GPU. A GEMM call is not faster than the fastest
   // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
   const Seconds floor_s = m.attention_share ? Seconds(0.0) : gemm_floor_[static_cast<std::size_t>(g.dtype)];
   return std::max(Seconds(std::max(math, memory)), floor_s);
