@@ -64,7 +64,7 @@ TEST(GpuDoctor, HealthyGemmPassesAndAHeldHalfOfTheSmsFailsIt) {
   EXPECT_EQ(find(ok, "pcie_link").status, predict::CheckStatus::kPass) << find(ok, "pcie_link").detail;
   EXPECT_EQ(xid_check(healthy).status, predict::CheckStatus::kPass);
   const std::vector<predict::DoctorCheck> held_checks = gpu_checks(held, expect, predict::kDefaultMinRatio);
-  const predict::DoctorCheck& slow = find(held_checks, "gemm");
+  const predict::DoctorCheck slow = find(held_checks, "gemm");  // a copy: g++ 13 warns of a dangling reference
   EXPECT_EQ(slow.status, predict::CheckStatus::kFail) << slow.detail;
   EXPECT_EQ(slow.place.rank, world.rank());
   EXPECT_EQ(slow.place.pci_bus_id, me.pci_bus_id);
