@@ -75,15 +75,17 @@
 // Unknown keys are errors; every error names the file and the key (`cal.json: gemm[3].seconds`).
 //
 // How the predictor uses it (interpolation rules):
-//  - GEMM: each row becomes an efficiency, its FLOP rate over the profile GPU's dense peak for the
-//    dtype. A GEMM's efficiency is the inverse-squared-distance weighted mean of the 8 nearest rows of
-//    its dtype (as many as a cell of the m, n, k grid has corners), distance measured over (log2 m, log2 n, log2 k,
-//    log2 batch); an exact shape returns its own row.
+//  - GEMM: a call's time is a fixed part (the fastest row of its dtype, at most the catalog's call time:
+//    the gap between back-to-back kernels, prologue, one wave) plus its work at a marginal efficiency.
+//    Each row becomes one, its FLOPs over its time less the fixed part, over the profile GPU's dense
+//    peak for the dtype (at most 1). A GEMM's is the inverse-squared-distance weighted mean of the 8
+//    nearest rows of its dtype (as many as a cell of the m, n, k grid has corners), distance measured
+//    over (log2 m, log2 n, log2 k, log2 batch); an exact shape returns its own row's time.
 //    It never extrapolates beyond the measured efficiencies. No row of the dtype: default model.
-//    A GEMM is not faster than the fastest row of its dtype: below a few GFLOP a call's time is its
-//    fixed cost on the GPU (the gap between back-to-back kernels, prologue, one wave), which a rate
-//    would shrink with the FLOPs. Rows are the GPU's time per call, timed with the calls queued behind
-//    a spin (runtime/cuda/probe_timing.hpp); the host's time to issue them is the host model's.
+//    A GEMM is not faster than the fastest row of its dtype. Below a few GFLOP a call's time is mostly
+//    its fixed part, which a rate alone would shrink with the FLOPs. Rows are the GPU's time per call,
+//    timed with the calls queued behind a spin (runtime/cuda/probe_timing.hpp); the host's time to
+//    issue them is the host model's.
 //  - memory kernels: bandwidth as a fraction of the catalog's memory bandwidth, interpolated linearly
 //    in log2(bytes); beyond the largest row the largest row's fraction, below the smallest row the
 //    smallest row's time (a kernel is not faster than the smallest one measured). A kernel uses the
@@ -237,8 +239,11 @@ struct CalibrationProfile {
 // Whether the profile's GEMM and memory fractions carry over to `gpu` (same compute-capability major).
 [[nodiscard]] bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b);
 
-// Interpolation (rules above). nullopt when the profile has nothing for this case.
-[[nodiscard]] std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm);
+// Interpolation (rules above). nullopt when the profile has nothing for this case. `fixed`: the part of
+// a call's time that does not grow with its work; each row then stands for its work over its time less
+// that part (a marginal efficiency, at most 1), and a GEMM takes fixed + flops / (peak x efficiency).
+[[nodiscard]] std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm,
+                                                    Seconds fixed = Seconds(0.0));
 // The time of the fastest GEMM row of `dtype` (nullopt without one): no GEMM call is faster.
 [[nodiscard]] std::optional<Seconds> fastest_gemm(const CalibrationProfile& profile, DataType dtype);
 // Seconds for a memory kernel of `bytes` on a GPU of bandwidth `bw` (the profile's fraction applied):

@@ -44,11 +44,11 @@ std::optional<Seconds> interpolated_memory_time(const std::vector<MemoryPoint>& 
 }
 
 
-// Nearest-rows interpolation (calibration.hpp): the rows `rows` keeps, as (point, efficiency), weighted
-// by inverse squared distance to `q`; an exact point returns its own row.
-template <class Row, std::size_t N, class Keep, class Point>
+// Nearest-rows interpolation (calibration.hpp): the rows `rows` keeps, as (point, value), weighted by
+// inverse squared distance to `q`; an exact point returns its own row's value.
+template <class Row, std::size_t N, class Keep, class Point, class Value>
 std::optional<double> nearest_efficiency(const std::vector<Row>& rows, const std::array<double, N>& q, Keep keep,
-                                         Point point) {
+                                         Point point, Value value) {
   struct Near {
     double d2;
     double efficiency;
@@ -59,8 +59,8 @@ std::optional<double> nearest_efficiency(const std::vector<Row>& rows, const std
     const std::array<double, N> x = point(row);
     double d2 = 0.0;
     for (std::size_t i = 0; i < N; ++i) d2 += (x[i] - q[i]) * (x[i] - q[i]);
-    if (d2 < 1e-18) return row.efficiency;
-    near.push_back({d2, row.efficiency});
+    if (d2 < 1e-18) return value(row);
+    near.push_back({d2, value(row)});
   }
   if (near.empty()) return std::nullopt;
   // Only the nearest rows: over a whole grid, the many far rows would outweigh the few near ones.
@@ -84,11 +84,17 @@ bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
   return ca.major > 0 && ca.major == cb.major;
 }
 
-std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm) {
+std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm, Seconds fixed) {
   return nearest_efficiency(
       profile.gemm, shape_point(gemm.m, gemm.n, gemm.k, gemm.batch),
       [&](const GemmPoint& p) { return p.dtype == gemm.dtype; },
-      [](const GemmPoint& p) { return shape_point(p.m, p.n, p.k, p.batch); });
+      [](const GemmPoint& p) { return shape_point(p.m, p.n, p.k, p.batch); },
+      [&](const GemmPoint& p) {
+        // The row's work over its time less the fixed part, at most the peak (the fastest row's own work
+        // takes no time beyond it).
+        const double beyond = p.time.value() - fixed.value();
+        return beyond > p.efficiency * p.time.value() ? p.efficiency * p.time.value() / beyond : 1.0;
+      });
 }
 
 std::optional<Seconds> fastest_gemm(const CalibrationProfile& profile, DataType dtype) {
@@ -114,7 +120,8 @@ std::optional<double> attention_efficiency(const CalibrationProfile& profile, co
         return p.dtype == gemm.dtype && p.backward == backward && p.head_dim == head_dim &&
                (!dropout_rows || p.dropout == gemm.flash_dropout);
       },
-      [&](const AttentionPoint& p) { return std::array<double, 2>{log2(p.seq), log2(p.batch)}; });
+      [&](const AttentionPoint& p) { return std::array<double, 2>{log2(p.seq), log2(p.batch)}; },
+      [](const AttentionPoint& p) { return p.efficiency; });
 }
 
 const HostCosts* find_host_costs(const CalibrationProfile& profile, std::string_view framework) {

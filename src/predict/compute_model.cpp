@@ -126,6 +126,7 @@ ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibratio
     calibration_ = calibration;
     for (std::size_t t = 0; t < gemm_floor_.size(); ++t) {
       gemm_floor_[t] = fastest_gemm(*calibration, static_cast<DataType>(t)).value_or(Seconds(0.0));
+      gemm_fixed_[t] = std::min(gemm_floor_[t], microseconds(kGemmCallUs));
     }
     if (calibration->gpu.name != gpu_.name) {
       notes_.push_back(
@@ -168,7 +169,7 @@ ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const 
   if (g.flash && attention_ == AttentionIssue::kPerKernel) {
     if (auto e = attention_efficiency(*calibration_, g, phase == Phase::kBackward)) return {e, true};
   }
-  return {gemm_efficiency(*calibration_, g), false};
+  return {gemm_efficiency(*calibration_, g, gemm_fixed_[static_cast<std::size_t>(g.dtype)]), false};
 }
 
 double ComputeModel::catalog_efficiency(const Gemm& g, Phase phase) const {
@@ -190,10 +191,13 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   const double bytes = static_cast<double>(hbm_bytes(g, attention_).count());
   const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
   if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
-  // Measured times already contain a call's fixed cost on the GPU. A GEMM call is not faster than the fastest
-  // one measured; a product of a fused attention kernel is a share of one call, with no floor of its own.
-  const Seconds floor_s = m.attention_share ? Seconds(0.0) : gemm_floor_[static_cast<std::size_t>(g.dtype)];
-  return std::max(Seconds(std::max(math, memory)), floor_s);
+  // A GEMM call from the rows: a fixed part (gemm_fixed_) and its work at the rows' marginal rate
+  // (gemm_efficiency: each row's work over its time less that part), so that a small call does not
+  // shrink with its FLOPs; and not faster than the fastest row of its dtype. A product of a fused
+  // attention kernel is a share of one kernel's time, with neither of its own.
+  if (m.attention_share) return Seconds(std::max(math, memory));
+  const auto t = static_cast<std::size_t>(g.dtype);
+  return std::max(Seconds(std::max(gemm_fixed_[t].value() + math, memory)), gemm_floor_[t]);
 }
 
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {

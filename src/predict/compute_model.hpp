@@ -11,8 +11,9 @@
 // like any operand (QK^T and dP write it, PV, dV, dQ and dK read it) and the GEMM rows price it. Without
 // that matrix's bytes calibrate's batched PV-shaped rows (seq x head x keys) took a median 1.48-1.55x the
 // catalog's time on three H200 runs; with them 1.06-1.10x, beside batch-1 GEMMs' 1.11-1.14x (rows above
-// 20 GFLOP; results/h200x1-2026-12-03d/flash_products.md). With a profile, no GEMM
-// call is priced below the profile's fastest GEMM row; a share of a fused kernel has no such floor.
+// 20 GFLOP; results/h200x1-2026-12-03d/flash_products.md). With a profile, a GEMM call takes a fixed
+// part (the fastest row, at most kGemmCallUs) plus its work at the rows' marginal rate, and is not priced
+// below the profile's fastest GEMM row; a share of a fused kernel has neither.
 // Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
 //   tiles = m n batch split / (waves x SMs x 128^2), waves = ceil(units / SMs), units = tiles of 128 x 128
 //       x split: wave and edge quantization of the output tiles over the GPU's SMs (catalog sm_count);
@@ -115,6 +116,14 @@ class ComputeModel {
   AttentionIssue attention_ = AttentionIssue::kPerKernel;
   // By dtype: the profile's fastest GEMM row, the least a GEMM call takes (0 without a row), found once.
   std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_floor_{};
+  // By dtype: the part of a GEMM call's time that does not grow with its work: the fastest row, at most
+  // the catalog's call time kGemmCallUs (a profile whose fastest row is a large GEMM, or fp32's 256^3 at
+  // 46 us on CUDA cores, has no such fixed part). On the H200s, 256^3 bf16 takes 6.1-7.4 us, 0.03 us of
+  // it work at the peak rate. Small batched calls grow from it with their work, not in proportion to
+  // their FLOPs: q05's 512 x 320 x 64 x 14 products ran 8.0 us in a step, the rows of batch 8 and 16 7.0
+  // and 8.3, and efficiency carried over from the nearest rows priced them at 6.8
+  // (results/h200x1-2026-12-03e section 1).
+  std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_fixed_{};
   std::vector<std::string> notes_;
 };
 

@@ -17,6 +17,12 @@
 namespace commscale::predict {
 namespace {
 
+// The fixed part of a bf16 GEMM call that ComputeModel passes to gemm_efficiency: the fastest row, at
+// most the catalog's call time.
+Seconds fixed_part(const CalibrationProfile& p) {
+  return std::min(*fastest_gemm(p, DataType::kBFloat16), microseconds(kGemmCallUs));
+}
+
 using commscale::testing::throws_input_error;
 
 const std::string kFixture = hw::testing::kSourceDir + "/tests/data/predict/h200x2-calibration.json";
@@ -197,8 +203,10 @@ TEST(Calibration, CollectiveCurvesReplaceTheModelOnTheirMachineOnly) {
   LinkAnalyzer h100_links(h100.graph, h100.achievable);
   EXPECT_FALSE(
       h100.comm.collective(Collective::kAllReduce, Bytes(4ull << 30), h100_links.groups({{0, 1}}).front()).calibrated);
+  // The profile's 8192^3 row (783 TFLOP/s): the same efficiency on both, and its own time on the H200.
   const Gemm big = make_gemm(8192, 8192, 8192, 1, DataType::kBFloat16);
-  EXPECT_NEAR(h100.compute.efficiency(big), 783.0 / 989.5, 1e-9);
+  EXPECT_DOUBLE_EQ(h100.compute.efficiency(big), h200.compute.efficiency(big));
+  EXPECT_NEAR(h200.compute.time(big).value(), big.flops.value() / 783e12, 1e-12);
   EXPECT_FALSE(h100.notes.empty());
   // Another family (Ampere) keeps the defaults, and says so.
   const Target a100 = make_target(catalog, catalog.cluster("hgx-a100", "test"), 1, profile);
@@ -241,7 +249,8 @@ TEST(Calibration, FlashProductsTakeTheAttentionRowsTime) {
   for (const WorkloadOp& op : layer_backward_ops(m, s)) {
     const auto* g = std::get_if<Gemm>(&op.payload);
     if (g == nullptr || !g->flash) continue;
-    EXPECT_DOUBLE_EQ(h200.compute.efficiency(*g, Phase::kBackward), *gemm_efficiency(*profile, *g)) << op.name;
+    EXPECT_DOUBLE_EQ(h200.compute.efficiency(*g, Phase::kBackward), *gemm_efficiency(*profile, *g, fixed_part(*profile)))
+        << op.name;
   }
 }
 
@@ -299,7 +308,8 @@ TEST(Calibration, FlashProductsOfSeparateGemmCallsTakeTheGemmRows) {
     g.flash = true;
     return g;
   }();
-  EXPECT_DOUBLE_EQ(h200.compute.efficiency(scores, Phase::kForward), *gemm_efficiency(*profile, scores));
+  EXPECT_DOUBLE_EQ(h200.compute.efficiency(scores, Phase::kForward),
+                   *gemm_efficiency(*profile, scores, fixed_part(*profile)));
 }
 
 // A GEMM call is not faster than the fastest row of its dtype: minimal()'s 1024^3 row (10 us, 215
@@ -314,6 +324,24 @@ TEST(Calibration, NoGemmIsFasterThanTheFastestRow) {
   EXPECT_DOUBLE_EQ(model.time(make_gemm(256, 256, 256, 1, DataType::kBFloat16)).value(), 1e-5);
   // Large GEMMs are above the floor: the 16384^3 row's own time.
   EXPECT_NEAR(model.time(make_gemm(16384, 16384, 16384, 1, DataType::kBFloat16)).value(), 0.02, 1e-12);
+}
+
+// A small call is mostly its fixed part, and grows from it with its work: run-22's rows (results/
+// h200x1-2026-12-03e) of 256^3 (6.1 us) and of q05's attention product 512 x 320 x 64 at batch 8 and 16
+// (7.0 and 8.3 us) price batch 14 at 6 + (8.3 - 6) x 14/16 = 8.0 us, what q05's step measured; the
+// efficiency carried over from these rows alone put it at 7.65, from run-22's whole grid at 6.8.
+TEST(Calibration, ASmallCallGrowsFromItsFixedPartWithItsWork) {
+  nlohmann::json doc = minimal();
+  doc["gemm"] = nlohmann::json::array(
+      {{{"m", 256}, {"n", 256}, {"k", 256}, {"dtype", "bf16"}, {"seconds", 6.1e-6}},
+       {{"m", 512}, {"n", 320}, {"k", 64}, {"batch", 8}, {"dtype", "bf16"}, {"seconds", 7.0e-6}},
+       {{"m", 512}, {"n", 320}, {"k", 64}, {"batch", 16}, {"dtype", "bf16"}, {"seconds", 8.3e-6}}});
+  const CalibrationProfile p = parse(doc);
+  const ComputeModel model(hw::testing::catalog().gpu("h200-sxm", "test"), &p);
+  EXPECT_NEAR(model.time(make_gemm(512, 320, 64, 14, DataType::kBFloat16)).value(), 8.0e-6, 0.1e-6);
+  // The rows' own shapes take their own times.
+  EXPECT_NEAR(model.time(make_gemm(512, 320, 64, 16, DataType::kBFloat16)).value(), 8.3e-6, 1e-12);
+  EXPECT_NEAR(model.time(make_gemm(512, 320, 64, 8, DataType::kBFloat16)).value(), 7.0e-6, 1e-12);
 }
 
 }  // namespace
