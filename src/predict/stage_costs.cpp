@@ -127,7 +127,7 @@ double issue_seconds(const HostCosts& host, const WorkloadOp& op) {
   const HostOpClass cls = gemm != nullptr                                     ? host_op_class(*gemm)
                           : std::holds_alternative<MemoryKernel>(op.payload) ? HostOpClass::kKernel
                                                                               : HostOpClass::kCollective;
-  return issue_cost(host, host_phase(op.phase), cls, gemm != nullptr && gemm->flash_continued).value();
+  return issue_cost(host, host_phase(op.phase, gemm), cls, gemm != nullptr && gemm->flash_continued).value();
 }
 
 }  // namespace

@@ -48,13 +48,22 @@ HostPhase host_phase(Phase phase) noexcept {
   return HostPhase::kStep;
 }
 
+HostPhase host_phase(Phase phase, const Gemm* gemm) noexcept {
+  return gemm != nullptr && gemm->flash_backward ? HostPhase::kBackward : host_phase(phase);
+}
+
+HostPhase host_phase(Phase phase, const OpPayload& payload) noexcept {
+  return host_phase(phase, std::get_if<Gemm>(&payload));
+}
+
 bool continues_attention_kernel(const OpPayload& payload) noexcept {
   const auto* g = std::get_if<Gemm>(&payload);
   return g != nullptr && g->flash_continued;
 }
 
 Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept {
-  return issue_cost(costs, host_phase(op.phase), host_op_class(op.payload), continues_attention_kernel(op.payload));
+  return issue_cost(costs, host_phase(op.phase, op.payload), host_op_class(op.payload),
+                    continues_attention_kernel(op.payload));
 }
 
 AttentionIssue default_attention_issue(std::string_view framework) noexcept {

@@ -10,7 +10,8 @@
 // Costs are per op class and phase; an op's class is what its payload is (a GEMM, a memory-bound
 // kernel, a collective, a point-to-point transfer, or one fused attention call: the first product of a
 // flash kernel), its phase the program's (recompute counts as forward: an eager framework re-runs its
-// forward code).
+// forward code; but a backward attention kernel's products, the scores it recomputes first among them,
+// are one backward call).
 
 #include <array>
 #include <cstdint>
@@ -66,6 +67,10 @@ struct HostCosts {
 [[nodiscard]] HostOpClass host_op_class(const Gemm& gemm) noexcept;
 [[nodiscard]] HostOpClass host_op_class(const OpPayload& payload) noexcept;
 [[nodiscard]] HostPhase host_phase(Phase phase) noexcept;
+// An op's host phase: its phase's, but the backward for every product of the backward attention kernel
+// (Gemm::flash_backward), the first of which is in the recompute phase.
+[[nodiscard]] HostPhase host_phase(Phase phase, const OpPayload& payload) noexcept;
+[[nodiscard]] HostPhase host_phase(Phase phase, const Gemm* gemm) noexcept;  // null: not a GEMM
 [[nodiscard]] Seconds issue_cost(const HostCosts& costs, const Op& op) noexcept;
 // A profile row's default: per product for commscale's own executor, per kernel for any other framework.
 [[nodiscard]] AttentionIssue default_attention_issue(std::string_view framework) noexcept;

@@ -75,6 +75,10 @@ struct Gemm {
   // A product of eager PyTorch's fused attention call (F.scaled_dot_product_attention, KernelSet::kEager):
   // without a profile's attention rows it takes SDPA's catalog figure (predict/compute_model.cpp).
   bool flash_sdpa = false;
+  // A product of the backward attention kernel. Its first, the scores recomputed, is in the recompute
+  // phase, but the framework issues it as the backward call (an SDPA backward costs the host twice the
+  // forward's: results/h200x1-2026-12-03d section 6), so its host cost is the backward's.
+  bool flash_backward = false;
 };
 
 enum class MemoryKernelKind : std::uint8_t {

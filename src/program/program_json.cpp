@@ -67,6 +67,7 @@ void payload_to_json(json& j, const OpPayload& payload) {
     if (g->flash_continued) j["flash_continued"] = true;
     if (g->flash_dropout) j["flash_dropout"] = true;
     if (g->flash_sdpa) j["flash_sdpa"] = true;
+    if (g->flash_backward) j["flash_backward"] = true;
   } else if (const auto* k = std::get_if<MemoryKernel>(&payload)) {
     j["type"] = "memory";
     j.update({{"kernel", name(k->kind)},
@@ -104,7 +105,7 @@ OpPayload payload_from_json(const json& j) {
   };
   if (type == "gemm") {
     keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash", "flash_continued", "flash_dropout",
-          "flash_sdpa"});
+          "flash_sdpa", "flash_backward"});
     Gemm g = make_gemm(number<std::int64_t>(j, "m"), number<std::int64_t>(j, "n"), number<std::int64_t>(j, "k"),
                        number<std::int64_t>(j, "batch"), parse_data_type(text(j, "dtype"), where(j, "dtype")));
     g.accumulate = parse_data_type(text(j, "accumulate_dtype"), where(j, "accumulate_dtype"));
@@ -118,6 +119,7 @@ OpPayload payload_from_json(const json& j) {
     g.flash_continued = flag("flash_continued");
     g.flash_dropout = flag("flash_dropout");
     g.flash_sdpa = flag("flash_sdpa");
+    g.flash_backward = flag("flash_backward");
     return g;
   }
   if (type == "memory") {

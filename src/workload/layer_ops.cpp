@@ -114,13 +114,18 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, K
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
   if (flash) {
+    const auto backward = [&](bool keys_in_n, bool continued) {
+      Gemm g = flash_gemm(d, keys_in_n, continued, kernels);
+      g.flash_backward = true;
+      return g;
+    };
     b.set_phase(Phase::kRecompute);
-    b.compute("attn.scores", flash_gemm(d, true, false, kernels));
+    b.compute("attn.scores", backward(true, false));
     b.set_phase(Phase::kBackward);
-    b.compute("attn.context.dp", flash_gemm(d, true, true, kernels));    // dP = dO V^T
-    b.compute("attn.context.dv", flash_gemm(d, false, true, kernels));   // dV = P^T dO
-    b.compute("attn.scores.dq", flash_gemm(d, false, true, kernels));    // dQ = dS K
-    b.compute("attn.scores.dk", flash_gemm(d, false, true, kernels));    // dK = dS^T Q
+    b.compute("attn.context.dp", backward(true, true));    // dP = dO V^T
+    b.compute("attn.context.dv", backward(false, true));   // dV = P^T dO
+    b.compute("attn.scores.dq", backward(false, true));    // dQ = dS K
+    b.compute("attn.scores.dk", backward(false, true));    // dK = dS^T Q
   } else {
     b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
     b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO

@@ -8,6 +8,8 @@
 #include "predict/calibration.hpp"
 #include "predict_test_support.hpp"
 #include "program/host_costs.hpp"
+#include "workload/layer_ops.hpp"
+#include "workload/presets.hpp"
 
 namespace commscale {
 namespace {
@@ -64,6 +66,33 @@ TEST(HostAttention, PerKernelTheFirstProductCostsTheCallAndTheOthersNothing) {
   EXPECT_DOUBLE_EQ(cost_us(h, make_gemm(8, 8, 8, 1, DataType::kBFloat16)), 10.0);
   // Recompute is forward; the backward phase has its own figures.
   EXPECT_DOUBLE_EQ(cost_us(h, flash(false), Phase::kRecompute), 30.0);
+}
+
+// The backward attention kernel's first product (the scores recomputed) is in the recompute phase, but
+// the framework issues it as the backward call: the backward's figure, as the layer's program has it.
+TEST(HostAttention, TheBackwardKernelsCallIsTheBackwards) {
+  HostCosts h = row(AttentionIssue::kPerKernel, true);
+  h.issue[kBwd][kAttentionColumn] = microseconds(70);
+  Gemm first = flash(false);
+  first.flash_backward = true;
+  EXPECT_EQ(host_phase(Phase::kRecompute, OpPayload{first}), HostPhase::kBackward);
+  EXPECT_EQ(host_phase(Phase::kRecompute, OpPayload{flash(false)}), HostPhase::kForward);
+  EXPECT_DOUBLE_EQ(cost_us(h, first, Phase::kRecompute), 70.0);
+  EXPECT_DOUBLE_EQ(cost_us(h, flash(false), Phase::kRecompute), 30.0);  // a forward re-run
+  // In an eager layer's backward with flash attention: one call, the recomputed scores, at the backward's.
+  const TransformerConfig m = find_preset("tiny", "");
+  LayerSharding sharding;
+  sharding.flash_attention = true;
+  sharding.kernels = KernelSet::kEager;
+  int calls = 0;
+  for (const WorkloadOp& op : layer_backward_ops(m, sharding)) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    if (g == nullptr || !g->flash || g->flash_continued) continue;
+    ++calls;
+    EXPECT_EQ(op.phase, Phase::kRecompute);
+    EXPECT_EQ(host_phase(op.phase, g), HostPhase::kBackward);
+  }
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(HostAttention, WithoutAnAttentionFigureTheCallCostsAGemmCall) {

@@ -63,12 +63,18 @@ TEST(ProgramJson, FlashProductsAfterTheFirstOfTheirKernelAreMarked) {
   // Per layer: forward QK^T (first) and PV; backward the recomputed QK^T (first) and four gradients.
   int first = 0;
   int continued = 0;
+  int backward = 0;  // the backward kernel's five products, its first in the recompute phase
   for (const json op : ops_of(set, 0)) {
     if (!op.contains("flash")) continue;
     (op.contains("flash_continued") ? continued : first) += 1;
+    if (op.contains("flash_backward")) {
+      ++backward;
+      EXPECT_EQ(op["phase"], op.contains("flash_continued") ? "bwd" : "recompute") << op["name"];
+    }
   }
   EXPECT_GT(first, 0);
   EXPECT_EQ(continued, 5 * first / 2) << first;
+  EXPECT_EQ(backward, 5 * first / 2) << first;
   const json doc = set;
   EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
 }
