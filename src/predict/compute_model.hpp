@@ -118,11 +118,11 @@ class ComputeModel {
   std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_floor_{};
   // By dtype: the part of a GEMM call's time that does not grow with its work: the fastest row, at most
   // the catalog's call time kGemmCallUs (a profile whose fastest row is a large GEMM, or fp32's 256^3 at
-  // 46 us on CUDA cores, has no such fixed part). On the H200s, 256^3 bf16 takes 6.1-7.4 us, 0.03 us of
+  // 46 us on CUDA cores, is not all fixed cost). On the H200s, 256^3 bf16 takes 6.1-7.4 us, 0.03 us of
   // it work at the peak rate. Small batched calls grow from it with their work, not in proportion to
   // their FLOPs: q05's 512 x 320 x 64 x 14 products ran 8.0 us in a step, the rows of batch 8 and 16 7.0
   // and 8.3, and efficiency carried over from the nearest rows priced them at 6.8
-  // (results/h200x1-2026-12-03e section 1).
+  // (results/h200x1-2026-12-03e section 1b).
   std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_fixed_{};
   std::vector<std::string> notes_;
 };
