@@ -112,7 +112,8 @@ std::optional<Expected> DoctorExpectations::gemm_TFLOPS(DataType type) const {
   if (!peak.known()) return std::nullopt;
   const double tflops = peak.value->value() / 1e12;
   return Expected{tflops * kGemmFraction,
-                  fmt::format("{} {} dense {:g} TFLOP/s x {:.2f} (sustained 8192^3 on H200, results/h200x1-2026-12-03c)",
+                  fmt::format("{} {} dense {:g} TFLOP/s x {:.2f} (sustained 8192^3 on H200, "
+                              "results/h200x1-2026-12-03c)",
                               node_->gpu.name, name(type), tflops, kGemmFraction),
                   true};
 }

@@ -25,7 +25,9 @@ ProgramIndex index_program(const std::vector<Op>& ops) {
   for (const Op& op : ops) {
     index.deps_begin.push_back(static_cast<std::uint32_t>(index.deps.size()));
     index.deps.insert(index.deps.end(), op.deps.begin(), op.deps.end());
-    OpInfo info{.stream = op.stream, .host_phase = host_phase(op.phase, op.payload), .host_class = host_op_class(op.payload),
+    OpInfo info{.stream = op.stream,
+                .host_phase = host_phase(op.phase, op.payload),
+                .host_class = host_op_class(op.payload),
                 .host_continued = continues_attention_kernel(op.payload)};
     if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
       info.category = OpCategory::kCollective;

@@ -249,7 +249,8 @@ TEST(Calibration, FlashProductsTakeTheAttentionRowsTime) {
   for (const WorkloadOp& op : layer_backward_ops(m, s)) {
     const auto* g = std::get_if<Gemm>(&op.payload);
     if (g == nullptr || !g->flash) continue;
-    EXPECT_DOUBLE_EQ(h200.compute.efficiency(*g, Phase::kBackward), *gemm_efficiency(*profile, *g, fixed_part(*profile)))
+    EXPECT_DOUBLE_EQ(h200.compute.efficiency(*g, Phase::kBackward),
+                     *gemm_efficiency(*profile, *g, fixed_part(*profile)))
         << op.name;
   }
 }
