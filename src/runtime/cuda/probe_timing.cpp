@@ -43,8 +43,10 @@ Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stre
     const cudaError_t state = cudaEventQuery(spun.get());
     if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (state == cudaSuccess && spin_ns < kMaxSpinNs) {  // the GPU ran dry before the calls were queued
+    if (state == cudaSuccess) {  // the GPU ran dry before the calls were queued: a longer spin
       spin_ns *= 2;
+      // Timed as they came, the calls would be the host's time, not the GPU's: no row rather than that.
+      if (spin_ns > kMaxSpinNs) throw RuntimeFailure("timing a call: a batch of calls outlasted a 2 s spin");
       continue;
     }
     for (int i = 0; i < calls; ++i) {

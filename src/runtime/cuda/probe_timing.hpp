@@ -21,7 +21,8 @@ namespace commscale {
 // as in a step whose host is ahead. Issued from an idle GPU instead, a call shorter than its launch is
 // timed at the host's launch rate: calibrate's fastest GEMM rows were 6-11 us on H200 machines whose
 // host takes 6-7.5 us to issue one cuBLASLt call (results/h200x1-2026-12-03e). The host's own time is
-// the host model's (calibrate --measure host, program/host_costs.hpp).
+// the host model's (calibrate --measure host, program/host_costs.hpp). Throws RuntimeFailure where a
+// batch's issue outlasts a 2 s spin (its times would be the host's).
 [[nodiscard]] Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions);
 
 // The median time of the GEMM alone, each call on the next set of operands in the `pool_bytes` at
