@@ -1,5 +1,7 @@
 #include "cli/command.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/interruptible_output.hpp"
 #include "core/utf8.hpp"
 #include "core/written_files.hpp"
 #include "runtime/control_plane.hpp"
@@ -77,6 +80,8 @@ int run_on_all_ranks(const std::function<int(const MpiComm& world)>& body) {
   MpiSession mpi(nullptr, nullptr);
   const MpiComm world = MpiComm::world();
   install_interrupt_handlers(world.rank());
+  // A launcher that stops reading this rank's output must not keep it from seeing a signal.
+  const InterruptibleStream out(std::cout, STDOUT_FILENO, [] { return interrupt_signal() != 0; });
   ExitCode code = ExitCode::kRuntime;
   std::unique_ptr<ControlPlane> control;
   try {

@@ -17,8 +17,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/common.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
-# Open MPI SIGKILLs what is left 1 s after its SIGTERM: on a loaded test machine a rank (and the wrapper
-# that records its exit code) may not be scheduled within 1 s, so the test gives them 5.
+# Open MPI's mpirun, signalled, sends its ranks SIGCONT, sleeps odls_base_sigkill_timeout (1 s by
+# default), sends SIGTERM, sleeps again, then SIGKILLs what is left; on a loaded test machine a rank (and
+# the wrapper that records its exit code) may not be scheduled within 1 s, so the test gives them 5.
+# While it sleeps, mpirun reads none of its ranks' output, and bench's rows can fill a rank's stdout pipe
+# within those 5 s: the rank must still see the SIGTERM (core/interruptible_output.hpp).
 sigkill=(--mca odls_base_sigkill_timeout 5)
 bench_args=(bench all_reduce --backend cpu -b 4K -e 4M -i 4K -n 50 -w 1 -c 0)  # a thousand sizes: minutes
 train_args=(train --backend cpu --model tiny --tp 2 --steps 10000 --warmup 0 --timing step)
