@@ -10,7 +10,9 @@
 // before it can say what it kept.
 //
 // This buffer writes its file descriptor in pieces of at most PIPE_BUF bytes, each only once poll()
-// says the descriptor takes it. A pipe that says so takes such a piece without sleeping (pipe(7)).
+// says the descriptor takes it. Linux says so of a pipe with a free page, which takes such a piece
+// without sleeping; a terminal or socket says so with some room, and a piece rarely outgrows it (the
+// grace alarm stays the backstop there).
 // Between polls it asks `stop`. Once `stop` is true, it writes only what the descriptor takes at once
 // and drops the rest. The stream then goes bad, so later output is dropped too, and the run's thread is
 // back in its own code, where the next wait sees the signal. A slow reader (`| less`) loses nothing
