@@ -114,6 +114,7 @@ class Engine {
     }
     sim.host_wait.assign(host_ != nullptr ? n : 0, 0.0);
     sim.issued.resize(host_ != nullptr ? n : 0);
+    sim.host_hold.resize(host_ != nullptr ? n : 0);
     if (host_ != nullptr) start_hosts();
   }
 
@@ -156,6 +157,7 @@ class Engine {
           return;
         }
         if (issued > ready && index.info[id].compute()) sim_.host_wait[static_cast<std::size_t>(i)] += issued - ready;
+        if (issued > ready) sim_.host_hold[static_cast<std::size_t>(i)][id] = issued - ready;
         ready = std::max(ready, issued);
       }
       start[id] = ready;
@@ -192,6 +194,7 @@ class Engine {
         h.sync_at = static_cast<OpId>(first - info.begin());
       }
       sim_.issued[i].assign(ops.size(), kUnset);
+      sim_.host_hold[i].assign(ops.size(), 0.0);
     }
   }
 

@@ -109,6 +109,9 @@ struct Simulation {
   std::vector<std::vector<double>> data_start;
   // [simulated index][op]: when the host finished issuing the op; empty without host costs.
   std::vector<std::vector<double>> issued;
+  // [simulated index][op]: how long the host held the op back: issued minus the time its stream and
+  // deps let it start, 0 where it was issued in time; empty without host costs.
+  std::vector<std::vector<double>> host_hold;
   // By simulated index: the time the compute stream of the rank stood idle, ready but for the host
   // (ops not yet issued): how much of the step the host, not the GPU, set.
   std::vector<double> host_wait;

@@ -56,6 +56,35 @@ TEST(SimulatorHost, AHostAheadOfTheGpuCostsOnlyTheFirstIssue) {
   EXPECT_DOUBLE_EQ(sim.host_wait[0], 0.75);
 }
 
+TEST(SimulatorHost, EachOpRecordsHowLongTheHostHeldItBack) {
+  // Two ranks of one tp group run a (a GEMM: 4 s on rank 0, 2 s on rank 1), an all-reduce of 3 s once
+  // both are there, then b (2 s). The host takes 1 s to issue a GEMM and 5 s to issue a collective.
+  ProgramSet set;
+  set.world_size = 2;
+  const Gemm g = make_gemm(64, 64, 64, 1, DataType::kBFloat16);
+  set.programs.push_back({op(0, Stream::kCompute, {}, "a", g),
+                          op(1, Stream::kTp, {0}, "ar", CollectiveOp{Collective::kAllReduce, 0, Bytes(64)}),
+                          op(2, Stream::kCompute, {1}, "b", g)});
+  for (int r = 0; r < 2; ++r) set.ranks.push_back(RankProgram{r, 0, {Group{GroupRole::kTp, {0, 1}}}});
+  const TableCosts costs({{"a", 4}, {"ar", 3}, {"b", 2}}, {{{1, "a"}, 2}});
+  HostCosts host = per_op(1.0);
+  for (auto& phase : host.issue) phase[static_cast<std::size_t>(HostOpClass::kCollective)] = Seconds(5.0);
+  const Simulation sim = simulate(set, costs, {.host = &host});
+  ASSERT_EQ(sim.simulated.size(), 2u);
+  // Both hosts issue a at 1, ar at 6, b at 7. a could start at 0: held 1 s on both ranks. The
+  // all-reduce could start when a ended (rank 0 at 5, rank 1 at 3): held 1 s and 3 s. Both reach it at 6,
+  // data moves 6..9, and b, issued at 7, waits for it: held 0 s.
+  EXPECT_EQ(sim.host_hold[0], (std::vector<double>{1.0, 1.0, 0.0}));
+  EXPECT_EQ(sim.host_hold[1], (std::vector<double>{1.0, 3.0, 0.0}));
+  EXPECT_DOUBLE_EQ(sim.start[1][1], 6.0);
+  EXPECT_DOUBLE_EQ(sim.end[1][2], 11.0);
+  // host_wait, unchanged, counts the compute stream's wait alone: a's 1 s.
+  EXPECT_DOUBLE_EQ(sim.host_wait[0], 1.0);
+  EXPECT_DOUBLE_EQ(sim.host_wait[1], 1.0);
+  // Without host costs there is nothing to hold an op back.
+  EXPECT_TRUE(simulate(set, costs).host_hold.empty());
+}
+
 TEST(SimulatorHost, AFusedAttentionKernelIsIssuedOnceWhereTheFrameworkCallsItOnce) {
   // b and c are the first and a later product of one flash kernel; 2 s to issue a GEMM, 1 s to run it.
   ProgramSet set = three_gemms();
