@@ -14,6 +14,15 @@ void to_json(nlohmann::json& out, const Timeline& t) {
     events.push_back(nlohmann::json::array({e.rank, e.step, e.op, e.start.value(), e.end.value()}));
   }
   out = {{"engine", t.engine}, {"world_size", t.world_size}, {"steps", t.steps}, {"events", std::move(events)}};
+  if (t.attribution.empty()) return;
+  nlohmann::json parts = nlohmann::json::array();
+  for (const EventAttribution& a : t.attribution) {
+    parts.push_back(
+        nlohmann::json::array({a.host.value(), a.peers.value(), a.latency.value(), a.interference.value()}));
+  }
+  out["attribution"] = {{"version", kAttributionVersion},
+                        {"fields", nlohmann::json::array({"host_s", "peers_s", "latency_s", "interference_s"})},
+                        {"events", std::move(parts)}};
 }
 
 namespace {
@@ -32,6 +41,47 @@ Seconds time_of(const nlohmann::json& value, const std::string& where) {
     throw InputError(where, fmt::format("{} is not a time", value.dump()), "0 or more seconds from the step's start");
   }
   return Seconds(value.get<double>());
+}
+
+constexpr std::string_view kAttributionShape =
+    "{\"version\": 1, \"fields\": [\"host_s\", \"peers_s\", \"latency_s\", \"interference_s\"], \"events\": "
+    "[[4 times], ...] one per event}";
+
+// The optional "attribution" of a timeline whose `events` have been read: its shape exactly, and one
+// entry of four times per event.
+std::vector<EventAttribution> read_attribution(const nlohmann::json& in, std::size_t events) {
+  if (!in.is_object()) throw InputError("attribution", "is not an object", kAttributionShape);
+  for (const auto& [key, value] : in.items()) {
+    if (key != "version" && key != "fields" && key != "events") {
+      throw InputError("attribution." + printable(key), "is not a key of attribution", "version, fields, events");
+    }
+  }
+  if (!in.contains("version") || in.at("version") != kAttributionVersion) {
+    throw InputError("attribution.version", in.contains("version") ? in.at("version").dump() : "missing",
+                     "1, the attribution this build reads");
+  }
+  const nlohmann::json fields = nlohmann::json::array({"host_s", "peers_s", "latency_s", "interference_s"});
+  if (!in.contains("fields") || in.at("fields") != fields) {
+    throw InputError("attribution.fields", in.contains("fields") ? in.at("fields").dump() : "missing", fields.dump());
+  }
+  if (!in.contains("events") || !in.at("events").is_array()) {
+    throw InputError("attribution.events", "is not an array", kAttributionShape);
+  }
+  const nlohmann::json& parts = in.at("events");
+  if (parts.size() != events) {
+    throw InputError("attribution.events", fmt::format("has {} entries for {} events", parts.size(), events),
+                     "one [host_s, peers_s, latency_s, interference_s] per event, in the order of events");
+  }
+  std::vector<EventAttribution> out;
+  out.reserve(events);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const nlohmann::json& e = parts[i];
+    const std::string at = fmt::format("attribution.events[{}]", i);
+    if (!e.is_array() || e.size() != 4) throw InputError(at, "is not [host_s, peers_s, latency_s, interference_s]");
+    out.push_back({time_of(e[0], at + ".host_s"), time_of(e[1], at + ".peers_s"), time_of(e[2], at + ".latency_s"),
+                   time_of(e[3], at + ".interference_s")});
+  }
+  return out;
 }
 
 }  // namespace
@@ -54,6 +104,8 @@ void from_json(const nlohmann::json& in, Timeline& t) {
                                      static_cast<OpId>(whole(e[2], at + ".op", kIntMax)), time_of(e[3], at + ".start"),
                                      time_of(e[4], at + ".end")});
   }
+  t.attribution.clear();
+  if (in.contains("attribution")) t.attribution = read_attribution(in.at("attribution"), t.events.size());
 }
 
 void validate_timeline(const ProgramSet& set, const Timeline& t, const std::string& where) {
@@ -62,6 +114,10 @@ void validate_timeline(const ProgramSet& set, const Timeline& t, const std::stri
                      fmt::format("the program's {} ranks", set.world_size));
   }
   if (t.steps < 1) throw InputError(where + ": steps", fmt::format("{}", t.steps), "at least 1");
+  if (!t.attribution.empty() && t.attribution.size() != t.events.size()) {
+    throw InputError(where + ": attribution", fmt::format("{} entries for {} events", t.attribution.size(), t.events.size()),
+                     "one per event");
+  }
   // seen[rank][op] counts the steps an op appears in.
   std::vector<std::vector<int>> seen(static_cast<std::size_t>(set.world_size));
   for (int r = 0; r < set.world_size; ++r) seen[static_cast<std::size_t>(r)].assign(ops_of(set, r).size(), 0);

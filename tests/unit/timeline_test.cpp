@@ -162,5 +162,70 @@ TEST(Timeline, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back.events[0].end.value(), 0.75);
 }
 
+TEST(Timeline, AttributionRoundTripsBesideTheEvents) {
+  Timeline t{"predictor", 2, 1, {{1, 0, 2, Seconds(0.5), Seconds(0.75)}, {0, 0, 1, Seconds(0.25), Seconds(1.0)}}};
+  t.attribution = {{Seconds(0.125), Seconds(0.0), Seconds(0.0), Seconds(0.0625)},
+                   {Seconds(0.0), Seconds(0.25), Seconds(0.03125), Seconds(0.0)}};
+  const nlohmann::json j = t;
+  // The events keep their five elements; attribution is a block of its own, aligned with them.
+  EXPECT_EQ(j["events"][1], nlohmann::json::parse("[0, 0, 1, 0.25, 1.0]"));
+  EXPECT_EQ(j["attribution"]["version"], 1);
+  EXPECT_EQ(j["attribution"]["fields"], nlohmann::json::parse(R"(["host_s", "peers_s", "latency_s", "interference_s"])"));
+  EXPECT_EQ(j["attribution"]["events"][1], nlohmann::json::parse("[0.0, 0.25, 0.03125, 0.0]"));
+  const Timeline back = j.get<Timeline>();
+  ASSERT_EQ(back.attribution.size(), 2u);
+  EXPECT_EQ(back.attribution[0].host.value(), 0.125);
+  EXPECT_EQ(back.attribution[0].interference.value(), 0.0625);
+  EXPECT_EQ(back.attribution[1].peers.value(), 0.25);
+  EXPECT_EQ(back.attribution[1].latency.value(), 0.03125);
+  // A timeline without attribution writes none and reads back with none (train's, and older files).
+  const nlohmann::json plain = Timeline{"executor", 2, 1, {{1, 0, 2, Seconds(0.5), Seconds(0.75)}}};
+  EXPECT_FALSE(plain.contains("attribution"));
+  EXPECT_TRUE(plain.get<Timeline>().attribution.empty());
+}
+
+TEST(Timeline, MalformedAttributionIsRefusedWithWhatWasExpected) {
+  const nlohmann::json good = nlohmann::json::parse(R"({"engine": "predictor", "world_size": 1, "steps": 1,
+      "events": [[0, 0, 0, 0.0, 1.0], [0, 0, 1, 1.0, 2.0]],
+      "attribution": {"version": 1, "fields": ["host_s", "peers_s", "latency_s", "interference_s"],
+                      "events": [[0.5, 0, 0, 0], [0, 0.25, 0.125, 0]]}})");
+  EXPECT_EQ(good.get<Timeline>().attribution.size(), 2u);
+  const auto refused = [&](const std::string& pointer, const nlohmann::json& value) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    try {
+      (void)bad.get<Timeline>();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused("/attribution/events/1", nlohmann::json::parse("[0, 0.25, 0.125]")),
+            "attribution.events[1]: is not [host_s, peers_s, latency_s, interference_s]");
+  EXPECT_EQ(refused("/attribution/events/0/3", -0.5),
+            "attribution.events[0].interference_s: -0.5 is not a time (expected 0 or more seconds from the step's "
+            "start)");
+  EXPECT_EQ(refused("/attribution/events", nlohmann::json::parse("[[0, 0, 0, 0]]")),
+            "attribution.events: has 1 entries for 2 events (expected one [host_s, peers_s, latency_s, "
+            "interference_s] per event, in the order of events)");
+  EXPECT_EQ(refused("/attribution/version", 2), "attribution.version: 2 (expected 1, the attribution this build reads)");
+  EXPECT_EQ(refused("/attribution/fields/0", "wait_s"),
+            "attribution.fields: [\"wait_s\",\"peers_s\",\"latency_s\",\"interference_s\"] (expected "
+            "[\"host_s\",\"peers_s\",\"latency_s\",\"interference_s\"])");
+  EXPECT_EQ(refused("/attribution/extra", 1), "attribution.extra: is not a key of attribution (expected version, "
+                                              "fields, events)");
+  EXPECT_NE(refused("/attribution", "none").find("attribution: is not an object"), std::string::npos);
+  // Built in code rather than read: validate_timeline holds attribution to one entry per event too.
+  const ProgramSet set = two_rank_program();
+  Timeline t{"predictor", 2, 1, {}};
+  for (int r = 0; r < 2; ++r) {
+    for (OpId op = 0; op < 3; ++op) t.events.push_back({r, 0, op, Seconds(op), Seconds(op + 1.0)});
+  }
+  t.attribution.resize(5);
+  EXPECT_THROW(validate_timeline(set, t, "t.json"), InputError);
+  t.attribution.resize(6);
+  EXPECT_NO_THROW(validate_timeline(set, t, "t.json"));
+}
+
 }  // namespace
 }  // namespace commscale
