@@ -178,27 +178,28 @@ double ProgramCosts::gemm_share(int /*rank*/, const Op& op) const {
   return std::holds_alternative<Gemm>(op.payload) ? 1.0 : 0.0;
 }
 
-Seconds ProgramCosts::duration(int rank, const Op& op) const {
+const CommEstimate& ProgramCosts::comm_estimate(int rank, const Op& op) const {
   if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
     const int g = group_of_.at(static_cast<std::size_t>(rank)).at(c->group);
     const auto key =
         std::make_tuple(links_value_[static_cast<std::size_t>(g)], static_cast<int>(c->kind), c->bytes.count());
     const auto found = comm_.find(key);
-    if (found != comm_.end()) return Seconds(found->second);
+    if (found != comm_.end()) return found->second;
     const auto gi = static_cast<std::size_t>(g);
-    const double t = target_.comm.collective(c->kind, c->bytes, links_[gi], &all_to_all_[gi]).time.value();
-    comm_.emplace(key, t);
-    return Seconds(t);
+    return comm_.emplace(key, target_.comm.collective(c->kind, c->bytes, links_[gi], &all_to_all_[gi])).first->second;
   }
-  if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
-    const bool send = p->direction == P2pDirection::kSend;
-    const int f = flow_of_.at({rank, p->group, p->peer, send ? 1 : 0});
-    const auto key = std::make_tuple(flows_value_[static_cast<std::size_t>(f)], -1, p->bytes.count());
-    const auto found = comm_.find(key);
-    if (found != comm_.end()) return Seconds(found->second);
-    const double t = target_.comm.point_to_point(p->bytes, flows_[static_cast<std::size_t>(f)]).time.value();
-    comm_.emplace(key, t);
-    return Seconds(t);
+  const auto& p = std::get<PointToPoint>(op.payload);
+  const bool send = p.direction == P2pDirection::kSend;
+  const int f = flow_of_.at({rank, p.group, p.peer, send ? 1 : 0});
+  const auto key = std::make_tuple(flows_value_[static_cast<std::size_t>(f)], -1, p.bytes.count());
+  const auto found = comm_.find(key);
+  if (found != comm_.end()) return found->second;
+  return comm_.emplace(key, target_.comm.point_to_point(p.bytes, flows_[static_cast<std::size_t>(f)])).first->second;
+}
+
+Seconds ProgramCosts::duration(int rank, const Op& op) const {
+  if (std::holds_alternative<CollectiveOp>(op.payload) || std::holds_alternative<PointToPoint>(op.payload)) {
+    return comm_estimate(rank, op).time;
   }
   const auto program = static_cast<std::size_t>(set_.ranks.at(static_cast<std::size_t>(rank)).program);
   auto& cache = compute_[program];
@@ -206,6 +207,13 @@ Seconds ProgramCosts::duration(int rank, const Op& op) const {
   double& t = cache.at(op.id);
   if (std::isnan(t)) t = target_.compute.time(op.payload, op.phase).value();
   return Seconds(t);
+}
+
+Seconds ProgramCosts::latency(int rank, const Op& op) const {
+  if (std::holds_alternative<CollectiveOp>(op.payload) || std::holds_alternative<PointToPoint>(op.payload)) {
+    return comm_estimate(rank, op).latency;
+  }
+  return Seconds(0.0);
 }
 
 }  // namespace commscale::predict

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "predict/comm_model.hpp"
 #include "predict/group_links.hpp"
 #include "predict/interference.hpp"
 #include "predict/simulator.hpp"
@@ -24,6 +25,9 @@ class ProgramCosts final : public OpCosts, public InterferenceCosts {
   ProgramCosts(const ProgramSet& set, const Target& target, LinkAnalyzer& analyzer);
 
   [[nodiscard]] Seconds duration(int rank, const Op& op) const override;
+  // The latency term of a communication op's duration (CommEstimate::latency): 0 for a compute op, and
+  // for a collective timed by a calibration curve (a measured curve has no separate latency term).
+  [[nodiscard]] Seconds latency(int rank, const Op& op) const;
   [[nodiscard]] std::uint64_t signature(int rank) const override;
   // The load a communication op puts on its GPU: its path's NCCL channels, and the bus bandwidth it
   // achieves (its size over its duration, as bench defines busbw).
@@ -41,6 +45,8 @@ class ProgramCosts final : public OpCosts, public InterferenceCosts {
   void analyze_groups(LinkAnalyzer& analyzer);
   void analyze_flows(LinkAnalyzer& analyzer);
   void make_signatures();
+  // The comm model's estimate for a collective or a transfer, computed once per (links, kind, bytes).
+  [[nodiscard]] const CommEstimate& comm_estimate(int rank, const Op& op) const;
 
   const ProgramSet& set_;
   const Target& target_;
@@ -55,7 +61,7 @@ class ProgramCosts final : public OpCosts, public InterferenceCosts {
   std::map<std::string, GroupLinks> slowest_groups_;
   std::map<std::string, FlowLinks> slowest_flows_;
   mutable std::vector<std::vector<double>> compute_;                    // [program][op], NaN until asked
-  mutable std::map<std::tuple<int, int, std::uint64_t>, double> comm_;  // (value id, kind, bytes); kind -1: p2p
+  mutable std::map<std::tuple<int, int, std::uint64_t>, CommEstimate> comm_;  // (value id, kind, bytes); kind -1: p2p
 };
 
 }  // namespace commscale::predict
