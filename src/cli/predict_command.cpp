@@ -63,7 +63,7 @@ ChromeTrace trace_of(const ProgramSet& set, const predict::Simulation& sim) {
 
 void write_extras(const PredictArguments& a, const PreparedStep& step, const predict::Prediction& p) {
   if (!a.timeline_path.empty()) {
-    nlohmann::json doc = predict::full_timeline(step.program, *p.simulation);
+    nlohmann::json doc = predict::full_timeline(step.program, *p.simulation, &p.attribution);
     doc["schema_version"] = 1;
     doc["kind"] = "commscale-timeline";
     write_file_atomically(a.timeline_path, json_text(doc));

@@ -74,6 +74,31 @@ void record_host(const Simulation& sim, Prediction& p) {
   if (ranks > 0) p.host_wait = Seconds(waited / ranks);
 }
 
+// Prediction::attribution of the final simulation. `timed`: the costs the step was simulated with
+// before interference; `interfered`: whether interference re-simulated it (else it added nothing).
+SimAttribution attribute(const ProgramSet& set, const Simulation& sim, const ProgramCosts& costs, const OpCosts& timed,
+                         bool interfered) {
+  SimAttribution out(sim.simulated.size());
+  for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
+    const int rank = sim.simulated[i];
+    const std::vector<Op>& ops = ops_of(set, rank);
+    out[i].resize(ops.size());
+    for (const Op& op : ops) {
+      EventAttribution& a = out[i][op.id];
+      if (!sim.host_hold.empty()) a.host = Seconds(sim.host_hold[i][op.id]);
+      if (std::holds_alternative<CollectiveOp>(op.payload) || std::holds_alternative<PointToPoint>(op.payload)) {
+        a.peers = Seconds(sim.data_start[i][op.id] - sim.start[i][op.id]);
+        a.latency = costs.latency(rank, op);
+      }
+      if (interfered) {
+        const double added = sim.end[i][op.id] - sim.data_start[i][op.id] - timed.duration(rank, op).value();
+        a.interference = Seconds(std::max(0.0, added));  // where nothing was added, rounding may leave -1e-19 s
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 PreparedStep prepare_for(const CheckedPlan& plan, const Target& target, const MemoryOptions& memory) {
@@ -134,7 +159,10 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   for (const GroupReport& g : p.groups) p.exposed_by_link[std::string(hw::name(g.link))] += g.exposed;
   p.simulated_ranks = static_cast<int>(sim.simulated.size());
   for (const auto& ends : sim.end) p.simulated_ops += ends.size();
-  if (options.keep_simulation) p.simulation = std::move(sim);
+  if (options.keep_simulation) {
+    p.attribution = attribute(step.program, sim, costs, timed, interference.iterations > 0);
+    p.simulation = std::move(sim);
+  }
   return p;
 }
 

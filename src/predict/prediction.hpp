@@ -81,6 +81,11 @@ struct Prediction {
   int simulated_ranks = 0;
   std::size_t simulated_ops = 0;
   std::optional<Simulation> simulation;  // with keep_simulation: of the step's program
+  // With keep_simulation: where each op of each simulated rank spent its time (program/timeline.hpp):
+  // the host's hold (Simulation::host_hold), a communication op's wait for its peers (data start -
+  // start) and the latency term of its cost (ProgramCosts::latency), and the time interference added
+  // to its duration (over its duration under the costs it had before interference).
+  SimAttribution attribution;
 };
 
 // Prepares the plan's step for the target: its ranks checked against the target's GPUs first

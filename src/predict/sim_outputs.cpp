@@ -6,7 +6,7 @@
 
 namespace commscale::predict {
 
-Timeline full_timeline(const ProgramSet& set, const Simulation& sim) {
+Timeline full_timeline(const ProgramSet& set, const Simulation& sim, const SimAttribution* attribution) {
   Timeline t;
   t.engine = "predictor";
   t.world_size = set.world_size;
@@ -14,10 +14,12 @@ Timeline full_timeline(const ProgramSet& set, const Simulation& sim) {
   std::size_t total = 0;
   for (int r = 0; r < set.world_size; ++r) total += ops_of(set, r).size();
   t.events.reserve(total);
+  if (attribution != nullptr) t.attribution.reserve(total);
   for (int r = 0; r < set.world_size; ++r) {
     const auto i = static_cast<std::size_t>(sim.stand_in.at(static_cast<std::size_t>(r)));
     for (std::size_t op = 0; op < sim.start[i].size(); ++op) {
       t.events.push_back({r, 0, static_cast<OpId>(op), Seconds(sim.start[i][op]), Seconds(sim.end[i][op])});
+      if (attribution != nullptr) t.attribution.push_back(attribution->at(i).at(op));
     }
   }
   return t;

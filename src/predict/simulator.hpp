@@ -127,8 +127,13 @@ void simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptio
 // The symmetry classes (colour refinement above): a class id per world rank, dense from 0.
 [[nodiscard]] std::vector<int> symmetry_classes(const ProgramSet& set, const OpCosts& costs);
 
-// The timeline of every rank of the set (each rank takes its stand-in's times), engine "predictor".
-[[nodiscard]] Timeline full_timeline(const ProgramSet& set, const Simulation& sim);
+// Where each op of each simulated rank spent its time (program/timeline.hpp): [simulated index][op].
+using SimAttribution = std::vector<std::vector<EventAttribution>>;
+
+// The timeline of every rank of the set (each rank takes its stand-in's times), engine "predictor";
+// with `attribution` (of `sim`), each event carries its stand-in's attribution too.
+[[nodiscard]] Timeline full_timeline(const ProgramSet& set, const Simulation& sim,
+                                     const SimAttribution* attribution = nullptr);
 
 // The simulated ranks as a program set of their own: rank i is simulated[i], its groups' members
 // mapped to the stand-ins' indices, so that break_down_step matches calls as in the full set.
