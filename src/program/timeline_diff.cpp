@@ -15,24 +15,53 @@ bool numbered(std::string_view token, std::string_view prefix) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// Mean duration per (rank, op) over the steps it appears in; index base[rank] + op.
+// Mean duration per (rank, op) over the steps it appears in; index base[rank] + op. `parts`: the
+// attribution's sums likewise, empty where the timeline has none.
 struct Durations {
   std::vector<double> sum;
   std::vector<int> count;
+  std::vector<AttributionSums> parts;
 };
 
+void add(AttributionSums& to, const AttributionSums& x, double scale) {
+  to.host_s += x.host_s * scale;
+  to.peers_s += x.peers_s * scale;
+  to.latency_s += x.latency_s * scale;
+  to.interference_s += x.interference_s * scale;
+}
+
 Durations durations(const ProgramSet& set, const Timeline& t, const std::vector<std::size_t>& base) {
-  Durations d{std::vector<double>(base.back(), 0.0), std::vector<int>(base.back(), 0)};
-  for (const TimelineEvent& e : t.events) {
+  Durations d{std::vector<double>(base.back(), 0.0), std::vector<int>(base.back(), 0), {}};
+  if (!t.attribution.empty()) d.parts.assign(base.back(), {});
+  for (std::size_t k = 0; k < t.events.size(); ++k) {
+    const TimelineEvent& e = t.events[k];
     const std::size_t i = base[static_cast<std::size_t>(e.rank)] + e.op;
     d.sum[i] += (e.end - e.start).value();
     ++d.count[i];
+    if (d.parts.empty()) continue;
+    const EventAttribution& a = t.attribution[k];
+    add(d.parts[i], {a.host.value(), a.peers.value(), a.latency.value(), a.interference.value()}, 1.0);
   }
   (void)set;
   return d;
 }
 
 double mean_of(const Durations& d, std::size_t i) { return d.count[i] > 0 ? d.sum[i] / d.count[i] : 0.0; }
+
+// The attribution of (rank, op) i, mean over its steps, times `scale`; none where the timeline has none.
+std::optional<AttributionSums> parts_of(const Durations& d, std::size_t i, double scale = 1.0) {
+  if (d.parts.empty()) return std::nullopt;
+  AttributionSums out;
+  if (d.count[i] > 0) add(out, d.parts[i], scale / d.count[i]);
+  return out;
+}
+
+// Adds a part to a sum that exists where the timeline has attribution.
+void accumulate(std::optional<AttributionSums>& to, const std::optional<AttributionSums>& x) {
+  if (!x) return;
+  if (!to) to.emplace();
+  add(*to, *x, 1.0);
+}
 
 // Means over a timeline's steps of its step breakdowns.
 struct StepMeans {
@@ -129,6 +158,10 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
     for (std::size_t op = 0; op < ops.size(); ++op) {
       const double x = mean_of(da, base[r] + op) / static_cast<double>(n);
       const double y = mean_of(db, base[r] + op) / static_cast<double>(n);
+      const std::optional<AttributionSums> pa = parts_of(da, base[r] + op, 1.0 / static_cast<double>(n));
+      const std::optional<AttributionSums> pb = parts_of(db, base[r] + op, 1.0 / static_cast<double>(n));
+      accumulate(d.a_parts, pa);
+      accumulate(d.b_parts, pb);
       TimeComparison& st = streams[static_cast<std::size_t>(ops[op].stream)];
       st.a_s += x;
       st.b_s += y;
@@ -140,6 +173,8 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
       k.count += 1.0 / static_cast<double>(n);
       k.a_s += x;
       k.b_s += y;
+      accumulate(k.a_parts, pa);
+      accumulate(k.b_parts, pb);
     }
   }
   d.streams = streams;
@@ -149,7 +184,8 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
     const auto& ops = ops_of(set, static_cast<int>(r));
     for (std::size_t op = 0; op < ops.size(); ++op) {
       d.ops.push_back({fmt::format("rank {} op {} {}", r, op, ops[op].name), std::string(name(ops[op].stream)), 1,
-                       mean_of(da, base[r] + op), mean_of(db, base[r] + op)});
+                       mean_of(da, base[r] + op), mean_of(db, base[r] + op), parts_of(da, base[r] + op),
+                       parts_of(db, base[r] + op)});
     }
   }
   const std::size_t keep = std::min(top, d.ops.size());

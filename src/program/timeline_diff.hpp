@@ -12,9 +12,14 @@
 //  - per op: the ops (rank, op) whose mean duration differs most.
 // A duration is end - start as recorded: for communication it includes waiting for the peers.
 // Relative differences are (B - A) / A.
+//
+// Where a timeline has attribution (timeline.hpp: a predicted one), its parts go beside the durations
+// of that side: per op kind summed per rank and step, per op as a mean over steps, and in all per rank
+// and step (mean over ranks and steps).
 
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,14 @@ struct StepComparison {
   StepBreakdown b;
 };
 
+// Seconds of a timeline's attribution (timeline.hpp, EventAttribution), summed over some events.
+struct AttributionSums {
+  double host_s = 0.0;
+  double peers_s = 0.0;
+  double latency_s = 0.0;
+  double interference_s = 0.0;
+};
+
 struct TimeComparison {
   std::string key;  // stream name, op kind, or "rank r op i name"
   std::string stream;
@@ -40,6 +53,8 @@ struct TimeComparison {
   double b_s = 0.0;
   [[nodiscard]] double difference() const noexcept { return b_s - a_s; }
   [[nodiscard]] double relative() const noexcept { return a_s > 0 ? (b_s - a_s) / a_s : 0.0; }
+  std::optional<AttributionSums> a_parts{};  // where timeline A has attribution (op kinds and ops)
+  std::optional<AttributionSums> b_parts{};
 };
 
 struct TimelineDiff {
@@ -53,6 +68,8 @@ struct TimelineDiff {
   std::vector<TimeComparison> streams;
   std::vector<TimeComparison> kinds;  // largest |B - A| first
   std::vector<TimeComparison> ops;    // the `top` largest |B - A|
+  std::optional<AttributionSums> a_parts;  // per rank and step, means, where timeline A has attribution
+  std::optional<AttributionSums> b_parts;
 };
 
 // "mb3.c1.L7.bwd.mlp.fc1.dgrad" -> "L*.bwd.mlp.fc1.dgrad".

@@ -1,7 +1,10 @@
 // The timeline difference as JSON and as text (timeline_diff.hpp).
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <ostream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,11 +13,18 @@
 namespace commscale {
 namespace {
 
+nlohmann::json parts_json(const AttributionSums& p) {
+  return {
+      {"host_s", p.host_s}, {"peers_s", p.peers_s}, {"latency_s", p.latency_s}, {"interference_s", p.interference_s}};
+}
+
 nlohmann::json row(const TimeComparison& t) {
   nlohmann::json j = {
       {"key", t.key}, {"a_s", t.a_s}, {"b_s", t.b_s}, {"diff_s", t.difference()}, {"relative", t.relative()}};
   if (!t.stream.empty()) j["stream"] = t.stream;
   if (t.count > 0) j["per_rank_per_step"] = t.count;
+  if (t.a_parts) j["a_attribution"] = parts_json(*t.a_parts);
+  if (t.b_parts) j["b_attribution"] = parts_json(*t.b_parts);
   return j;
 }
 
@@ -31,6 +41,49 @@ std::string line(const TimeComparison& t) {
   const double relative = tidy(t.difference()) == 0.0 ? 0.0 : t.relative();
   return fmt::format("{:>12.6f} {:>12.6f} {:>+12.6f} {:>+8.1f}%", tidy(t.a_s), tidy(t.b_s), tidy(t.difference()),
                      100 * relative);
+}
+
+// The attribution columns of a side that has attribution (the header, or a row's parts).
+std::string parts_header(const TimelineDiff& d) {
+  std::string out;
+  for (const auto& [side, parts] : {std::pair{"A", &d.a_parts}, std::pair{"B", &d.b_parts}}) {
+    if (!*parts) continue;
+    out += fmt::format("  {:>9} {:>9} {:>9} {:>9}", fmt::format("{} host", side), fmt::format("{} peers", side),
+                       fmt::format("{} latency", side), fmt::format("{} interf", side));
+  }
+  return out;
+}
+
+std::string parts_columns(const TimelineDiff& d, const TimeComparison& t) {
+  std::string out;
+  for (const auto& [shown, parts] :
+       {std::pair{d.a_parts.has_value(), &t.a_parts}, std::pair{d.b_parts.has_value(), &t.b_parts}}) {
+    if (!shown) continue;
+    const AttributionSums p = parts->value_or(AttributionSums{});
+    out += fmt::format("  {:>9.6f} {:>9.6f} {:>9.6f} {:>9.6f}", tidy(p.host_s), tidy(p.peers_s), tidy(p.latency_s),
+                       tidy(p.interference_s));
+  }
+  return out;
+}
+
+// The step's attribution totals, each as a row of the step section: a side without attribution shows "-".
+void print_parts_totals(std::ostream& out, const TimelineDiff& d) {
+  if (!d.a_parts && !d.b_parts) return;
+  const auto value = [](const std::optional<AttributionSums>& p, double AttributionSums::*part) {
+    return p ? fmt::format("{:>12.6f}", tidy((*p).*part)) : fmt::format("{:>12}", "-");
+  };
+  const std::array<std::pair<const char*, double AttributionSums::*>, 4> parts = {
+      {{"attributed: host", &AttributionSums::host_s},
+       {"attributed: peers", &AttributionSums::peers_s},
+       {"attributed: latency", &AttributionSums::latency_s},
+       {"attributed: interference", &AttributionSums::interference_s}}};
+  for (const auto& [label, part] : parts) {
+    if (d.a_parts && d.b_parts) {
+      out << fmt::format("{:<34} {}\n", label, line({"", "", 0, (*d.a_parts).*part, (*d.b_parts).*part}));
+    } else {
+      out << fmt::format("{:<34} {} {}\n", label, value(d.a_parts, part), value(d.b_parts, part));
+    }
+  }
 }
 
 }  // namespace
@@ -50,16 +103,20 @@ nlohmann::json diff_to_json(const TimelineDiff& d) {
                        {"exposed_comm_s", s.b.exposed_comm.value()},
                        {"bubble_s", s.b.bubble.value()}}}});
   }
-  return {{"schema_version", 1},
-          {"kind", "commscale-timeline-diff"},
-          {"a", {{"engine", d.engine_a}, {"steps", d.steps_a}}},
-          {"b", {{"engine", d.engine_b}, {"steps", d.steps_b}}},
-          {"mean", rows({d.step_time, d.compute, d.exposed_comm, d.bubble})},
-          {"exposed_by_group", rows(d.groups)},
-          {"steps", steps},
-          {"streams", rows(d.streams)},
-          {"op_kinds", rows(d.kinds)},
-          {"ops", rows(d.ops)}};
+  nlohmann::json out = {{"schema_version", 1},
+                        {"kind", "commscale-timeline-diff"},
+                        {"a", {{"engine", d.engine_a}, {"steps", d.steps_a}}},
+                        {"b", {{"engine", d.engine_b}, {"steps", d.steps_b}}},
+                        {"mean", rows({d.step_time, d.compute, d.exposed_comm, d.bubble})},
+                        {"exposed_by_group", rows(d.groups)},
+                        {"steps", steps},
+                        {"streams", rows(d.streams)},
+                        {"op_kinds", rows(d.kinds)},
+                        {"ops", rows(d.ops)}};
+  // Per rank and step, mean over ranks and steps, of each side that has attribution.
+  if (d.a_parts) out["attribution_per_rank_per_step"]["a"] = parts_json(*d.a_parts);
+  if (d.b_parts) out["attribution_per_rank_per_step"]["b"] = parts_json(*d.b_parts);
+  return out;
 }
 
 void print_diff(std::ostream& out, const TimelineDiff& d, std::size_t top) {
@@ -71,6 +128,7 @@ void print_diff(std::ostream& out, const TimelineDiff& d, std::size_t top) {
     out << fmt::format("{:<34} {}\n", t.key, line(t));
   }
   for (const TimeComparison& t : d.groups) out << fmt::format("{:<34} {}\n", "exposed " + t.key, line(t));
+  print_parts_totals(out, d);
   if (d.steps.size() > 1) {
     out << "\nstep by step (step time)\n";
     for (const StepComparison& s : d.steps) {
@@ -80,14 +138,15 @@ void print_diff(std::ostream& out, const TimelineDiff& d, std::size_t top) {
   }
   out << fmt::format("\nper stream: time its ops take, per rank and step\n{:<34} {}\n", "", header);
   for (const TimeComparison& t : d.streams) out << fmt::format("{:<34} {}\n", t.key, line(t));
-  out << fmt::format("\nper op kind, largest differences first (per rank and step)\n{:<34} {}  {:>7} {}\n", "", header,
-                     "count", "stream");
+  out << fmt::format("\nper op kind, largest differences first (per rank and step)\n{:<34} {}{}  {:>7} {}\n", "",
+                     header, parts_header(d), "count", "stream");
   for (std::size_t i = 0; i < d.kinds.size() && i < top; ++i) {
     const TimeComparison& t = d.kinds[i];
-    out << fmt::format("{:<34} {}  {:>7.1f} {}\n", t.key, line(t), t.count, t.stream);
+    out << fmt::format("{:<34} {}{}  {:>7.1f} {}\n", t.key, line(t), parts_columns(d, t), t.count, t.stream);
   }
   out << fmt::format("\nper op, largest differences first (mean over steps)\n");
-  for (const TimeComparison& t : d.ops) out << fmt::format("{:<60} {}\n", t.key, line(t));
+  if (d.a_parts || d.b_parts) out << fmt::format("{:<60} {}{}\n", "", header, parts_header(d));
+  for (const TimeComparison& t : d.ops) out << fmt::format("{:<60} {}{}\n", t.key, line(t), parts_columns(d, t));
 }
 
 }  // namespace commscale
