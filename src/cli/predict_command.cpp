@@ -47,8 +47,9 @@ struct PredictArguments {
 };
 
 // The simulated ranks as a Chrome trace, one process per simulated rank named by its world rank.
-ChromeTrace trace_of(const ProgramSet& set, const predict::Simulation& sim) {
-  const predict::ReducedRun run = predict::reduced_run(set, sim);
+ChromeTrace trace_of(const ProgramSet& set, const predict::Simulation& sim,
+                     const predict::SimAttribution& attribution) {
+  const predict::ReducedRun run = predict::reduced_run(set, sim, &attribution);
   ChromeTrace trace = chrome_trace(run.set, run.timeline);
   for (TraceName& n : trace.names) {
     const auto i = static_cast<std::size_t>(n.pid);
@@ -68,7 +69,10 @@ void write_extras(const PredictArguments& a, const PreparedStep& step, const pre
     doc["kind"] = "commscale-timeline";
     write_file_atomically(a.timeline_path, json_text(doc));
   }
-  if (!a.trace_path.empty()) write_file_atomically(a.trace_path, json_text(nlohmann::json(trace_of(step.program, *p.simulation))));
+  if (!a.trace_path.empty()) {
+    const ChromeTrace trace = trace_of(step.program, *p.simulation, p.attribution);
+    write_file_atomically(a.trace_path, json_text(nlohmann::json(trace)));
+  }
 }
 
 int run_predict(PredictArguments& a) {

@@ -25,7 +25,7 @@ Timeline full_timeline(const ProgramSet& set, const Simulation& sim, const SimAt
   return t;
 }
 
-ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim) {
+ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim, const SimAttribution* attribution) {
   ReducedRun run;
   const auto k = static_cast<int>(sim.simulated.size());
   run.set.world_size = k;
@@ -53,6 +53,9 @@ ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim) {
     const auto& end = sim.end[static_cast<std::size_t>(i)];
     for (std::size_t op = 0; op < start.size(); ++op) {
       run.timeline.events.push_back({i, 0, static_cast<OpId>(op), Seconds(start[op]), Seconds(end[op])});
+      if (attribution != nullptr) {
+        run.timeline.attribution.push_back(attribution->at(static_cast<std::size_t>(i)).at(op));
+      }
     }
   }
   return run;

@@ -142,7 +142,9 @@ struct ReducedRun {
   Timeline timeline;
   std::vector<double> weights;  // class sizes
 };
-[[nodiscard]] ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim);
+// With `attribution` (of `sim`), its timeline carries each simulated rank's attribution.
+[[nodiscard]] ReducedRun reduced_run(const ProgramSet& set, const Simulation& sim,
+                                     const SimAttribution* attribution = nullptr);
 
 // break_down_step of the reduced run, its means weighted by class size: equal to the breakdown of
 // the full timeline.

@@ -1,6 +1,8 @@
 #include "report/chrome_trace.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <variant>
 
 namespace commscale {
@@ -28,6 +30,16 @@ nlohmann::json op_annotations(const Op& op) {
   return args;
 }
 
+// A predicted op's attribution (program/timeline.hpp), in microseconds as the trace's times: the parts
+// it has, so that an op shows in Perfetto what held it back and what its duration holds.
+void add_attribution(const EventAttribution& a, nlohmann::json& args) {
+  const std::array<std::pair<const char*, Seconds>, 4> parts = {
+      {{"host_us", a.host}, {"peers_us", a.peers}, {"latency_us", a.latency}, {"interference_us", a.interference}}};
+  for (const auto& [key, seconds] : parts) {
+    if (seconds.value() > 0) args[key] = seconds.value() * 1e6;
+  }
+}
+
 }  // namespace
 
 ChromeTrace chrome_trace(const ProgramSet& set, const Timeline& timeline) {
@@ -45,11 +57,14 @@ ChromeTrace chrome_trace(const ProgramSet& set, const Timeline& timeline) {
   }
   std::vector<double> offset(step_end.size(), 0.0);
   for (std::size_t s = 1; s < offset.size(); ++s) offset[s] = offset[s - 1] + step_end[s - 1];
-  for (const TimelineEvent& e : timeline.events) {
+  for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+    const TimelineEvent& e = timeline.events[i];
     const Op& op = ops_of(set, e.rank).at(e.op);
+    nlohmann::json args = op_annotations(op);
+    if (!timeline.attribution.empty()) add_attribution(timeline.attribution.at(i), args);
     trace.ops.push_back({op.name, std::string(name(op.stream)), e.rank, static_cast<int>(op.stream),
                          (offset[static_cast<std::size_t>(e.step)] + e.start.value()) * 1e6,
-                         (e.end - e.start).value() * 1e6, e.step, op_annotations(op)});
+                         (e.end - e.start).value() * 1e6, e.step, std::move(args)});
   }
   return trace;
 }

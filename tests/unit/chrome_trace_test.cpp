@@ -53,5 +53,26 @@ TEST(ChromeTrace, MemoryKernelsNameTheirKind) {
   EXPECT_FALSE(events[2 + kStreamCount]["args"].contains("kernels"));  // fused, the default, is not written
 }
 
+// A predicted timeline's attribution goes into each op's args, in microseconds, the parts it has: the
+// host's hold of 250 us and the 40 us latency term of 0.5 ms, none of the zero ones.
+TEST(ChromeTrace, AttributionGoesIntoTheArgsOfItsOp) {
+  ProgramSet set;
+  set.world_size = 1;
+  std::vector<Op> ops(1);
+  ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.qkv", 0, 0, make_gemm(8, 8, 8, 1, DataType::kBFloat16)};
+  set.programs = {ops};
+  set.ranks = {RankProgram{0, 0, {}}};
+  Timeline t{"predictor", 1, 1, {{0, 0, 0, Seconds(0.0005), Seconds(0.001)}}};
+  t.attribution = {{Seconds(250e-6), Seconds(0.0), Seconds(40e-6), Seconds(0.0)}};
+  const nlohmann::json args = nlohmann::json(chrome_trace(set, t)).at("traceEvents")[1 + kStreamCount]["args"];
+  EXPECT_DOUBLE_EQ(args.at("host_us"), 250.0);
+  EXPECT_DOUBLE_EQ(args.at("latency_us"), 40.0);
+  EXPECT_FALSE(args.contains("peers_us"));
+  EXPECT_FALSE(args.contains("interference_us"));
+  t.attribution.clear();  // a measured timeline: none
+  const nlohmann::json plain = nlohmann::json(chrome_trace(set, t)).at("traceEvents")[1 + kStreamCount]["args"];
+  EXPECT_FALSE(plain.contains("host_us"));
+}
+
 }  // namespace
 }  // namespace commscale
