@@ -5,13 +5,19 @@
 namespace commscale {
 namespace {
 
-TEST(ChromeTrace, ProcessesThreadsAndStepsEndToEnd) {
+// One rank whose program is one GEMM.
+ProgramSet one_gemm() {
   ProgramSet set;
   set.world_size = 1;
   std::vector<Op> ops(1);
   ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.qkv", 0, 0, make_gemm(8, 8, 8, 1, DataType::kBFloat16)};
   set.programs = {ops};
   set.ranks = {RankProgram{0, 0, {}}};
+  return set;
+}
+
+TEST(ChromeTrace, ProcessesThreadsAndStepsEndToEnd) {
+  const ProgramSet set = one_gemm();
   // Two steps of 2 ms each: the second is placed after the first ends.
   const Timeline t{"executor", 1, 2, {{0, 0, 0, Seconds(0.0005), Seconds(0.002)}, {0, 1, 0, Seconds(0.0), Seconds(0.002)}}};
   const nlohmann::json trace(chrome_trace(set, t));
@@ -56,12 +62,7 @@ TEST(ChromeTrace, MemoryKernelsNameTheirKind) {
 // A predicted timeline's attribution goes into each op's args, in microseconds, the parts it has: the
 // host's hold of 250 us and the 40 us latency term of 0.5 ms, none of the zero ones.
 TEST(ChromeTrace, AttributionGoesIntoTheArgsOfItsOp) {
-  ProgramSet set;
-  set.world_size = 1;
-  std::vector<Op> ops(1);
-  ops[0] = Op{0, Stream::kCompute, Phase::kForward, {}, "mb0.L0.fwd.qkv", 0, 0, make_gemm(8, 8, 8, 1, DataType::kBFloat16)};
-  set.programs = {ops};
-  set.ranks = {RankProgram{0, 0, {}}};
+  const ProgramSet set = one_gemm();
   Timeline t{"predictor", 1, 1, {{0, 0, 0, Seconds(0.0005), Seconds(0.001)}}};
   t.attribution = {{Seconds(250e-6), Seconds(0.0), Seconds(40e-6), Seconds(0.0)}};
   const nlohmann::json args = nlohmann::json(chrome_trace(set, t)).at("traceEvents")[1 + kStreamCount]["args"];
