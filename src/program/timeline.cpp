@@ -115,8 +115,8 @@ void validate_timeline(const ProgramSet& set, const Timeline& t, const std::stri
   }
   if (t.steps < 1) throw InputError(where + ": steps", fmt::format("{}", t.steps), "at least 1");
   if (!t.attribution.empty() && t.attribution.size() != t.events.size()) {
-    throw InputError(where + ": attribution", fmt::format("{} entries for {} events", t.attribution.size(), t.events.size()),
-                     "one per event");
+    throw InputError(where + ": attribution",
+                     fmt::format("{} entries for {} events", t.attribution.size(), t.events.size()), "one per event");
   }
   // seen[rank][op] counts the steps an op appears in.
   std::vector<std::vector<int>> seen(static_cast<std::size_t>(set.world_size));

@@ -170,7 +170,8 @@ TEST(Timeline, AttributionRoundTripsBesideTheEvents) {
   // The events keep their five elements; attribution is a block of its own, aligned with them.
   EXPECT_EQ(j["events"][1], nlohmann::json::parse("[0, 0, 1, 0.25, 1.0]"));
   EXPECT_EQ(j["attribution"]["version"], 1);
-  EXPECT_EQ(j["attribution"]["fields"], nlohmann::json::parse(R"(["host_s", "peers_s", "latency_s", "interference_s"])"));
+  EXPECT_EQ(j["attribution"]["fields"],
+            nlohmann::json::parse(R"(["host_s", "peers_s", "latency_s", "interference_s"])"));
   EXPECT_EQ(j["attribution"]["events"][1], nlohmann::json::parse("[0.0, 0.25, 0.03125, 0.0]"));
   const Timeline back = j.get<Timeline>();
   ASSERT_EQ(back.attribution.size(), 2u);
@@ -208,7 +209,8 @@ TEST(Timeline, MalformedAttributionIsRefusedWithWhatWasExpected) {
   EXPECT_EQ(refused("/attribution/events", nlohmann::json::parse("[[0, 0, 0, 0]]")),
             "attribution.events: has 1 entries for 2 events (expected one [host_s, peers_s, latency_s, "
             "interference_s] per event, in the order of events)");
-  EXPECT_EQ(refused("/attribution/version", 2), "attribution.version: 2 (expected 1, the attribution this build reads)");
+  EXPECT_EQ(refused("/attribution/version", 2),
+            "attribution.version: 2 (expected 1, the attribution this build reads)");
   EXPECT_EQ(refused("/attribution/fields/0", "wait_s"),
             "attribution.fields: [\"wait_s\",\"peers_s\",\"latency_s\",\"interference_s\"] (expected "
             "[\"host_s\",\"peers_s\",\"latency_s\",\"interference_s\"])");
