@@ -19,65 +19,46 @@
 #include "runtime/cuda/device_memory.hpp"
 #include "runtime/cuda/handles.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
+#include "runtime/cuda/probe_timing.hpp"
 
 namespace commscale {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kSpinPerCallNs = 50e3;  // the first spin: 50 us per queued call, doubled until it outlasts them
-constexpr double kMaxSpinNs = 2e9;
-
 // Median host microseconds per call of `call(i)`: batches of `calls` calls queued behind a timed spin
 // on `stream`, each batch checked to have ended while the spin still ran.
 double host_us_per_call(const std::function<void(int)>& call, cudaStream_t stream, const HostIssueOptions& o,
                         const std::function<void()>& before_batch = {}) {
-  CudaEvent spun;
-  double spin_ns = kSpinPerCallNs * o.calls;
+  QueuedBehindSpin spin(stream, o.calls, "calibrate --measure host", "a batch of calls");
   std::vector<double> samples;
   while (static_cast<int>(samples.size()) < o.samples) {
-    kernels::launch_timed_spin(static_cast<std::uint64_t>(spin_ns), stream);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(spun.get(), stream));
-    if (before_batch) before_batch();
-    const auto start = Clock::now();
-    for (int i = 0; i < o.calls; ++i) call(i);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const cudaError_t state = cudaEventQuery(spun.get());
-    if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (state == cudaSuccess) {  // the GPU ran dry before the calls were queued: a longer spin
-      spin_ns *= 2;
-      if (spin_ns > kMaxSpinNs) throw RuntimeFailure("calibrate --measure host: a batch of calls outlasted a 2 s spin");
-      continue;
-    }
-    samples.push_back(seconds / o.calls * 1e6);
+    double seconds = 0.0;
+    const bool queued = spin.run([&] {
+      if (before_batch) before_batch();
+      const auto start = Clock::now();
+      for (int i = 0; i < o.calls; ++i) call(i);
+      seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+    if (queued) samples.push_back(seconds / o.calls * 1e6);
   }
   return summarize(samples).median;
 }
 
 // The period of back-to-back empty kernels on one stream (GPU time, CUDA events).
 double kernel_floor_us(cudaStream_t stream, const HostIssueOptions& o) {
-  CudaEvent spun;
   CudaEvent first;
   CudaEvent last;
+  QueuedBehindSpin spin(stream, o.calls, "calibrate --measure host", "empty kernels");
   std::vector<double> samples;
-  double spin_ns = kSpinPerCallNs * o.calls;
   while (static_cast<int>(samples.size()) < o.samples) {
-    kernels::launch_timed_spin(static_cast<std::uint64_t>(spin_ns), stream);
-    CUDA_CHECK(cudaEventRecord(spun.get(), stream));
-    CUDA_CHECK(cudaEventRecord(first.get(), stream));
-    for (int i = 0; i < o.calls; ++i) kernels::launch_empty(stream);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(last.get(), stream));
-    const cudaError_t state = cudaEventQuery(spun.get());
-    if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (state == cudaSuccess) {
-      spin_ns *= 2;
-      if (spin_ns > kMaxSpinNs) throw RuntimeFailure("calibrate --measure host: empty kernels outlasted a 2 s spin");
-      continue;
-    }
+    const bool queued = spin.run([&] {
+      CUDA_CHECK(cudaEventRecord(first.get(), stream));
+      for (int i = 0; i < o.calls; ++i) kernels::launch_empty(stream);
+      CUDA_CHECK(cudaGetLastError());
+      CUDA_CHECK(cudaEventRecord(last.get(), stream));
+    });
+    if (!queued) continue;
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, first.get(), last.get()));
     samples.push_back(ms * 1e3 / o.calls);
@@ -141,7 +122,8 @@ HostIssueTimes measure_host_issue(const HostIssueOptions& o) {
   t.stream_wait_us = host_us_per_call(
       [&](int i) { CUDA_CHECK(cudaStreamWaitEvent(stream.get(), events[static_cast<std::size_t>(i)].get(), 0)); },
       stream.get(), o, [&] {
-        kernels::launch_timed_spin(static_cast<std::uint64_t>(kSpinPerCallNs * o.calls), other.get());
+        kernels::launch_timed_spin(static_cast<std::uint64_t>(QueuedBehindSpin::kFirstSpinPerCallNs * o.calls),
+                                  other.get());
         for (CudaEvent& e : events) CUDA_CHECK(cudaEventRecord(e.get(), other.get()));
       });
   CUDA_CHECK(cudaStreamSynchronize(other.get()));

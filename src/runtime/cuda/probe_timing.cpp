@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,39 +17,46 @@
 
 namespace commscale {
 
+QueuedBehindSpin::QueuedBehindSpin(cudaStream_t stream, int calls, std::string what, std::string batch)
+    : stream_(stream), spin_ns_(kFirstSpinPerCallNs * calls), what_(std::move(what)), batch_(std::move(batch)) {}
+
+bool QueuedBehindSpin::run(const std::function<void()>& queue) {
+  constexpr double kMaxSpinNs = 2e9;
+  kernels::launch_timed_spin(static_cast<std::uint64_t>(spin_ns_), stream_);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaEventRecord(spun_.get(), stream_));
+  queue();
+  const cudaError_t state = cudaEventQuery(spun_.get());
+  if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (state != cudaSuccess) return true;
+  spin_ns_ *= 2;  // the GPU ran dry before the calls were queued: a longer spin
+  if (spin_ns_ > kMaxSpinNs) throw RuntimeFailure(fmt::format("{}: {} outlasted a 2 s spin", what_, batch_));
+  return false;
+}
+
 Seconds median_call_time(const std::function<void(int)>& call, cudaStream_t stream, int repetitions) {
   constexpr int kWarmup = 3;
   // Calls per batch: a batch's calls and events (two entries a call) stay well inside the GPU's queue
   // of pending launches, which would otherwise block the host and let the GPU run dry.
   constexpr int kBatch = 128;
-  constexpr double kSpinPerCallNs = 50e3;  // the first spin: 50 us per queued call, doubled until it outlasts them
-  constexpr double kMaxSpinNs = 2e9;
   for (int i = 0; i < kWarmup; ++i) call(i);
   std::vector<double> times;
   times.reserve(static_cast<std::size_t>(repetitions));
   std::vector<CudaEvent> marks(static_cast<std::size_t>(std::min(repetitions, kBatch)) + 1);
-  CudaEvent spun;
-  double spin_ns = kSpinPerCallNs * static_cast<double>(marks.size());
+  // Timed as they came, the calls would be the host's time, not the GPU's: no row rather than that.
+  QueuedBehindSpin spin(stream, static_cast<int>(marks.size()), "timing a call", "a batch of calls");
   int done = 0;
   while (done < repetitions) {
     const int calls = std::min(repetitions - done, kBatch);
-    kernels::launch_timed_spin(static_cast<std::uint64_t>(spin_ns), stream);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(spun.get(), stream));
-    CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
-    for (int i = 0; i < calls; ++i) {
-      call(kWarmup + done + i);
-      CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
-    }
-    const cudaError_t state = cudaEventQuery(spun.get());
-    if (state != cudaSuccess && state != cudaErrorNotReady) CUDA_CHECK(state);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (state == cudaSuccess) {  // the GPU ran dry before the calls were queued: a longer spin
-      spin_ns *= 2;
-      // Timed as they came, the calls would be the host's time, not the GPU's: no row rather than that.
-      if (spin_ns > kMaxSpinNs) throw RuntimeFailure("timing a call: a batch of calls outlasted a 2 s spin");
-      continue;
-    }
+    const bool queued = spin.run([&] {
+      CUDA_CHECK(cudaEventRecord(marks[0].get(), stream));
+      for (int i = 0; i < calls; ++i) {
+        call(kWarmup + done + i);
+        CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(i) + 1].get(), stream));
+      }
+    });
+    if (!queued) continue;
     for (int i = 0; i < calls; ++i) {
       float ms = 0.0f;
       CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<std::size_t>(i)].get(),

@@ -4,15 +4,38 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include <cuda_runtime.h>
 
 #include "core/units.hpp"
 #include "program/op.hpp"
 #include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/handles.hpp"
 #include "runtime/gpu_probes.hpp"
 
 namespace commscale {
+
+// A batch of calls queued on `stream` behind a timed spin, so that the GPU runs them back to back
+// once the host has queued them all. Each run() starts with a spin of the current length; where the
+// GPU finished the spin before the host had queued the batch, the spin is doubled and the batch must be
+// run again. Throws RuntimeFailure "`what`: `batch` outlasted a 2 s spin" once the spin would pass 2 s
+// (the batch's times would be the host's).
+class QueuedBehindSpin {
+ public:
+  static constexpr double kFirstSpinPerCallNs = 50e3;  // the first spin, per call of a batch
+  QueuedBehindSpin(cudaStream_t stream, int calls, std::string what, std::string batch);
+  // Spins, runs `queue` (which issues the batch on the stream), waits for the stream. True where the
+  // spin outlasted the queueing: the batch ran back to back. False: run it again (the spin is doubled).
+  [[nodiscard]] bool run(const std::function<void()>& queue);
+
+ private:
+  cudaStream_t stream_;
+  double spin_ns_;
+  std::string what_;
+  std::string batch_;
+  CudaEvent spun_;
+};
 
 // The median time of `call(i)` on `stream`, `repetitions` times after 3 warm-up calls, with a CUDA
 // event between calls: the GPU's time for a call. The calls are queued behind a timed spin that
