@@ -117,6 +117,8 @@ elif has_command predict; then
     case "$arg" in --steps | --warmup) skip=1; continue ;; esac
     predict_args+=("$arg")
   done
+  # The step train ran is commscale's own executor's: predict it as that framework, not the default.
+  predict_args+=(--framework commscale)
   log "$commscale predict ${predict_args[*]} --cluster $cluster"
   "$commscale" predict "${predict_args[@]}" --cluster "$cluster" -J "$out/predict.json" | tee "$out/predict.txt"
 else

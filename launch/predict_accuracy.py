@@ -112,7 +112,10 @@ def cluster_for(point, override):
 
 
 def predict(commscale, cluster, flags, calibration, out_path):
-    command = [commscale, "predict", "--cluster", cluster, *flags, "-J", out_path]
+    # The runs are commscale's own executor's (train) and eager PyTorch's (--kernels eager, --host-framework
+    # as given): predicted as commscale's framework, whose defaults are the flags' own.
+    framework = [] if "--framework" in flags else ["--framework", "commscale"]
+    command = [commscale, "predict", "--cluster", cluster, *flags, *framework, "-J", out_path]
     if calibration:
         command += ["--calibration", calibration]
     result = subprocess.run(command, capture_output=True, text=True)

@@ -40,6 +40,7 @@ struct CompareArguments {
   std::string sweep;
   std::string calibration;
   std::string host_framework;
+  std::string framework;
   std::string kernels = "fused";
   double workspace_gib = 2.0;
   predict::CompareInputs inputs;
@@ -103,6 +104,7 @@ int run_compare(CompareArguments& a) {
   in.overrides = hw::parse_overrides(a.set, "--set");
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
+  finish_search_framework(a.framework, *a.model.command, a.model.from_file, in.search);
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch == 0) {
@@ -129,7 +131,8 @@ int run_compare(CompareArguments& a) {
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   check_prices(in, catalog);
   in.calibration = load_calibration_option(a.calibration, catalog);
-  in.host = resolve_host_framework(a.host_framework, in.search.kernels, in.calibration.get());
+  in.host = resolve_host_framework(a.host_framework, in.search.framework, in.search.kernels,
+                                   in.calibration.get());
   Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "compare", 0);
   const predict::CompareProgress report = [&](std::size_t done, std::size_t total, const std::string& next) {
     progress.set_total(total);
@@ -186,6 +189,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
       ->capture_default_str();
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   add_host_framework_option(*cmd, &args->host_framework);
+  add_framework_option(*cmd, &args->framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
                   workspace_gib_range())
       ->capture_default_str();

@@ -29,8 +29,7 @@ constexpr std::array<std::string_view, 16> kUnmodelledWithValue = {"--context-pa
                                                                    "--attention-backend",
                                                                    "--ddp-bucket-size",
                                                                    "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 12> kUnmodelledFlags = {"--overlap-grad-reduce",
-                                                               "--overlap-param-gather",
+constexpr std::array<std::string_view, 11> kUnmodelledFlags = {"--overlap-param-gather",
                                                                "--tp-comm-overlap",
                                                                "--moe-grouped-gemm",
                                                                "--fp8",
@@ -125,6 +124,9 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
   cmd.add_flag("--use-distributed-optimizer", a->distributed_optimizer,
                "Megatron-LM: optimizer state sharded over data-parallel ranks (ZeRO 1)")
       ->group(kGroup);
+  cmd.add_flag("--overlap-grad-reduce", a->overlap_grad_reduce,
+               "Megatron-LM: data-parallel gradients reduced in buckets during the backward (as PyTorch DDP)")
+      ->group(kGroup);
   for (std::string_view f : kUnmodelledWithValue) add_rejected(cmd, f, true, kChangesStep);
   for (std::string_view f : kUnmodelledFlags) add_rejected(cmd, f, false, kChangesStep);
 }
@@ -213,6 +215,7 @@ void apply_megatron_plan_flags(const ModelPlanArguments& args, const Transformer
     }
     p.zero_stage = 1;
   }
+  if (a.overlap_grad_reduce) p.overlap_grad_reduce = true;
   if (a.layers_per_virtual_stage != 0) {
     const int per_chunk = a.layers_per_virtual_stage;
     if (per_chunk < 1 || m.layers % (p.pp * per_chunk) != 0) {

@@ -27,6 +27,19 @@ std::string preset_names() {
   return names;
 }
 
+std::string framework_help() {
+  std::string text = fmt::format(
+      "the framework that runs the step, which sets the defaults of --kernels, --flash-attn, --optimizer, --zero, "
+      "the host costs (--host-framework) and whether gradients are reduced during the backward (default {}): ",
+      name(kDefaultFramework));
+  std::string_view separator;
+  for (const FrameworkDefaults& d : frameworks()) {
+    text += fmt::format("{}{}", separator, d.name);
+    separator = ", ";
+  }
+  return text;
+}
+
 void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Model";
   a->command = &cmd;
@@ -105,6 +118,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
       ->capture_default_str()
       ->group(group);
+  cmd.add_option("--framework", a->framework, framework_help())->group(group);
   add_real_option(cmd, "--bucket-mb", &a->bucket_mib, "data-parallel gradient bucket, MiB",
                   {0.0, 1e6, "a positive size in MiB, at most 1000000", "", true})
       ->capture_default_str()
@@ -135,6 +149,24 @@ TransformerConfig resolve(const ModelPlanArguments& a) {
   TransformerConfig m = resolve_model(source, o);
   check_megatron_model(a, m);
   return m;
+}
+
+// Whether a plan flag was given, on the command line or by the plan file.
+bool plan_flag_given(const ModelPlanArguments& a, const std::string& flag) {
+  return option_given(a.command, flag) || a.from_file.contains(flag);
+}
+
+// What the framework does where no flag (nor the plan file) said otherwise (parallel/framework.hpp).
+void apply_framework(const ModelPlanArguments& a, ParallelPlan& p) {
+  p.framework = a.framework.empty() ? a.default_framework : parse_framework(a.framework, "--framework");
+  const FrameworkDefaults& d = defaults_of(p.framework);
+  if (!plan_flag_given(a, "--kernels")) p.kernels = d.kernels;
+  if (!plan_flag_given(a, "--flash-attn") && !option_given(a.command, "--no-flash-attn")) {
+    p.flash_attention = d.flash_attention;
+  }
+  if (!plan_flag_given(a, "--optimizer")) p.optimizer = d.optimizer;
+  if (!plan_flag_given(a, "--zero") && !a.megatron.distributed_optimizer) p.zero_stage = d.zero_stage;
+  p.overlap_grad_reduce = d.overlap_grad_reduce;
 }
 
 // --world and --dp: either may be left out and follows from the other.
@@ -195,6 +227,7 @@ CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
   p.order = a.order;
   p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
   p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
+  apply_framework(a, p);
   apply_megatron_plan_flags(a, model, p);
   return CheckedPlan(std::move(model), std::move(p), world);
 }

@@ -27,6 +27,7 @@ struct MegatronArguments {
   std::string recompute_method;
   int recompute_num_layers = 0;
   bool distributed_optimizer = false;
+  bool overlap_grad_reduce = false;
   bool group_query_attention = false;
   bool swiglu = false;
   std::string normalization;
@@ -69,6 +70,8 @@ struct ModelPlanArguments {
   int chunks = 1;
   std::string order = "tp-dp-pp";
   double bucket_mib = 25.0;
+  std::string framework;  // --framework; empty: default_framework
+  Framework default_framework = kDefaultFramework;  // train: commscale's own executor
   MegatronArguments megatron;
 
   // --plan-file: its values fill what no flag gave (plan_file_options.hpp).

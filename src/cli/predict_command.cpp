@@ -90,7 +90,8 @@ int run_predict(PredictArguments& a) {
   const auto calibration = load_calibration_option(a.calibration, catalog);
   const predict::Target target =
       predict::make_target(catalog, cluster, nodes, calibration,
-                           resolve_host_framework(a.host_framework, mp.plan().kernels, calibration.get()));
+                           resolve_host_framework(a.host_framework, mp.plan().framework, mp.plan().kernels,
+                                                  calibration.get()));
   MemoryOptions memory;
   memory.workspace = gib_to_bytes(a.workspace_gib);
   predict::PredictOptions options;

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "predict/host_catalog.hpp"
@@ -9,14 +11,11 @@
 namespace commscale {
 namespace {
 
-// The framework that runs a kernel set: commscale's executor runs the fused kernels; the eager list is
-// eager PyTorch's.
-// A step of commscale's fused kernels is issued as commscale's executor issues it (the catalog's row,
-// measured by calibrate --measure host); eager PyTorch's measured row holds GPU time (an upper bound:
-// topologies/frameworks.json says by how much), so eager steps default to device time alone until a
-// profile or --host-framework says otherwise.
-std::string default_host_framework(KernelSet kernels) {
-  return std::string(kernels == KernelSet::kFused ? "commscale" : predict::kNoHost);
+// The host row of the framework that runs the step (parallel/framework.hpp). commscale's own executor with
+// eager PyTorch's kernel list has no host of its own: device time alone, as before --framework existed.
+std::string default_host_framework(Framework framework, KernelSet kernels) {
+  if (framework == Framework::kCommscale && kernels == KernelSet::kEager) return std::string(predict::kNoHost);
+  return std::string(defaults_of(framework).host_row);
 }
 
 }  // namespace
@@ -41,13 +40,36 @@ CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework
   return command.add_option("--host-framework", *framework,
                      "whose host issues the step's ops, at its measured cost per op: a framework of "
                      "topologies/frameworks.json or of --calibration's profile, or none (device time alone); "
-                     "default: commscale's executor for fused kernels, none for --kernels eager (PyTorch's measured "
-                     "row, pytorch-eager, is an upper bound)");
+                     "default: --framework's (megatron for megatron-lm and megatron-deepspeed, pytorch-eager for "
+                     "pytorch-ddp and pytorch-fsdp, commscale for commscale)");
 }
 
-HostCosts resolve_host_framework(const std::string& given, KernelSet kernels, const predict::CalibrationProfile* profile) {
-  const std::string framework = !given.empty() ? given : default_host_framework(kernels);
-  return predict::host_costs_for(framework, profile, "--host-framework");
+HostCosts resolve_host_framework(const std::string& given, Framework framework, KernelSet kernels,
+                                 const predict::CalibrationProfile* profile) {
+  const std::string row = !given.empty() ? given : default_host_framework(framework, kernels);
+  return predict::host_costs_for(row, profile, "--host-framework");
+}
+
+CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {
+  return command.add_option("--framework", *framework,
+                            fmt::format("the framework every plan is run by, which sets the defaults of --kernels, "
+                                        "--flash-attn, the optimizer, the host costs and whether gradients are "
+                                        "reduced during the backward (default {})",
+                                        name(kDefaultFramework)));
+}
+
+void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
+                             predict::SearchOptions& o) {
+  o.framework = given.empty() ? kDefaultFramework : parse_framework(given, "--framework");
+  const FrameworkDefaults& d = defaults_of(o.framework);
+  const auto given_flag = [&](const std::string& flag) {
+    const CLI::Option* option = command.get_option_no_throw(flag);
+    return (option != nullptr && option->count() > 0) || from_file.contains(flag);
+  };
+  if (!given_flag("--kernels")) o.kernels = d.kernels;
+  if (!given_flag("--flash-attn")) o.flash_attention = d.flash_attention;
+  o.optimizer = d.optimizer;
+  o.overlap_grad_reduce = d.overlap_grad_reduce;
 }
 
 std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,

@@ -4,6 +4,7 @@
 // writing results (--json to stdout, -J FILE atomically).
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/output_check.hpp"
 #include "hw/catalog.hpp"
 #include "predict/calibration.hpp"
+#include "predict/search.hpp"
 
 namespace commscale {
 
@@ -29,10 +31,17 @@ void finish_output_options(const OutputArguments& args, std::vector<NamedOutput>
 [[nodiscard]] bool emit_json(const OutputArguments& args, const nlohmann::json& doc);
 
 // --host-framework NAME: whose host issues the step's ops (program/host_costs.hpp). Without it, the
-// host of the plan's kernel set: commscale's own executor for fused kernels, eager PyTorch for eager ones.
+// host row of the framework that runs the step (parallel/framework.hpp).
 CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework);
-[[nodiscard]] HostCosts resolve_host_framework(const std::string& given, KernelSet kernels,
+[[nodiscard]] HostCosts resolve_host_framework(const std::string& given, Framework framework, KernelSet kernels,
                                                const predict::CalibrationProfile* profile);
+
+// --framework for search and compare, which build their plans themselves: the framework's kernels and
+// flash attention where neither the flags nor the plan file (`from_file`) gave them, its optimizer and its
+// gradient reduction. Throws InputError naming --framework.
+CLI::Option* add_framework_option(CLI::App& command, std::string* framework);
+void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
+                             predict::SearchOptions& o);
 
 // --calibration FILE: null when not given. Throws InputError naming the file and key.
 [[nodiscard]] std::shared_ptr<const predict::CalibrationProfile> load_calibration_option(const std::string& path,

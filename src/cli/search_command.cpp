@@ -44,6 +44,7 @@ struct SearchArguments {
   CostArguments costs;
   std::string calibration;
   std::string host_framework;
+  std::string framework;
   double workspace_gib = 2.0;
   predict::SearchOptions options;
   OutputArguments output;
@@ -81,6 +82,7 @@ void check_options(SearchArguments& a) {
   o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
+  finish_search_framework(a.framework, *a.model.command, a.model.from_file, o);
   if (a.rank_by == "throughput") {
     o.rank_by = predict::RankBy::kThroughput;
   } else if (a.rank_by == "cost") {
@@ -109,6 +111,7 @@ std::string predict_flags(const SearchArguments& a) {
   if (!a.calibration.empty()) out += fmt::format(" --calibration {}", shell_quoted(a.calibration));
   for (const std::string& item : a.set) out += fmt::format(" --set {}", shell_quoted(item));
   if (a.workspace_gib != 2.0) out += fmt::format(" --workspace-gib {:g}", a.workspace_gib);
+  if (!a.framework.empty()) out += fmt::format(" --framework {}", shell_quoted(a.framework));
   return out;
 }
 
@@ -170,7 +173,7 @@ int run_search(SearchArguments& a) {
     const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, gpus, "--gpus");
     targets.push_back(std::make_unique<predict::Target>(predict::make_target(
         catalog, cluster, nodes, calibration,
-        resolve_host_framework(a.host_framework, a.options.kernels, calibration.get()))));
+        resolve_host_framework(a.host_framework, a.options.framework, a.options.kernels, calibration.get()))));
     if (gpus > targets.back()->gpus()) {
       throw InputError(
           "--gpus", fmt::format("{}", gpus),
@@ -238,6 +241,7 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
                   node_price_range());
   cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
   add_host_framework_option(*cmd, &args->host_framework);
+  add_framework_option(*cmd, &args->framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",
                   workspace_gib_range())
       ->capture_default_str();

@@ -78,6 +78,11 @@ void finish(TrainArguments& a) {
     std::cerr << fmt::format("commscale train: note: the plan file's cluster and --set items are not used (train "
                              "measures this machine)\n");
   }
+  if (!a.model_plan.framework.empty() && a.model_plan.framework != name(Framework::kCommscale)) {
+    throw InputError("--framework", fmt::format("{} given to train", a.model_plan.framework),
+                     "commscale (train runs commscale's own executor; --host-framework issues its ops at another "
+                     "framework's host costs, --kernels eager runs eager PyTorch's kernel list)");
+  }
   a.resolved = finish_model_plan_options(a.model_plan);
   finish_runtime_options(&a.runtime, a.backend);
   TrainOptions& o = a.options;
@@ -231,6 +236,7 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
   CLI::App* cmd = app.add_subcommand("train", "Run a training step of a model under a parallel plan, for real, on every "
                                               "rank, and report compute against communication");
   add_model_plan_options(*cmd, &args->model_plan);
+  args->model_plan.default_framework = Framework::kCommscale;  // train runs commscale's own executor
   TrainOptions& o = args->options;
   cmd->add_option("--steps", o.steps, "timed steps")->capture_default_str();
   cmd->add_option("--warmup", o.warmup_steps, "untimed steps first")->capture_default_str();

@@ -43,7 +43,8 @@ void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters) {
   if (!reducing_) return;
   bucket_elements_ += parameters;
   bucket_producer_ = producer;
-  if (bucket_elements_ * size_of(m_.dtype) >= p_.bucket_bytes.count()) flush_bucket();
+  // Without overlap every gradient waits for the end of the backward (stage_builder.cpp flushes it there).
+  if (p_.overlap_grad_reduce && bucket_elements_ * size_of(m_.dtype) >= p_.bucket_bytes.count()) flush_bucket();
 }
 
 void StageBuilder::flush_bucket() {

@@ -149,7 +149,9 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
           {"schedule", name(p.schedule)},
           {"chunks", p.chunks},
           {"order", p.order},
-          {"bucket_bytes", p.bucket_bytes.count()}};
+          {"bucket_bytes", p.bucket_bytes.count()},
+          {"overlap_grad_reduce", p.overlap_grad_reduce},
+          {"framework", name(p.framework)}};
 }
 
 namespace {
@@ -189,6 +191,8 @@ ParallelPlan plan_from_json(const JsonAt& in) {
       throw InputError(in.at("bucket_bytes").where(), fmt::format("is {}", bytes), "a whole number of bytes");
     p.bucket_bytes = Bytes(static_cast<std::uint64_t>(bytes));
   }
+  p.overlap_grad_reduce = in.flag_or("overlap_grad_reduce", p.overlap_grad_reduce);
+  if (in.has("framework")) p.framework = parse_framework(in.string("framework"), in.at("framework").where());
   return p;
 }
 

@@ -11,6 +11,7 @@
 #include "core/json_at.hpp"
 #include "core/plan_terms.hpp"
 #include "core/units.hpp"
+#include "parallel/framework.hpp"
 #include "workload/op_list.hpp"
 #include "workload/transformer.hpp"
 
@@ -32,6 +33,10 @@ struct ParallelPlan {
   int chunks = 1;                         // v, model chunks per pipeline stage (interleaved only)
   std::string order = "tp-dp-pp";         // rank layout, fastest-varying dimension first
   Bytes bucket_bytes = Bytes(25 * kMiB);  // data-parallel gradient bucket (PyTorch DDP's default)
+  // Data-parallel gradients reduced in buckets as the last microbatch's backward makes them (PyTorch DDP,
+  // Megatron-LM's --overlap-grad-reduce); false: in one reduction after the backward (Megatron-LM's default).
+  bool overlap_grad_reduce = true;
+  Framework framework = Framework::kCommscale;  // who runs the step (framework.hpp); the defaults it set
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.

@@ -126,7 +126,8 @@ void StageBuilder::backward(int mb, int chunk) {
   } else {
     for (auto unit = units.rbegin(); unit != units.rend(); ++unit) run_unit(*unit, mb, Phase::kBackward);
   }
-  flush_bucket();
+  // Without overlap the gradients of every chunk wait for the stage's last backward, its first chunk's.
+  if (p_.overlap_grad_reduce || (chunk == 0 && reducing_)) flush_bucket();
   if (!first_virtual(chunk)) {
     const OpId send =
         emit_p2p(P2pDirection::kSend, kPpBackwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kBackward);

@@ -91,6 +91,9 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       p.global_batch = o.global_batch;
       p.flash_attention = o.flash_attention;
       p.kernels = o.kernels;
+      p.optimizer = o.optimizer;
+      p.overlap_grad_reduce = o.overlap_grad_reduce;
+      p.framework = o.framework;
       p.order = o.order;
       p.bucket_bytes = ParallelPlan{}.bucket_bytes;
       std::vector<ParallelPlan> variants;

@@ -37,6 +37,9 @@ struct SearchOptions {
   int max_chunks = 4;
   bool flash_attention = false;
   KernelSet kernels = KernelSet::kFused;
+  Optimizer optimizer = Optimizer::kAdam;
+  bool overlap_grad_reduce = true;
+  Framework framework = Framework::kCommscale;
   std::string order = "tp-dp-pp";
   RankBy rank_by = RankBy::kThroughput;
   int top = 10;

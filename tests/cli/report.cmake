@@ -41,7 +41,7 @@ endforeach()
 
 # A prediction of the very step train ran: one section, measured beside predicted.
 commscale_run(EXPECT 0 ARGS predict --model tiny --dp 2 --micro-batch 1 --global-batch 4 --no-flash-attn --cluster h200x2
-                             -J predict.json)
+                             --framework commscale -J predict.json)
 commscale_run(EXPECT 0 OUTPUT out ARGS report train.json predict.json -o paired.html)
 file(READ "${WORK_DIR}/paired.html" html)
 expect_contains("${html}" "training step: measured against predicted")
