@@ -78,6 +78,9 @@ struct Prediction {
   double clock_speedup = 1.0;
   int clock_iterations = 0;
   std::vector<std::string> notes;
+  // What the prediction was checked against for this GPU and framework, or a warning that it never was
+  // (validation_coverage.hpp).
+  std::string validation;
   int simulated_ranks = 0;
   std::size_t simulated_ops = 0;
   std::optional<Simulation> simulation;  // with keep_simulation: of the step's program

@@ -131,7 +131,9 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"message", p.fit.message}}},
           {"simulated_ranks", p.simulated_ranks},
           {"simulated_ops", p.simulated_ops},
-          {"notes", p.notes}};
+          {"notes", p.notes},
+          {"framework", {{"name", name(p.plan.framework)}, {"runs", defaults_of(p.plan.framework).why}}},
+          {"validation", p.validation}};
 }
 
 void print_prediction(std::ostream& out, const Prediction& p) {
@@ -148,6 +150,8 @@ void print_prediction(std::ostream& out, const Prediction& p) {
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
+  out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);
+  out << fmt::format("checked  {}\n", p.validation);
   if (p.host_framework != "none") {
     out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it "
                        "({})\n",
