@@ -163,8 +163,9 @@ void compare_from_json(const JsonAt& doc, CompareResult& r, CompareInputs& in) {
 }
 
 void print_compare(std::ostream& out, const CompareResult& r, const CompareInputs& in) {
-  out << fmt::format("compare  {} across {} clusters, global batch {}; each with its best plan that fits\n", r.model,
-                     r.entries.size(), in.search.global_batch);
+  out << fmt::format(
+      "compare  {} across {} clusters, global batch {}; each with its best plan that fits, as {} runs it (--framework)\n",
+      r.model, r.entries.size(), in.search.global_batch, name(in.search.framework));
   out << fmt::format("\n{:<28} {:>5} {:>11} {:>6} {:>9} {:>8} {:>10} {:>9}  {}\n", "cluster", "GPUs", "tokens/s", "MFU",
                      "step s", "mem GiB", "USD/Mtok", "J/token", "best plan");
   for (const CompareEntry& e : r.entries) {

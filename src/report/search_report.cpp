@@ -138,9 +138,10 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
 void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o, std::string_view predict_flags) {
   std::string gpus;
   for (const int g : r.gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
-  out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}\n", r.cluster,
-                     gpus, r.candidates, r.fitting, r.seconds,
-                     o.rank_by == RankBy::kCost ? "cost per token" : "throughput");
+  out << fmt::format("search   {} on {} GPUs: {} valid plans, {} fit in memory ({:.2f} s); ranked by {}; as {} runs them "
+                     "(--framework)\n",
+                     r.cluster, gpus, r.candidates, r.fitting, r.seconds,
+                     o.rank_by == RankBy::kCost ? "cost per token" : "throughput", name(o.framework));
   if (r.ranked.empty()) {
     if (r.candidates == 0) {
       out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";
