@@ -110,7 +110,7 @@ int run_compare(CompareArguments& a) {
   if (o.global_batch == 0) {
     throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
   }
-  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
+  check_search_ranges(o);
   // Each size of the sweep is a plan search: bounded as search's are, before any is started.
   if (in.scaling_max_gpus < 1 || in.scaling_max_gpus > kMaxSearchGpus) {
     throw InputError("--scaling-max", fmt::format("{} GPUs", in.scaling_max_gpus),
@@ -125,6 +125,10 @@ int run_compare(CompareArguments& a) {
       throw InputError("--clusters", fmt::format("\"{}\" is given twice", label), "each cluster once");
     }
     in.clusters.push_back(predict::parse_cluster_choice(label, "--clusters"));
+    if (in.clusters.back().gpus > kMaxSearchGpus) {  // as search --gpus: each cluster is a plan search
+      throw InputError("--clusters", fmt::format("{} GPUs in \"{}\"", in.clusters.back().gpus, label),
+                       fmt::format("at most {} GPUs: the search takes many minutes beyond that", kMaxSearchGpus));
+    }
     in.labels.push_back(label);
   }
   if (!a.scaling.empty()) in.scaling = predict::parse_cluster_choice(a.scaling, "--scaling");

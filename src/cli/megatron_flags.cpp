@@ -13,13 +13,11 @@ namespace {
 const std::string kGroup = "Megatron-LM flags (converted)";
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 16> kUnmodelledWithValue = {"--context-parallel-size",
+constexpr std::array<std::string_view, 14> kUnmodelledWithValue = {"--context-parallel-size",
                                                                    "--expert-model-parallel-size",
                                                                    "--expert-tensor-parallel-size",
                                                                    "--num-experts",
                                                                    "--moe-router-topk",
-                                                                   "--decoder-first-pipeline-num-layers",
-                                                                   "--decoder-last-pipeline-num-layers",
                                                                    "--pipeline-model-parallel-layout",
                                                                    "--fp8-format",
                                                                    "--make-vocab-size-divisible-by",

@@ -119,6 +119,13 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--framework", a->framework, framework_help())->group(group);
+  cmd.add_option("--first-stage-layers,--decoder-first-pipeline-num-layers", a->first_stage_layers,
+                 "transformer layers of the first pipeline stage (default: as many as the others); the stages "
+                 "between the first and the last share the rest evenly")
+      ->group(group);
+  cmd.add_option("--last-stage-layers,--decoder-last-pipeline-num-layers", a->last_stage_layers,
+                 "transformer layers of the last pipeline stage (default: as many as the others)")
+      ->group(group);
   add_real_option(cmd, "--bucket-mb", &a->bucket_mib, "data-parallel gradient bucket, MiB",
                   {0.0, 1e6, "a positive size in MiB, at most 1000000", "", true})
       ->capture_default_str()
@@ -227,6 +234,8 @@ CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
   p.order = a.order;
   p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
   p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
+  p.first_stage_layers = a.first_stage_layers;
+  p.last_stage_layers = a.last_stage_layers;
   apply_framework(a, p);
   apply_megatron_plan_flags(a, model, p);
   return CheckedPlan(std::move(model), std::move(p), world);

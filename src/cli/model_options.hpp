@@ -70,6 +70,8 @@ struct ModelPlanArguments {
   int chunks = 1;
   std::string order = "tp-dp-pp";
   double bucket_mib = 25.0;
+  int first_stage_layers = 0;  // 0: as many as the other stages
+  int last_stage_layers = 0;
   std::string framework;  // --framework; empty: default_framework
   Framework default_framework = kDefaultFramework;  // train: commscale's own executor
   MegatronArguments megatron;

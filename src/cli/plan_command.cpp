@@ -60,7 +60,8 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
       "plan     {} ranks = dp {} x tp {} x pp {} (order {}); {}{}; micro-batch {}, global batch {}: {} "
       "microbatches per step\n",
       world, p.dp, p.tp, p.pp, p.order, name(p.schedule),
-      p.chunks > 1 ? fmt::format(" with {} chunks per stage", p.chunks) : "", p.micro_batch, p.global_batch,
+      p.chunks > 1 ? fmt::format(" with {} chunks per stage", p.chunks) : stage_split_text(m, p), p.micro_batch,
+      p.global_batch,
       s.microbatches);
   out << fmt::format("         ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels, DP buckets {}\n",
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.hpp"
+#include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "predict/host_catalog.hpp"
 
@@ -56,6 +57,17 @@ CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {
                                         "--flash-attn, the optimizer, the host costs and whether gradients are "
                                         "reduced during the backward (default {})",
                                         name(kDefaultFramework)));
+}
+
+void check_search_ranges(const predict::SearchOptions& o) {
+  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
+  if (o.max_micro_batch < 1 || o.max_micro_batch > kMaxMicroBatch) {
+    throw InputError("--max-micro-batch", fmt::format("{}", o.max_micro_batch), fmt::format("1 to {}", kMaxMicroBatch));
+  }
+  if (o.max_chunks < 1 || o.max_chunks > kMaxSearchChunks) {
+    throw InputError("--max-chunks", fmt::format("{}", o.max_chunks),
+                     fmt::format("1 to {} (a chunk holds at least one layer)", kMaxSearchChunks));
+  }
 }
 
 void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,

@@ -72,9 +72,7 @@ std::vector<int> parse_gpu_counts(const std::string& text) {
 
 void check_options(SearchArguments& a) {
   predict::SearchOptions& o = a.options;
-  if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
-  if (o.max_micro_batch < 1) throw InputError("--max-micro-batch", fmt::format("{}", o.max_micro_batch), "at least 1");
-  if (o.max_chunks < 1) throw InputError("--max-chunks", fmt::format("{}", o.max_chunks), "at least 1");
+  check_search_ranges(o);
   if (o.top < 1) throw InputError("--top", fmt::format("{}", o.top), "at least 1");
   if (a.node_price_usd > 0) o.costs.node_price_usd = a.node_price_usd;
   if (a.usd_per_gpu_hour > 0) o.costs.usd_per_gpu_hour = a.usd_per_gpu_hour;

@@ -98,7 +98,7 @@ void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
 std::uint64_t StageBuilder::replicated_parameters() const {
   const auto h = static_cast<std::uint64_t>(m_.hidden);
   const std::uint64_t per_layer = 2 * norm_parameters(m_) + (m_.linear_bias ? 2 * h : 0);
-  std::uint64_t total = per_layer * static_cast<std::uint64_t>(layers_per_chunk(m_, p_) * p_.chunks);
+  std::uint64_t total = per_layer * static_cast<std::uint64_t>(stage_layers(m_, p_, stage_));
   if (m_.vocab > 0 && stage_ == p_.pp - 1) total += norm_parameters(m_);
   return total;
 }

@@ -1,6 +1,9 @@
 #include "parallel/plan.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -39,6 +42,47 @@ void validate_tensor_parallel(const TransformerConfig& m, const ParallelPlan& p)
   }
 }
 
+// Layers of each stage between the first and the last with uneven end stages (0 when there is none).
+int middle_stage_layers(const TransformerConfig& m, const ParallelPlan& p) noexcept {
+  const int ends = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+  const int stages = p.pp - ends;
+  return stages > 0 ? (m.layers - p.first_stage_layers - p.last_stage_layers) / stages : 0;
+}
+
+// End stages around stages of k layers each, k as near layers / pp as leaves both ends at least one layer:
+// the rest split between them, the first taking the odd one (126 on pp 16: 7, 8 x 14, 7; 127: 8, 8 x 14, 7).
+std::string uneven_split_hint(int layers, int pp) {
+  for (int k = (layers + pp - 1) / pp; k >= 1; --k) {
+    const int rest = layers - k * (pp - 2);
+    if (rest < 2) continue;
+    return fmt::format("--first-stage-layers {} --last-stage-layers {} ({} a stage between)", (rest + 1) / 2, rest / 2,
+                       k);
+  }
+  return "none splits these layers";
+}
+
+void validate_uneven_stages(const TransformerConfig& m, const ParallelPlan& p) {
+  const char* flag = p.first_stage_layers > 0 ? "--first-stage-layers" : "--last-stage-layers";
+  if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
+    throw InputError(p.first_stage_layers < 0 ? "--first-stage-layers" : "--last-stage-layers", "is negative",
+                     "0 (as many as the other stages) or more");
+  }
+  if (p.pp < 2) throw InputError(flag, fmt::format("given with pp {}", p.pp), "a pipeline of 2 stages or more");
+  if (p.chunks > 1) {
+    throw InputError(flag, fmt::format("given with {} chunks per stage", p.chunks),
+                     "uneven end stages without interleaving (--chunks 1)");
+  }
+  const int ends = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+  const int stages = p.pp - ends;
+  const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+  if (rest < 0 || (stages == 0 && rest != 0) || (stages > 0 && (rest < stages || rest % stages != 0))) {
+    throw InputError(flag,
+                     fmt::format("{} and {} layers on the end stages leave {} of {} layers for {} stage(s)",
+                                 p.first_stage_layers, p.last_stage_layers, rest, m.layers, stages),
+                     "end stages that leave every stage between them the same number of layers, at least 1");
+  }
+}
+
 void validate_schedule(const TransformerConfig& m, const ParallelPlan& p) {
   require_at_least(p.chunks, 1, "--chunks");
   require_at_most(p.chunks, kMaxLayers, "--chunks");
@@ -56,13 +100,49 @@ void validate_schedule(const TransformerConfig& m, const ParallelPlan& p) {
     throw InputError("--chunks", fmt::format("{} chunks per stage with {}", p.chunks, name(p.schedule)),
                      "1, or --schedule interleaved");
   }
-  if (m.layers % (p.pp * p.chunks) != 0) {
+  if (uneven_stages(p)) {
+    validate_uneven_stages(m, p);
+  } else if (m.layers % (p.pp * p.chunks) != 0) {
     throw InputError("--pp", fmt::format("{} layers do not split into pp {} x {} chunks", m.layers, p.pp, p.chunks),
-                     "a layer count divisible by pp * chunks");
+                     p.chunks == 1 && p.pp > 2 ? fmt::format("a layer count divisible by pp, or uneven end stages: {}",
+                                                             uneven_split_hint(m.layers, p.pp))
+                                               : "a layer count divisible by pp * chunks");
   }
 }
 
 }  // namespace
+
+LayerRange virtual_stage_layers(const TransformerConfig& m, const ParallelPlan& p, int virtual_stage) {
+  if (!uneven_stages(p)) {
+    const int per_chunk = layers_per_chunk(m, p);
+    return {virtual_stage * per_chunk, per_chunk};
+  }
+  const int middle = middle_stage_layers(m, p);
+  const int first = p.first_stage_layers > 0 ? p.first_stage_layers : middle;
+  if (virtual_stage == 0) return {0, first};
+  if (virtual_stage == p.pp - 1)
+    return {m.layers - (p.last_stage_layers > 0 ? p.last_stage_layers : middle),
+            p.last_stage_layers > 0 ? p.last_stage_layers : middle};
+  return {first + (virtual_stage - 1) * middle, middle};
+}
+
+int stage_layers(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  if (!uneven_stages(p)) return layers_per_chunk(m, p) * p.chunks;
+  return virtual_stage_layers(m, p, stage).count;
+}
+
+int most_stage_layers(const TransformerConfig& m, const ParallelPlan& p) {
+  int most = 0;
+  for (int stage = 0; stage < p.pp; ++stage) most = std::max(most, stage_layers(m, p, stage));
+  return most;
+}
+
+std::string stage_split_text(const TransformerConfig& m, const ParallelPlan& p) {
+  if (!uneven_stages(p)) return "";
+  if (p.pp == 2) return fmt::format(" with stages of {} and {} layers", stage_layers(m, p, 0), stage_layers(m, p, 1));
+  return fmt::format(" with stages of {}, {} (x{}) and {} layers", stage_layers(m, p, 0), stage_layers(m, p, 1),
+                     p.pp - 2, stage_layers(m, p, p.pp - 1));
+}
 
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   LayerSharding s;
@@ -115,11 +195,12 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   }
   validate_schedule(m, p);
   // The step program has ops for every layer pass of every microbatch: bound it before building it.
-  const std::int64_t passes = std::int64_t{microbatches_per_step(p)} * (m.layers / p.pp);
+  const int per_stage = most_stage_layers(m, p);
+  const std::int64_t passes = std::int64_t{microbatches_per_step(p)} * per_stage;
   if (passes > kMaxLayerPasses) {
     throw InputError("--global-batch",
                      fmt::format("{} microbatches per step x {} layers per stage = {} layer passes per rank",
-                                 microbatches_per_step(p), m.layers / p.pp, passes),
+                                 microbatches_per_step(p), per_stage, passes),
                      fmt::format("at most {}: a smaller global batch, or more pipeline stages", kMaxLayerPasses));
   }
   if (p.bucket_bytes.count() == 0) throw InputError("--bucket-mb", "a bucket of 0 bytes", "a positive size in MiB");
@@ -134,24 +215,29 @@ CheckedPlan::CheckedPlan(TransformerConfig model, ParallelPlan plan)
     : CheckedPlan(std::move(model), plan, checked_world_size(plan.dp, plan.tp, plan.pp)) {}
 
 nlohmann::json plan_to_json(const ParallelPlan& p) {
-  return {{"dp", p.dp},
-          {"tp", p.tp},
-          {"pp", p.pp},
-          {"sequence_parallel", p.sequence_parallel},
-          {"zero_stage", p.zero_stage},
-          {"recompute", name(p.recompute)},
-          {"optimizer", name(p.optimizer)},
-          {"flash_attention", p.flash_attention},
-          {"kernels", name(p.kernels)},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch},
-          {"microbatches_per_step", microbatches_per_step(p)},
-          {"schedule", name(p.schedule)},
-          {"chunks", p.chunks},
-          {"order", p.order},
-          {"bucket_bytes", p.bucket_bytes.count()},
-          {"overlap_grad_reduce", p.overlap_grad_reduce},
-          {"framework", name(p.framework)}};
+  nlohmann::json out = {{"dp", p.dp},
+                        {"tp", p.tp},
+                        {"pp", p.pp},
+                        {"sequence_parallel", p.sequence_parallel},
+                        {"zero_stage", p.zero_stage},
+                        {"recompute", name(p.recompute)},
+                        {"optimizer", name(p.optimizer)},
+                        {"flash_attention", p.flash_attention},
+                        {"kernels", name(p.kernels)},
+                        {"micro_batch", p.micro_batch},
+                        {"global_batch", p.global_batch},
+                        {"microbatches_per_step", microbatches_per_step(p)},
+                        {"schedule", name(p.schedule)},
+                        {"chunks", p.chunks},
+                        {"order", p.order},
+                        {"bucket_bytes", p.bucket_bytes.count()},
+                        {"overlap_grad_reduce", p.overlap_grad_reduce},
+                        {"framework", name(p.framework)}};
+  if (uneven_stages(p)) {  // only where the split is uneven: an even plan's JSON is as before
+    out["first_stage_layers"] = p.first_stage_layers;
+    out["last_stage_layers"] = p.last_stage_layers;
+  }
+  return out;
 }
 
 namespace {
@@ -192,6 +278,8 @@ ParallelPlan plan_from_json(const JsonAt& in) {
     p.bucket_bytes = Bytes(static_cast<std::uint64_t>(bytes));
   }
   p.overlap_grad_reduce = in.flag_or("overlap_grad_reduce", p.overlap_grad_reduce);
+  p.first_stage_layers = whole_or(in, "first_stage_layers", p.first_stage_layers, 0);
+  p.last_stage_layers = whole_or(in, "last_stage_layers", p.last_stage_layers, 0);
   if (in.has("framework")) p.framework = parse_framework(in.string("framework"), in.at("framework").where());
   return p;
 }

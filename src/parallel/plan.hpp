@@ -37,6 +37,11 @@ struct ParallelPlan {
   // Megatron-LM's --overlap-grad-reduce); false: in one reduction after the backward (Megatron-LM's default).
   bool overlap_grad_reduce = true;
   Framework framework = Framework::kCommscale;  // who runs the step (framework.hpp); the defaults it set
+  // Transformer layers of the first and last pipeline stages, 0: as many as every other stage (Megatron-LM's
+  // --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers); the stages between share the
+  // rest evenly. Only without interleaving.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.
@@ -55,6 +60,21 @@ inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per st
 [[nodiscard]] inline int layers_per_chunk(const TransformerConfig& m, const ParallelPlan& p) noexcept {
   return m.layers / (p.pp * p.chunks);
 }
+[[nodiscard]] inline bool uneven_stages(const ParallelPlan& p) noexcept {
+  return p.first_stage_layers > 0 || p.last_stage_layers > 0;
+}
+// The layers of one virtual stage (chunk x pp + stage): the first layer and how many, with uneven first and
+// last stages where the plan has them. Valid for a plan that passed validate_plan.
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+[[nodiscard]] LayerRange virtual_stage_layers(const TransformerConfig& m, const ParallelPlan& p, int virtual_stage);
+// Layers of a pipeline stage over all its chunks, and the most any stage holds.
+[[nodiscard]] int stage_layers(const TransformerConfig& m, const ParallelPlan& p, int stage);
+[[nodiscard]] int most_stage_layers(const TransformerConfig& m, const ParallelPlan& p);
+// " with stages of 7, 8 (x14) and 7 layers" for uneven stages, else "".
+[[nodiscard]] std::string stage_split_text(const TransformerConfig& m, const ParallelPlan& p);
 [[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
 
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the

@@ -48,8 +48,7 @@ std::string advice(const MemoryBreakdown& b) {
 }  // namespace
 
 std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
-  std::uint64_t params =
-      static_cast<std::uint64_t>(layers_per_chunk(m, p) * p.chunks) * layer_parameters(m, p.tp).total();
+  std::uint64_t params = static_cast<std::uint64_t>(stage_layers(m, p, stage)) * layer_parameters(m, p.tp).total();
   if (holds_embedding(m, stage)) params += embedding_parameters(m, p.tp);
   if (holds_head(m, p, stage)) params += norm_parameters(m) + output_parameters(m, p.tp, p.pp);
   return params;
@@ -58,14 +57,14 @@ std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p
 std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
                                           const MemoryOptions& options) {
   const LayerSharding sharding = layer_sharding(p);
-  const int per_chunk = layers_per_chunk(m, p);
   const Bytes layer_bytes = layer_activation_bytes(m, sharding);
   const Bytes logits_bytes = logits_buffer_bytes(m, sharding);
   std::vector<StageMemory> stages;
   for (int stage = 0; stage < p.pp; ++stage) {
     StageMemory s;
     s.stage = stage;
-    s.layers = per_chunk * p.chunks;
+    s.layers = stage_layers(m, p, stage);
+    const int per_chunk = s.layers / p.chunks;
     s.parameters = stage_parameters(m, p, stage);
     const ModelStateBytes states = model_state_bytes(m, s.parameters, p.zero_stage, p.dp, p.optimizer);
     s.bytes.weights = states.weights;

@@ -56,7 +56,7 @@ std::vector<Op> StageBuilder::build() {
     const auto chunks = static_cast<std::size_t>(p_.chunks);
     const auto size = [&](UnitKind kind, Phase phase) { return lists_->of(kind, phase, true).size(); };
     const std::size_t per_microbatch =
-        static_cast<std::size_t>(layers_per_chunk(m_, p_)) * chunks *
+        static_cast<std::size_t>(stage_layers(m_, p_, stage_)) *
             (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 4) +
         size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
         size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
@@ -78,9 +78,9 @@ std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
   std::vector<Unit> units;
   if (first_virtual(chunk) && m_.vocab > 0)
     units.push_back({UnitKind::kEmbedding, -1, embedding_parameters(m_, p_.tp)});
-  const int per_chunk = layers_per_chunk(m_, p_);
+  const LayerRange layers = virtual_stage_layers(m_, p_, virtual_stage(chunk));
   const std::uint64_t layer_params = layer_parameters(m_, p_.tp).total();
-  for (int l = virtual_stage(chunk) * per_chunk; l < (virtual_stage(chunk) + 1) * per_chunk; ++l) {
+  for (int l = layers.first; l < layers.first + layers.count; ++l) {
     units.push_back({UnitKind::kLayer, l, layer_params});
   }
   if (last_virtual(chunk) && m_.vocab > 0) {

@@ -33,7 +33,7 @@ bool StageBuilder::fuse_chunk(Phase phase) const noexcept {
 std::size_t StageBuilder::coarse_op_bound() const noexcept {
   const auto chunks = static_cast<std::size_t>(p_.chunks);
   const auto microbatches = static_cast<std::size_t>(microbatches_);
-  const auto units = static_cast<std::size_t>(layers_per_chunk(m_, p_)) + 2;  // layers, embedding, head
+  const auto units = static_cast<std::size_t>(stage_layers(m_, p_, stage_) / p_.chunks) + 2;  // layers, ends
   // A receive and a send each way per microbatch and chunk, but into the first virtual stage and out
   // of the last.
   const std::size_t ends = (first_virtual(0) ? 1 : 0) + (last_virtual(p_.chunks - 1) ? 1 : 0);

@@ -25,7 +25,9 @@ void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOpt
   const std::vector<Recompute> recomputes =
       o.flash_attention ? std::vector<Recompute>{Recompute::kNone, Recompute::kFull}
                         : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  for (int mb = 1; mb <= o.max_micro_batch && mb <= per_replica; mb *= 2) {
+  // Doubling stops before it could pass the bound (no overflow, whatever the options say).
+  const int most = std::min(o.max_micro_batch, per_replica);
+  for (int mb = 1; mb <= most; mb = mb > most / 2 ? most + 1 : mb * 2) {
     if (per_replica % mb != 0) continue;
     base.micro_batch = mb;
     const int m_steps = per_replica / mb;
@@ -43,7 +45,9 @@ void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOpt
           base.schedule = ScheduleKind::kGpipe;
           out.push_back(base);
           base.schedule = ScheduleKind::kInterleaved;
-          for (int v = 2; v <= o.max_chunks; ++v) {
+          // A chunk holds at least one layer: more chunks than layers per stage cannot split the model.
+          const int most_chunks = std::min(o.max_chunks, m.layers / base.pp);
+          for (int v = 2; v <= most_chunks; ++v) {
             if (m.layers % (base.pp * v) != 0 || m_steps % base.pp != 0) continue;
             base.chunks = v;
             out.push_back(base);

@@ -180,7 +180,8 @@ std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(con
   // size: kept long enough, a shape's program serves every micro-batch size, its transfers resized.
   constexpr std::size_t kKept = 80;
   const ProgramShape shape{p.dp,       p.tp,     p.pp, p.sequence_parallel,   p.zero_stage, microbatches_per_step(p),
-                           p.schedule, p.chunks, p.bucket_bytes.count(),   p.overlap_grad_reduce};
+                           p.schedule, p.chunks, p.bucket_bytes.count(),   p.overlap_grad_reduce,
+                           p.first_stage_layers, p.last_stage_layers};
   const Bytes transfers = pipeline_transfer_bytes(model_, p);
   for (auto& [kept, program] : programs_) {
     if (kept != shape) continue;

@@ -123,7 +123,7 @@ class PlanEvaluator {
   // after another differ in recompute, schedule and micro-batch size; recompute changes only the
   // durations, the micro-batch size only the transfers' bytes (resize_transfers), at a given number
   // of microbatches per step.
-  using ProgramShape = std::tuple<int, int, int, bool, int, int, ScheduleKind, int, std::uint64_t, bool>;
+  using ProgramShape = std::tuple<int, int, int, bool, int, int, ScheduleKind, int, std::uint64_t, bool, int, int>;
   std::vector<std::pair<ProgramShape, std::shared_ptr<Prepared>>> programs_;
   Simulation sim_;  // the latest coarse simulation; its storage, and the simulator's, are reused
   SimStorage sim_storage_;

@@ -145,7 +145,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
       "plan     {} ranks = dp {} x tp {} x pp {}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
       "recompute {}, sp {}{}, {} kernels\n",
       world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule),
-      pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : "", pl.micro_batch, pl.global_batch,
+      pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : stage_split_text(m, pl), pl.micro_batch, pl.global_batch,
       microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off",
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",

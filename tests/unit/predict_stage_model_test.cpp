@@ -155,9 +155,12 @@ TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
 // the bound leaves a little room for rounding. Since the collective model's NVLink Simple transfer has
 // a term in the square root of the bytes (comm_measured.hpp, issue 21), a collective's time is further
 // from affine in its size, and the largest became step, exposed and MFU 0.302% (dp 8 ZeRO-1, selective
-// recompute, eager kernels).
+// recompute, eager kernels). Since overlap has a cost by default (topologies/interference.json, 2026-12-05),
+// the coarse program's fused ops overlap communication over other spans than the full program's ops and are
+// slowed over them: the largest became step 0.591%, compute 0.501% and MFU 0.595% (dp 8 ZeRO-2, full recompute).
+// One simulation of units for both (issue 37) would bring them back.
 TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
-  constexpr double kLargest = 0.0035;
+  constexpr double kLargest = 0.0065;
   Differences largest;
   for (const Case& c : grid()) {
     SCOPED_TRACE(describe(c));
