@@ -84,6 +84,16 @@ std::vector<Bytes> size_sweep(Bytes min, Bytes max, std::uint64_t factor, Bytes 
   if (factor > 1 && min.count() == 0) {
     throw InputError("-b/--minbytes", "0 bytes never grows with -f/--stepfactor", "a minimum size of at least 1 byte");
   }
+  if (factor <= 1 && step.count() > 0) {
+    // Counted before anything is allocated: a linear sweep of 2^40 sizes would exhaust memory.
+    const std::uint64_t count = (max.count() - min.count()) / step.count() + 1;
+    if (count > kMaxSweepSizes) {
+      throw InputError("-i/--stepbytes",
+                       fmt::format("{} to {} bytes in steps of {} is {} sizes", min.count(), max.count(),
+                                   step.count(), count),
+                       fmt::format("at most {} sizes: a larger step, or -f/--stepfactor above 1", kMaxSweepSizes));
+    }
+  }
   std::vector<Bytes> sizes;
   for (std::uint64_t size = min.count(); size <= max.count();) {
     sizes.push_back(Bytes(size));
