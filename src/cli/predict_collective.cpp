@@ -2,6 +2,7 @@
 
 #include "cli/predict_collective.hpp"
 
+#include <cstdint>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -99,6 +100,8 @@ int run_predict_collective(const CollectiveArguments& a, const CollectiveRun& ru
   const int nodes = run.nodes > 0                ? run.nodes
                     : request.ranks > 0 ? predict::nodes_for(cluster, request.ranks, "--ranks")
                                         : 1;
+  predict::check_all_to_all_ranks(request, request.ranks > 0 ? std::int64_t{request.ranks}
+                                                              : std::int64_t{nodes} * cluster.gpus_per_node());
   const predict::Target target =
       predict::make_target(catalog, cluster, nodes, load_calibration_option(run.calibration, catalog));
   if (request.ranks == 0 && target.gpus() < 2) {

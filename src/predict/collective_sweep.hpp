@@ -7,6 +7,7 @@
 // and all-to-all down to 16-byte chunks), with algbw and busbw as bench computes them. Measured sweeps
 // of the same sizes are compared with these rows by launch/collective_latency.py.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,21 @@ struct CollectiveSweepPrediction {
   int ranks = 0;
   int nodes = 0;
   GroupLinks group;       // the group's ring as the link graph sees it
-  FlowLinks all_to_all;   // its slowest all-to-all flow
+  FlowLinks all_to_all;   // its slowest all-to-all flow (when the request has all-to-all)
   std::vector<PredictedCollectiveRow> rows;  // by collective, then size; sizes bench skips (0) are left out
 };
 
-// Throws InputError("--ranks") when the request asks for more ranks than the target has.
+// The most ranks an all-to-all sweep analyses: its flows are every ordered pair of ranks (1024 ranks,
+// a million pairs, take about 0.4 GB and seconds; 4096 take 4 GB).
+inline constexpr int kMaxAllToAllRanks = 2048;
+
+[[nodiscard]] bool has_all_to_all(const CollectiveSweepRequest& request);
+// Throws InputError("--collective") for an all-to-all over more than kMaxAllToAllRanks ranks: called
+// before the target's link graph is built, so the refusal is immediate.
+void check_all_to_all_ranks(const CollectiveSweepRequest& request, std::int64_t ranks);
+
+// Throws InputError("--ranks") when the request asks for more ranks than the target has, and
+// InputError("--collective") for an all-to-all over more than kMaxAllToAllRanks ranks.
 [[nodiscard]] CollectiveSweepPrediction predict_collective_sweep(const Target& target,
                                                                  const CollectiveSweepRequest& request);
 
