@@ -61,11 +61,7 @@ ProgramSet load_program(const DiffArguments& a) {
     return build_program(finish_model_plan_options(a.model_plan));
   }
   const nlohmann::json doc = hw::read_json_file(a.program);
-  try {
-    return doc.get<ProgramSet>();
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(a.program, fmt::format("is not a step program: {}", e.what()), "a file from plan --dump-program");
-  }
+  return read_program_set(doc, a.program);
 }
 
 int run_diff(const DiffArguments& a) {

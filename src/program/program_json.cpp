@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/printable.hpp"
+#include "program/checker.hpp"
 
 namespace commscale {
 namespace {
@@ -212,6 +213,21 @@ void from_json(const json& j, ProgramSet& set) {
   set.world_size = number<int>(j, "world_size");
   set.programs = at(j, "programs").get<std::vector<std::vector<Op>>>();
   set.ranks = at(j, "ranks").get<std::vector<RankProgram>>();
+}
+
+ProgramSet read_program_set(const json& doc, std::string_view file) {
+  ProgramSet set;
+  try {
+    set = doc.get<ProgramSet>();
+  } catch (const json::exception& e) {
+    throw InputError(file, fmt::format("is not a step program: {}", e.what()), "a file from plan --dump-program");
+  }
+  const ProgramCheck check = check_program(set, 1);
+  if (!check.ok()) {
+    throw InputError(file, fmt::format("is not a runnable step program: {}", check.problems.front()),
+                     "a file from plan --dump-program");
+  }
+  return set;
 }
 
 }  // namespace commscale

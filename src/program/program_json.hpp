@@ -13,6 +13,8 @@
 //   "p2p":        "direction", "group", "peer", "bytes", "dtype"
 // Reading rejects unknown keys and wrong types with an InputError naming the op and the key.
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "program/op.hpp"
@@ -29,5 +31,11 @@ void to_json(nlohmann::json& j, const RankProgram& r);
 void from_json(const nlohmann::json& j, RankProgram& r);
 void to_json(nlohmann::json& j, const ProgramSet& set);
 void from_json(const nlohmann::json& j, ProgramSet& set);
+
+// A program file's document as a set the engines can run: read as above, then proven by the checker
+// (program/checker.hpp), so a rank short, an op list index out of range, a missing group, a member
+// outside the world or a dangling dependency is an InputError naming `file` and the first problem,
+// never an out-of-range access later.
+[[nodiscard]] ProgramSet read_program_set(const nlohmann::json& doc, std::string_view file);
 
 }  // namespace commscale
