@@ -1,5 +1,8 @@
 #include "report/html_page.hpp"
 
+#include <string>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "report/svg.hpp"
@@ -56,6 +59,21 @@ constexpr std::string_view kCheckScript = R"(
 })();
 )";
 
+// A link as the page may carry it: the Perfetto UI's https address, or a file beside the page. A file
+// name is percent-encoded but for letters, digits, "-._~/", so no name ("javascript:alert(1)", "a#b")
+// can become a scheme, a fragment or a query: every file link stays relative (or rooted at "/").
+std::string safe_href(std::string_view href) {
+  if (href.starts_with("https://")) return std::string(href);
+  std::string out;
+  for (const char c : href) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool plain = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+                       c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+    out += plain ? std::string(1, c) : fmt::format("%{:02X}", u);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string html_table(const HtmlTable& table) {
@@ -93,7 +111,7 @@ std::string render_html(const HtmlPage& page) {
     out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", xml_escape(s.id), xml_escape(s.title));
     for (const std::string& p : s.paragraphs) out += fmt::format("<p>{}</p>\n", xml_escape(p));
     for (const auto& [text, href] : s.links) {
-      out += fmt::format("<p><a href=\"{}\">{}</a></p>\n", xml_escape(href), xml_escape(text));
+      out += fmt::format("<p><a href=\"{}\">{}</a></p>\n", xml_escape(safe_href(href)), xml_escape(text));
     }
     for (const std::string& chart : s.charts) out += chart;
     if (!s.tables.empty()) {

@@ -121,6 +121,13 @@ SvgWriter::SvgWriter(double width, double height, std::string_view label)
     : width_(width), height_(height), label_(label) {}
 
 namespace {
+// Geometry from figures of 1e308 or NaN would print "inf" and "-nan", which no browser draws: every
+// coordinate is clamped to a finite range far beyond any chart (non-finite: 0).
+double drawable(double v) {
+  constexpr double kLimit = 1e7;
+  return std::isfinite(v) ? std::clamp(v, -kLimit, kLimit) : 0.0;
+}
+
 std::string tooltip_element(std::string_view tooltip) {
   return tooltip.empty() ? std::string() : fmt::format("<title>{}</title>", xml_escape(tooltip));
 }
@@ -128,37 +135,41 @@ std::string tooltip_element(std::string_view tooltip) {
 
 void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip) {
   const std::string inner = tooltip_element(tooltip);
-  body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}")", x, y,
-                       std::max(w, 0.0), std::max(h, 0.0), xml_escape(fill));
+  body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}")", drawable(x),
+                       drawable(y), std::max(drawable(w), 0.0), std::max(drawable(h), 0.0), xml_escape(fill));
   body_ += inner.empty() ? "/>\n" : fmt::format(">{}</rect>\n", inner);
 }
 
 void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke, double width,
                      std::string_view dash) {
-  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}")", x1, y1,
-                       x2, y2, xml_escape(stroke), width);
+  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}")",
+                       drawable(x1), drawable(y1), drawable(x2), drawable(y2), xml_escape(stroke), drawable(width));
   if (!dash.empty()) body_ += fmt::format(R"( stroke-dasharray="{}")", xml_escape(dash));
   body_ += "/>\n";
 }
 
 void SvgWriter::text(double x, double y, std::string_view content, std::string_view anchor, double size, double rotate,
                      std::string_view fill) {
-  body_ += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="{}" text-anchor="{}" fill="{}")", x, y, size,
-                       xml_escape(anchor), xml_escape(fill));
-  if (rotate != 0.0) body_ += fmt::format(R"x( transform="rotate({} {:.2f} {:.2f})")x", rotate, x, y);
+  body_ += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" font-size="{}" text-anchor="{}" fill="{}")", drawable(x),
+                       drawable(y), drawable(size), xml_escape(anchor), xml_escape(fill));
+  if (rotate != 0.0) {
+    body_ += fmt::format(R"x( transform="rotate({} {:.2f} {:.2f})")x", drawable(rotate), drawable(x), drawable(y));
+  }
   body_ += fmt::format(">{}</text>\n", xml_escape(content));
 }
 
 void SvgWriter::polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double width) {
   std::string coordinates;
-  for (const auto& [x, y] : points) coordinates += fmt::format("{}{:.2f},{:.2f}", coordinates.empty() ? "" : " ", x, y);
+  for (const auto& [x, y] : points) coordinates += fmt::format("{}{:.2f},{:.2f}", coordinates.empty() ? "" : " ", drawable(x),
+                               drawable(y));
   body_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"/>\n", coordinates,
-                       xml_escape(stroke), width);
+                       xml_escape(stroke), drawable(width));
 }
 
 void SvgWriter::circle(double x, double y, double r, std::string_view fill, std::string_view tooltip) {
   const std::string inner = tooltip_element(tooltip);
-  body_ += fmt::format(R"(<circle cx="{:.2f}" cy="{:.2f}" r="{}" fill="{}")", x, y, r, xml_escape(fill));
+  body_ += fmt::format(R"(<circle cx="{:.2f}" cy="{:.2f}" r="{}" fill="{}")", drawable(x), drawable(y),
+                       std::max(drawable(r), 0.0), xml_escape(fill));
   body_ += inner.empty() ? "/>\n" : fmt::format(">{}</circle>\n", inner);
 }
 
@@ -166,7 +177,7 @@ std::string SvgWriter::str() const {
   return fmt::format(
       R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" role="img" aria-label="{2}">)"
       "\n<title>{2}</title>\n{3}</svg>\n",
-      width_, height_, xml_escape(label_), body_);
+      drawable(width_), drawable(height_), xml_escape(label_), body_);
 }
 
 std::string_view palette_colour(std::size_t i) {
