@@ -14,31 +14,74 @@ namespace {
 
 std::string type_name(const nlohmann::json& value) { return value.is_null() ? "null" : value.type_name(); }
 
-// Parses `text` with two checks nlohmann does not make. A key twice in one object: JSON allows it and
-// nlohmann keeps the last, but in our files it is a mistake (two "links" arrays). Nesting deeper than
-// kMaxJsonDepth: every later step (reading, printing, freeing) walks a value recursively, and 100,000
-// levels in a 200 KB file overflow the stack; the parser itself needs no stack for it, so the bound
-// holds before any deep value exists.
-template <class Json>
-Json parse_strictly(std::string_view text, const std::string& file) {
-  using Event = typename Json::parse_event_t;
-  std::vector<std::set<std::string>> open_objects;
-  const auto check = [&](int depth, Event event, Json& parsed) {
-    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth) {
-      throw InputError(file, fmt::format("nests arrays and objects more than {} levels deep", kMaxJsonDepth),
-                       fmt::format("at most {} levels", kMaxJsonDepth));
-    }
-    if (event == Event::object_start) open_objects.emplace_back();
-    if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == Event::key && !open_objects.empty() &&
-        !open_objects.back().insert(parsed.template get<std::string>()).second) {
-      throw InputError(file, fmt::format("has the key \"{}\" twice in one object", excerpt(parsed.template get<std::string>())),
-                       "each key once");
+// Two checks nlohmann does not make, run as a SAX pass over `text` before any value is built. A key
+// twice in one object: JSON allows it and nlohmann keeps the last, but in our files it is a mistake
+// (two "links" arrays). Nesting deeper than kMaxJsonDepth: every later step (reading, printing,
+// freeing) walks a value recursively, and 100,000 levels in a 200 KB file overflow the stack; the SAX
+// pass needs no stack for it. (A parse callback would do both in one pass, but nlohmann's callback
+// parser scans the enclosing array at the end of every object: quadratic, 39 s for 400,000 events.)
+class StrictChecks {
+ public:
+  using Json = nlohmann::json;
+  explicit StrictChecks(const std::string& file) : file_(file) {}
+
+  bool null() { return true; }
+  bool boolean(bool /*value*/) { return true; }
+  bool number_integer(Json::number_integer_t /*value*/) { return true; }
+  bool number_unsigned(Json::number_unsigned_t /*value*/) { return true; }
+  bool number_float(Json::number_float_t /*value*/, const Json::string_t& /*text*/) { return true; }
+  bool string(Json::string_t& /*value*/) { return true; }
+  bool binary(Json::binary_t& /*value*/) { return true; }
+  bool start_object(std::size_t /*elements*/) {
+    open();
+    open_objects_.emplace_back();
+    return true;
+  }
+  bool key(Json::string_t& key) {
+    if (!open_objects_.back().insert(key).second) {
+      throw InputError(file_, fmt::format("has the key \"{}\" twice in one object", excerpt(key)), "each key once");
     }
     return true;
-  };
+  }
+  bool end_object() {
+    open_objects_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t /*elements*/) {
+    open();
+    return true;
+  }
+  bool end_array() {
+    --depth_;
+    return true;
+  }
+  // parse_error and out_of_range (a number like 1e999) alike: rethrown for the caller's message.
+  [[noreturn]] bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                                const nlohmann::detail::exception& error) {
+    throw error;
+  }
+
+ private:
+  void open() {
+    if (depth_ >= kMaxJsonDepth) {
+      throw InputError(file_, fmt::format("nests arrays and objects more than {} levels deep", kMaxJsonDepth),
+                       fmt::format("at most {} levels", kMaxJsonDepth));
+    }
+    ++depth_;
+  }
+
+  const std::string& file_;
+  int depth_ = 0;  // arrays and objects open around the next value
+  std::vector<std::set<std::string>> open_objects_;
+};
+
+template <class Json>
+Json parse_strictly(std::string_view text, const std::string& file) {
   try {
-    return Json::parse(text, check);
+    StrictChecks checks(file);
+    (void)nlohmann::json::sax_parse(text, &checks);
+    return Json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw InputError(file, fmt::format("is not valid JSON ({})", excerpt(e.what(), 200)), "a JSON object");
   }
