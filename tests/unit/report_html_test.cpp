@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,6 +103,38 @@ TEST(ReportSvg, EscapesMarkupCharacters) {
   EXPECT_EQ(short_number(343.71), "344");
   EXPECT_EQ(short_number(0.25), "0.25");
   EXPECT_EQ(short_number(123456), "123456");
+}
+
+// Issue 36, case 16: a result file named like a script URL must stay a relative file link, and
+// figures of 1e308 or NaN must not write "inf" or "nan" into the SVG.
+TEST(ReportHtml, FileLinksStayRelativeWhateverTheirName) {
+  HtmlPage page;
+  page.title = "links";
+  HtmlSection s;
+  s.id = "trace";
+  s.title = "trace";
+  s.links.emplace_back("trace", "javascript:alert(document.domain)");
+  s.links.emplace_back("perfetto", "https://ui.perfetto.dev/");
+  page.sections.push_back(s);
+  const std::string html = render_html(page);
+  EXPECT_EQ(html.find("href=\"javascript:"), std::string::npos) << html;
+  EXPECT_NE(html.find("href=\"javascript%3Aalert%28document.domain%29\""), std::string::npos) << html;
+  EXPECT_NE(html.find("href=\"https://ui.perfetto.dev/\""), std::string::npos) << html;
+}
+
+TEST(ReportSvg, NonFiniteGeometryIsNeverWritten) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SvgWriter svg(inf, 100, "huge");
+  svg.rect(0, 0, inf, nan, "#000");
+  svg.line(-inf, 0, 1e308, 1, "#000");
+  svg.circle(nan, 1, 2, "#000");
+  svg.polyline({{inf, 1}, {2, nan}}, "#000");
+  svg.text(inf, 1, "x");
+  const std::string out = svg.str();
+  EXPECT_EQ(out.find("inf"), std::string::npos) << out;
+  EXPECT_EQ(out.find("nan"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"(width="10000000.00")"), std::string::npos) << out;
 }
 
 TEST(ReportSvg, LinearAxisEndsOnANiceNumber) {
