@@ -160,8 +160,9 @@ void SvgWriter::text(double x, double y, std::string_view content, std::string_v
 
 void SvgWriter::polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double width) {
   std::string coordinates;
-  for (const auto& [x, y] : points) coordinates += fmt::format("{}{:.2f},{:.2f}", coordinates.empty() ? "" : " ", drawable(x),
-                               drawable(y));
+  for (const auto& [x, y] : points) {
+    coordinates += fmt::format("{}{:.2f},{:.2f}", coordinates.empty() ? "" : " ", drawable(x), drawable(y));
+  }
   body_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"/>\n", coordinates,
                        xml_escape(stroke), drawable(width));
 }
