@@ -32,4 +32,4 @@ expect_refused(huge_world "the set has 2 rank programs for a world of 2147483647
 string(JSON doc SET "${good}" ranks 0 groups 1 members "[0, 99]")
 expect_refused(member_99 "rank 0 group 'dp' [0, 99]" "${doc}")
 string(JSON doc SET "${good}" programs 0 1 deps "[4000]")
-expect_refused(dangling_dep "depends on op 4000: dependencies must name earlier ops" "${doc}")
+expect_refused(dangling_dep "rank 0 op 1 'mb0.L0.fwd.ln1' depends on op 4000" "${doc}")
