@@ -6,6 +6,8 @@
 // MPI themselves (cli/command.hpp).
 
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,6 +23,19 @@ int usage_error(const std::string& message) {
   if (commscale::reports_usage_errors()) std::cerr << "commscale: " << message << std::endl;
   commscale::wait_before_usage_exit();
   return static_cast<int>(commscale::ExitCode::kUsage);
+}
+
+// The first word when it is neither a flag nor a command: CLI11 would only say "A subcommand is
+// required", without the word the user typed or the words it knows.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  std::string known;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (command->check_name(word)) return std::nullopt;
+    known += (known.empty() ? "" : ", ") + command->get_name();
+  }
+  return fmt::format("unknown command '{}' (expected one of {})", commscale::printable(word), known);
 }
 
 }  // namespace
@@ -46,6 +61,7 @@ int main(int argc, char** argv) {
   add_diff_trace_command(app, &action, command_line);
   add_doctor_command(app, &action, command_line);
 
+  if (const std::optional<std::string> unknown = unknown_command(app, argc, argv)) return usage_error(*unknown);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
