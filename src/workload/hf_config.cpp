@@ -237,6 +237,18 @@ ShapeKeys shape_keys(Family family, const json& doc) {
   return k;
 }
 
+// The config's own names of the fields validate_model checks (the key read for KV heads, when any).
+ModelKeys model_keys(const ShapeKeys& shape, const json& doc) {
+  ModelKeys k{shape.layers, shape.hidden, shape.heads, shape.heads, shape.ffn, shape.positions, "vocab_size"};
+  for (const std::string_view kv : {"num_key_value_heads", "num_kv_heads", "n_head_kv"}) {
+    if (doc.contains(kv)) {
+      k.kv_heads = kv;
+      break;
+    }
+  }
+  return k;
+}
+
 MlpActivation read_activation(ConfigReader& r, std::string_view key, bool gated) {
   const std::string fallback = gated ? "silu" : "gelu";
   std::string act = r.text(key, fallback);
@@ -365,7 +377,9 @@ TransformerConfig model_from_hf_config(const json& doc, std::string_view origin,
   m.seq = training_seq(r, m, keys.positions, seq);
   check_unmodelled(r, m);
   r.finish();
-  validate_model(m, origin);
+  ModelKeys names = model_keys(keys, doc);
+  if (seq) names.seq = "seq";  // the sequence is --seq's, not the file's
+  validate_model(m, origin, names);
   return m;
 }
 

@@ -52,29 +52,29 @@ std::string field_where(std::string_view origin, std::string_view key) {
   return flag;
 }
 
-void validate_model(const TransformerConfig& m, std::string_view origin) {
-  require_positive(m.layers, origin, "layers");
-  require_positive(m.hidden, origin, "hidden");
-  require_positive(m.heads, origin, "heads");
-  require_positive(m.kv_heads, origin, "kv_heads");
-  require_positive(m.ffn, origin, "ffn");
-  require_positive(m.seq, origin, "seq");
-  require_at_most(m.layers, kMaxLayers, origin, "layers");
-  require_at_most(m.hidden, kMaxHidden, origin, "hidden");
-  require_at_most(m.ffn, kMaxFfn, origin, "ffn");
-  require_at_most(m.seq, kMaxSeq, origin, "seq");
-  require_at_most(m.vocab, kMaxVocab, origin, "vocab");
+void validate_model(const TransformerConfig& m, std::string_view origin, const ModelKeys& keys) {
+  require_positive(m.layers, origin, keys.layers);
+  require_positive(m.hidden, origin, keys.hidden);
+  require_positive(m.heads, origin, keys.heads);
+  require_positive(m.kv_heads, origin, keys.kv_heads);
+  require_positive(m.ffn, origin, keys.ffn);
+  require_positive(m.seq, origin, keys.seq);
+  require_at_most(m.layers, kMaxLayers, origin, keys.layers);
+  require_at_most(m.hidden, kMaxHidden, origin, keys.hidden);
+  require_at_most(m.ffn, kMaxFfn, origin, keys.ffn);
+  require_at_most(m.seq, kMaxSeq, origin, keys.seq);
+  require_at_most(m.vocab, kMaxVocab, origin, keys.vocab);
   if (m.vocab < 0) {
-    throw InputError(field_where(origin, "vocab"), fmt::format("{} is negative", m.vocab),
+    throw InputError(field_where(origin, keys.vocab), fmt::format("{} is negative", m.vocab),
                      "0 (no embedding, logits or loss) or a vocabulary size");
   }
   if (m.hidden % m.heads != 0) {
-    throw InputError(field_where(origin, "heads"),
+    throw InputError(field_where(origin, keys.heads),
                      fmt::format("{} heads do not divide the hidden size {}", m.heads, m.hidden),
                      "a head count that divides the hidden size");
   }
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
-    throw InputError(field_where(origin, "kv_heads"),
+    throw InputError(field_where(origin, keys.kv_heads),
                      fmt::format("{} KV heads do not divide the {} attention heads", m.kv_heads, m.heads),
                      "a divisor of the head count (equal to it for multi-head attention)");
   }

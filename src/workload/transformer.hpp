@@ -61,8 +61,21 @@ inline constexpr std::int64_t kMaxFfn = 1 << 20;
 inline constexpr std::int64_t kMaxSeq = 1 << 22;
 inline constexpr std::int64_t kMaxVocab = 1 << 24;
 
+// The names a model file gives the fields validate_model checks: commscale's own by default; a Hugging
+// Face config's (num_hidden_layers, intermediate_size, ...) when the model came from one, so a message
+// names the key the user can find in the file.
+struct ModelKeys {
+  std::string_view layers = "layers";
+  std::string_view hidden = "hidden";
+  std::string_view heads = "heads";
+  std::string_view kv_heads = "kv_heads";
+  std::string_view ffn = "ffn";
+  std::string_view seq = "seq";
+  std::string_view vocab = "vocab";
+};
+
 // Throws InputError naming the offending field (see field_where) and what was expected.
-void validate_model(const TransformerConfig& m, std::string_view origin);
+void validate_model(const TransformerConfig& m, std::string_view origin, const ModelKeys& keys = {});
 
 // Parameters of one layer held by one tensor-parallel rank, grouped by the op whose backward
 // produces their gradient. Column-parallel weights and biases are split t ways; the biases of
