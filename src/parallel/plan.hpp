@@ -60,8 +60,9 @@ inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per st
 [[nodiscard]] inline int layers_per_chunk(const TransformerConfig& m, const ParallelPlan& p) noexcept {
   return m.layers / (p.pp * p.chunks);
 }
+// Whether the plan gives an end stage its own layer count (a negative one is refused by validate_plan).
 [[nodiscard]] inline bool uneven_stages(const ParallelPlan& p) noexcept {
-  return p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  return p.first_stage_layers != 0 || p.last_stage_layers != 0;
 }
 // The layers of one virtual stage (chunk x pp + stage): the first layer and how many, with uneven first and
 // last stages where the plan has them. Valid for a plan that passed validate_plan.
