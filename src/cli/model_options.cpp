@@ -8,6 +8,7 @@
 #include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_file_options.hpp"
+#include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "workload/hf_config.hpp"
 #include "workload/model_spec.hpp"
@@ -25,19 +26,6 @@ std::string preset_names() {
   std::string names;
   for (const TransformerConfig& m : model_presets()) names += (names.empty() ? "" : ", ") + m.name;
   return names;
-}
-
-std::string framework_help() {
-  std::string text = fmt::format(
-      "the framework that runs the step, which sets the defaults of --kernels, --flash-attn, --optimizer, --zero, "
-      "the host costs (--host-framework) and whether gradients are reduced during the backward (default {}): ",
-      name(kDefaultFramework));
-  std::string_view separator;
-  for (const FrameworkDefaults& d : frameworks()) {
-    text += fmt::format("{}{}", separator, d.name);
-    separator = ", ";
-  }
-  return text;
 }
 
 void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
@@ -118,7 +106,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--framework", a->framework, framework_help())->group(group);
+  add_framework_option(cmd, &a->framework)->group(group);
   cmd.add_option("--first-stage-layers,--decoder-first-pipeline-num-layers", a->first_stage_layers,
                  "transformer layers of the first pipeline stage (default: as many as the others); the stages "
                  "between the first and the last share the rest evenly")
@@ -168,9 +156,7 @@ void apply_framework(const ModelPlanArguments& a, ParallelPlan& p) {
   p.framework = a.framework.empty() ? a.default_framework : parse_framework(a.framework, "--framework");
   const FrameworkDefaults& d = defaults_of(p.framework);
   if (!plan_flag_given(a, "--kernels")) p.kernels = d.kernels;
-  if (!plan_flag_given(a, "--flash-attn") && !option_given(a.command, "--no-flash-attn")) {
-    p.flash_attention = d.flash_attention;
-  }
+  if (!plan_flag_given(a, "--flash-attn")) p.flash_attention = d.flash_attention;  // --no-flash-attn included
   if (!plan_flag_given(a, "--optimizer")) p.optimizer = d.optimizer;
   if (!plan_flag_given(a, "--zero") && !a.megatron.distributed_optimizer) p.zero_stage = d.zero_stage;
   p.overlap_grad_reduce = d.overlap_grad_reduce;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/megatron_flags.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -52,11 +53,13 @@ HostCosts resolve_host_framework(const std::string& given, Framework framework, 
 }
 
 CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {
+  std::string names;
+  for (const FrameworkDefaults& d : frameworks()) names += fmt::format("{}{}", names.empty() ? "" : ", ", d.name);
   return command.add_option("--framework", *framework,
-                            fmt::format("the framework every plan is run by, which sets the defaults of --kernels, "
-                                        "--flash-attn, the optimizer, the host costs and whether gradients are "
-                                        "reduced during the backward (default {})",
-                                        name(kDefaultFramework)));
+                            fmt::format("the framework that runs the step, which sets the defaults of --kernels, "
+                                        "--flash-attn, the optimizer, ZeRO, the host costs (--host-framework) and "
+                                        "whether gradients are reduced during the backward: {} (default {})",
+                                        names, name(kDefaultFramework)));
 }
 
 void check_search_ranges(const predict::SearchOptions& o) {
@@ -74,10 +77,7 @@ void finish_search_framework(const std::string& given, const CLI::App& command, 
                              predict::SearchOptions& o) {
   o.framework = given.empty() ? kDefaultFramework : parse_framework(given, "--framework");
   const FrameworkDefaults& d = defaults_of(o.framework);
-  const auto given_flag = [&](const std::string& flag) {
-    const CLI::Option* option = command.get_option_no_throw(flag);
-    return (option != nullptr && option->count() > 0) || from_file.contains(flag);
-  };
+  const auto given_flag = [&](const std::string& flag) { return option_given(&command, flag) || from_file.contains(flag); };
   if (!given_flag("--kernels")) o.kernels = d.kernels;
   if (!given_flag("--flash-attn")) o.flash_attention = d.flash_attention;
   o.optimizer = d.optimizer;

@@ -15,8 +15,8 @@ namespace {
 // Megatron-DeepSpeed: Megatron's model code under DeepSpeed's engine: the same kernels, attention as separate
 // kernels unless --use-flash-attn-v2, DeepSpeed's reduction after the backward (overlap_comm off by default)
 // and Adam. PyTorch DDP: eager kernels,
-// F.scaled_dot_product_attention (flash), buckets of 25 MiB reduced as the backward hooks fire, each
-// gradient copied into its bucket; AdamW. PyTorch FSDP: eager, flash, parameters and gradients sharded
+// F.scaled_dot_product_attention (flash), buckets of 25 MiB reduced as the backward hooks fire (the
+// copies of each gradient into its bucket are not modelled yet); AdamW. PyTorch FSDP: eager, flash, parameters and gradients sharded
 // (ZeRO 3), reduce-scatter per layer during the backward; AdamW. commscale: its own executor (`train`).
 constexpr std::array kFrameworks = {
     FrameworkDefaults{Framework::kMegatronLm, "megatron-lm", "megatron", KernelSet::kFused, true, Optimizer::kAdam,

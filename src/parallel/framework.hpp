@@ -4,11 +4,10 @@
 // One word (--framework) sets what that framework does by default and commscale's flags would otherwise
 // leave at commscale's own choices: its kernels (Megatron's fused ones or eager PyTorch's), whether
 // attention is a flash kernel unless told, the host that issues the ops (a row of
-// topologies/frameworks.json), whether the data-parallel gradient reduction overlaps the backward, whether
-// gradients are copied into buckets first, and the optimizer. A flag given beside it still wins.
+// topologies/frameworks.json), whether the data-parallel gradient reduction overlaps the backward, its ZeRO
+// stage and the optimizer. A flag given beside it still wins.
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string_view>
 

@@ -7,7 +7,6 @@
 #include "core/error.hpp"
 #include "predict/clock.hpp"
 #include "predict/op_costs.hpp"
-#include "predict/validation_coverage.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -122,7 +121,7 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   p.gpus_per_node = target.cluster.gpus_per_node();
   if (target.calibration) p.calibration = target.calibration->file;
   p.notes = target.notes;
-  p.validation = validation_line(catalog_validation(), p.gpu, std::string(name(p.plan.framework)));
+  p.validation = validation_line(target.validation, p.gpu, std::string(name(p.plan.framework)));
   const int world = step.checked.world();
   step.require_deadlock_free();
   const PlanSummary& summary = step.summary;

@@ -25,12 +25,11 @@ void add_variants(const TransformerConfig& m, ParallelPlan base, const SearchOpt
   const std::vector<Recompute> recomputes =
       o.flash_attention ? std::vector<Recompute>{Recompute::kNone, Recompute::kFull}
                         : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  // Doubling stops before it could pass the bound (no overflow, whatever the options say).
-  const int most = std::min(o.max_micro_batch, per_replica);
-  for (int mb = 1; mb <= most; mb = mb > most / 2 ? most + 1 : mb * 2) {
+  // Doubled in 64 bits: no overflow, whatever the options say.
+  for (std::int64_t mb = 1; mb <= std::min(o.max_micro_batch, per_replica); mb *= 2) {
     if (per_replica % mb != 0) continue;
-    base.micro_batch = mb;
-    const int m_steps = per_replica / mb;
+    base.micro_batch = static_cast<int>(mb);
+    const int m_steps = per_replica / base.micro_batch;
     for (const bool sp : {false, true}) {
       if (sp && (base.tp == 1 || m.seq % base.tp != 0)) continue;
       base.sequence_parallel = sp;

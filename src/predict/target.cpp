@@ -24,7 +24,8 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
            std::move(host),
            interference_for(cluster.gpu, profile),
            {},
-           {}};
+           {},
+           catalog_validation()};
   std::string clock_note;
   t.clock = clock_for(cluster.gpu, profile, &clock_note);
   if (t.host.framework.empty()) t.host.framework = "none";

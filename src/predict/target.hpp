@@ -16,6 +16,7 @@
 #include "predict/comm_model.hpp"
 #include "predict/compute_model.hpp"
 #include "predict/interference.hpp"
+#include "predict/validation_coverage.hpp"
 
 namespace commscale::predict {
 
@@ -32,6 +33,7 @@ struct Target {
   InterferenceModel interference;  // the calibration's rows, else the catalog's, else none
   ClockModel clock;                // the calibration's curve where it was measured on this GPU, else none
   std::vector<std::string> notes;  // what the prediction should say about its inputs
+  std::vector<ValidationEntry> validation;  // topologies/validation.json: what predictions were checked against
 
   [[nodiscard]] int gpus() const noexcept { return graph.ranks(); }
 };
