@@ -14,8 +14,7 @@ build_dir="${COMMSCALE_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOMMSCALE_CUDA=OFF -DCOMMSCALE_SANITIZE=ON -DCOMMSCALE_FUZZ=ON -DCOMMSCALE_WERROR=ON \
   -DCOMMSCALE_FUZZ_SECONDS="${COMMSCALE_FUZZ_SECONDS:-25}"
-cmake --build "$build_dir" --target commscale commscale_unit_tests commscale_mpi_tests \
-  fuzz_size fuzz_model fuzz_hw fuzz_plan
+cmake --build "$build_dir" --target commscale commscale_unit_tests commscale_mpi_tests fuzz_targets
 
 # Reports fail the run (UBSan only prints by default). Leaks inside the MPI libraries, which keep
 # their state to the end of the process, are suppressed by name; ours are not.
