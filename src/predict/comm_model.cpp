@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "predict/comm_measured.hpp"
+#include "predict/comm_network.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -37,6 +38,12 @@ double us_to_move(Bytes bytes, double GBps) { return static_cast<double>(bytes.c
 
 Bytes bus_bytes_of(Collective c, Bytes bytes, int ranks) {
   return Bytes(static_cast<std::uint64_t>(static_cast<double>(bytes.count()) * busbw_factor(c, ranks)));
+}
+
+// The share of the bus bandwidth a group reaches when the network limits it (comm_network.hpp).
+double network_ramp(const GroupLinks& g, Bytes bytes, NcclProto p) {
+  if (g.bottleneck_class() != hw::PathClass::kNetwork) return 1.0;
+  return network_size_efficiency(bytes, g.nodes, p, g.bus_bw().value());
 }
 
 }  // namespace
@@ -95,8 +102,8 @@ CommModel::Choice CommModel::ring(Collective c, Bytes bytes, const GroupLinks& g
     const double nccl_latency = (base + intra * in.nccl + inter * out.nccl) * scale;
     const double latency = (base + intra * in.model + inter * out.model) * scale;
     const double nccl_us = nccl_latency + us_to_move(bytes, ring_bw(p, g.nccl_bw.value(), ll_max) * ratio);
-    const double time_us =
-        latency + transfer_us(p, g.bottleneck_class(), bytes, bus_bytes, ring_bw(p, g.bus_bw().value(), ll_max) * ratio);
+    const double algbw = ring_bw(p, g.bus_bw().value(), ll_max) * ratio * network_ramp(g, bytes, p);
+    const double time_us = latency + transfer_us(p, g.bottleneck_class(), bytes, bus_bytes, algbw);
     keep(best, nccl_us, latency, time_us, NcclAlgo::kRing, p);
   }
   return best;
@@ -119,7 +126,7 @@ CommModel::Choice CommModel::tree(Bytes bytes, const GroupLinks& g) const {
     const double nccl_latency = base + 2.0 * ((g.local - 1) * in.nccl + levels * out.nccl);
     const double latency = base + 2.0 * ((g.local - 1) * in.model + levels * out.model);
     keep(best, nccl_latency + us_to_move(bytes, algbw(g.nccl_bw.value())), latency,
-         latency + us_to_move(bytes, algbw(g.bus_bw().value())), NcclAlgo::kTree, p);
+         latency + us_to_move(bytes, algbw(g.bus_bw().value()) * network_ramp(g, bytes, p)), NcclAlgo::kTree, p);
   }
   return best;
 }

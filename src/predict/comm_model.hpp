@@ -25,6 +25,8 @@
 //                       that is larger; rings across nodes charge every step at least NCCL's network
 //                       post overhead (1 us, 3 us Simple), and ring Simple all-reduce across nodes x 1.4
 //                       (x 1.9 before SM80), tuning.cc's "plateau effect".
+// Where the network limits the group, the model (not NCCL's estimate) prices its bandwidth at the
+// size ramp of comm_network.hpp: (bytes / N) / (bytes / N + net overhead x bus bandwidth).
 // Tree bandwidth takes tuning.cc's per-size correction factors. Over NVLink the Simple protocol runs
 // at a measured efficiency with a measured size ramp (comm_measured.hpp).
 // `bytes` is the nccl-tests size (op.hpp), which is NCCL's nBytes.

@@ -7,6 +7,7 @@
 
 #include "predict/comm_measured.hpp"
 #include "predict/comm_model.hpp"
+#include "predict/comm_network.hpp"
 #include "predict_test_support.hpp"
 
 namespace commscale::predict {
@@ -305,7 +306,9 @@ TEST(CommModel, TreeWinsAcrossManyNodes) {
   //   tree LL128: 14.0 + 2 x floor(log2 128) = 7 x 8.5 = 133.0 us, bandwidth 24 x 0.92 x 120/128 x
   //     correction(25 MiB: 409600 x 64 B, index 18) 0.9 x 0.5 = 9.315 GB/s: 2814.2 us, 2947.2 us;
   //   tree Simple: 8.4 + 14 x 14.0 = 204.4 us + 25 MiB / (24 x 0.92 x 0.7 x 0.5) = 3596.5 us.
-  // Tree LL128 runs (LL128: SM80 and no intra-node hop, so nothing but NVLink inside nodes).
+  // Tree LL128 runs (LL128: SM80 and no intra-node hop, so nothing but NVLink inside nodes). The network
+  // limits it, so the model moves the bytes at the size ramp (comm_network.hpp): 25 MiB / 128 = 204800 B
+  // per node against LL128's overhead 1 us x 24 GB/s = 24000 B: 204800 / 228800 = 0.895105 of 9.315.
   const Target t = target("hgx-a100", 128);
   LinkAnalyzer analyzer(t.graph, t.achievable);
   std::vector<std::vector<int>> dp;
@@ -319,7 +322,36 @@ TEST(CommModel, TreeWinsAcrossManyNodes) {
   const CommEstimate e = t.comm.collective(Collective::kAllReduce, Bytes(25ull << 20), g);
   EXPECT_EQ(e.algo, NcclAlgo::kTree);
   EXPECT_EQ(e.proto, NcclProto::kLL128);
-  EXPECT_NEAR(to_us(e.time), 133.0 + 26214400.0 / (24.0 * 0.92 * 120.0 / 128.0 * 0.9 * 0.5 * 1e3), 1e-6);
+  const double ramp = 204800.0 / (204800.0 + 24000.0);
+  EXPECT_NEAR(to_us(e.time), 133.0 + 26214400.0 / (24.0 * 0.92 * 120.0 / 128.0 * 0.9 * 0.5 * ramp * 1e3), 1e-6);
+}
+
+TEST(CommModel, NetworkSizeRampOfHgxA100AllReduce) {
+  // All ranks of N HGX A100 nodes: NVSwitch inside (8 x 12 links x 20 = 240 GB/s), 8 rails of min(NCCL
+  // PCIe gen4 24, HDR 25) = 24 GB/s between nodes: 192 GB/s, the network limits. Simple's net overhead
+  // 3 us x 192 GB/s = 576000 B is the half-rate share per node. 1 GiB = 1073741824 B:
+  //   2 nodes:  536870912 / (536870912 + 576000) = 0.998928;
+  //   16 nodes: 67108864 / (67108864 + 576000)   = 0.991490;
+  //   64 nodes: 16777216 / (16777216 + 576000)   = 0.966807.
+  const Bytes gib(1ull << 30);
+  EXPECT_NEAR(network_size_efficiency(gib, 2, NcclProto::kSimple, 192.0), 0.998928, 1e-6);
+  EXPECT_NEAR(network_size_efficiency(gib, 16, NcclProto::kSimple, 192.0), 0.991490, 1e-6);
+  EXPECT_NEAR(network_size_efficiency(gib, 64, NcclProto::kSimple, 192.0), 0.966807, 1e-6);
+  EXPECT_DOUBLE_EQ(network_size_efficiency(gib, 1, NcclProto::kSimple, 192.0), 1.0);
+  // In the model, TP 16 over 2 nodes (as TensorParallelAcrossTwoNodes, SM80): NCCL's estimates at 1 GiB,
+  // ring Simple (8.4 + 28 x 3.4 + 2 x 14.0) x 1.4 = 184.24 us + 2^30 / (192 x 16/30) = 10670 us; ring
+  // LL128 14.0 + 28 x 1.9 + 2 x 4.0 = 75.2 + 2^30 / (0.92 x 102.4) = 11473 us. Ring Simple runs, and the
+  // model moves the bytes at 102.4 x 0.998928 GB/s (the network, not NVLink, limits: no NVLink ramp).
+  const Target t = target("hgx-a100", 2);
+  const GroupLinks g = group(t, 16);
+  EXPECT_EQ(g.bottleneck_class(), hw::PathClass::kNetwork);
+  EXPECT_DOUBLE_EQ(g.bus_bw().value(), 192.0);
+  const CommEstimate e = t.comm.collective(Collective::kAllReduce, gib, g);
+  EXPECT_EQ(e.algo, NcclAlgo::kRing);
+  EXPECT_EQ(e.proto, NcclProto::kSimple);
+  EXPECT_NEAR(to_us(e.latency), 184.24, 1e-9);
+  const double eff = 536870912.0 / (536870912.0 + 576000.0);
+  EXPECT_NEAR(to_us(e.time - e.latency), 1073741824.0 / (192.0 * 16.0 / 30.0 * eff * 1e3), 1e-3);
 }
 
 TEST(CommModel, OneRankCostsNothing) {
