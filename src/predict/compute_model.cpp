@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -121,12 +122,13 @@ std::optional<FlopsPerSecond> dense_rate(const hw::GpuSpec& gpu, DataType dtype,
 
 ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibration, AttentionIssue attention)
     : gpu_(std::move(gpu)), attention_(attention) {
+  use_family_defaults();
   if (calibration == nullptr) return;
   if (same_family(calibration->gpu, gpu_)) {
     calibration_ = calibration;
     for (std::size_t t = 0; t < gemm_floor_.size(); ++t) {
       gemm_floor_[t] = fastest_gemm(*calibration, static_cast<DataType>(t)).value_or(Seconds(0.0));
-      gemm_fixed_[t] = std::min(gemm_floor_[t], microseconds(kGemmCallUs));
+      gemm_fixed_[t] = std::min(gemm_floor_[t], gemm_call_);
     }
     if (calibration->gpu.name != gpu_.name) {
       notes_.push_back(
@@ -141,6 +143,30 @@ ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibratio
         "another family; default efficiencies used",
         calibration->gpu.name, *calibration->gpu.compute_capability.value, gpu_.name, *gpu_.compute_capability.value));
   }
+}
+
+void ComputeModel::use_family_defaults() {
+  const hw::ComputeCatalog& catalog = hw::compute_catalog();
+  const hw::ComputeMatch match = hw::match_compute_defaults(catalog, gpu_);
+  defaults_ = *match.defaults;
+  gemm_ceiling_ = *defaults_.gemm_efficiency_ceiling.value;
+  gemm_call_ = microseconds(*defaults_.gemm_call_us.value);
+  memory_kernel_efficiency_ = *defaults_.memory_kernel_efficiency.value;
+  memory_kernel_fixed_ = microseconds(*defaults_.memory_kernel_us.value);
+  copy_efficiency_ = *defaults_.copy_efficiency.value;
+  const auto tag = [](const hw::Figure<double>& f) { return hw::tag_letter(f.provenance.tag); };
+  std::string line = fmt::format(
+      "compute defaults for {}: {} ({}; GEMM ceiling {} {}, call {} us {}, memory kernels {} {} + {} us {}, "
+      "copy {:.4f} {})",
+      gpu_.name, defaults_.label, std::filesystem::path(catalog.file).filename().string(), gemm_ceiling_,
+      tag(defaults_.gemm_efficiency_ceiling), *defaults_.gemm_call_us.value, tag(defaults_.gemm_call_us),
+      memory_kernel_efficiency_, tag(defaults_.memory_kernel_efficiency), *defaults_.memory_kernel_us.value,
+      tag(defaults_.memory_kernel_us), copy_efficiency_, tag(defaults_.copy_efficiency));
+  if (match.fallback) {
+    line += fmt::format("; no entry for compute capability {} ({}), the default family used",
+                        gpu_.compute_capability.value.value_or("unknown"), hw::name(gpu_.market));
+  }
+  notes_.push_back(std::move(line));
 }
 
 FlopsPerSecond ComputeModel::peak(DataType dtype, DataType accumulate) const {
@@ -161,7 +187,7 @@ double ComputeModel::default_efficiency(const Gemm& g) const {
   const double quantized = waves > 0 ? useful / (waves * sms * kGemmTile * kGemmTile) : 1.0;
   const double share = k / split;
   const double depth = share / (share + kGemmDepthOverhead);
-  return kGemmEfficiency * std::min(1.0, quantized) * depth;
+  return gemm_ceiling_ * std::min(1.0, quantized) * depth;
 }
 
 ComputeModel::Measured ComputeModel::measured(const Gemm& g, Phase phase) const {
@@ -189,8 +215,8 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
   const double e = m.efficiency.value_or(catalog_efficiency(g, phase));
   const double math = rate.value() > 0 ? g.flops.value() / (rate.value() * e) : 0.0;
   const double bytes = static_cast<double>(hbm_bytes(g, attention_).count());
-  const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * kMemoryEfficiency);
-  if (!m.efficiency) return Seconds(std::max(math, memory)) + microseconds(kGemmCallUs);
+  const double memory = bytes / (gpu_.memory_bw.value->value() * kGB * copy_efficiency_);
+  if (!m.efficiency) return Seconds(std::max(math, memory)) + gemm_call_;
   // A GEMM call from the rows: a fixed part (gemm_fixed_) and its work at the rows' marginal rate
   // (gemm_efficiency: each row's work over its time less that part), so that a small call does not
   // shrink with its FLOPs; and not faster than the fastest row of its dtype. A product of a fused
@@ -206,8 +232,8 @@ Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   if (calibration_ != nullptr) {
     if (auto t = memory_time(*calibration_, bytes, bw, memory_row_key(k, phase))) return *t;
   }
-  const double e = eager_memory_efficiency(k, phase == Phase::kBackward).value_or(kMemoryKernelEfficiency);
-  return transfer_time(bytes, bw * e) + microseconds(kMemoryKernelUs);
+  const double e = eager_memory_efficiency(k, phase == Phase::kBackward).value_or(memory_kernel_efficiency_);
+  return transfer_time(bytes, bw * e) + memory_kernel_fixed_;
 }
 
 Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {

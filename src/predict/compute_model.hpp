@@ -14,7 +14,10 @@
 // 20 GFLOP; results/h200x1-2026-12-03d/flash_products.md). With a profile, a GEMM call takes a fixed
 // part (the fastest row, at most kGemmCallUs) plus its work at the rows' marginal rate, and is not priced
 // below the profile's fastest GEMM row; a share of a fused kernel has neither.
-// Default efficiency (no calibration) = kGemmEfficiency x tiles x depth, where
+// Default efficiency (no calibration) = ceiling x tiles x depth, where the ceiling, the call time, the
+// memory kernels' efficiency and fixed time and the copy fraction come per architecture family from
+// topologies/compute.json (hw/compute_defaults.hpp; a GPU of no listed family takes its default_family,
+// noted). The constants below are Hopper's entry, which the file must reproduce (tests/unit):
 //   tiles = m n batch split / (waves x SMs x 128^2), waves = ceil(units / SMs), units = tiles of 128 x 128
 //       x split: wave and edge quantization of the output tiles over the GPU's SMs (catalog sm_count);
 //       split = min(floor(SMs / tiles), floor(k / 256)) where the tiles fill fewer than all SMs (at least
@@ -53,6 +56,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "hw/compute_defaults.hpp"
 #include "hw/gpu_spec.hpp"
 #include "program/host_costs.hpp"
 #include "program/op.hpp"
@@ -100,6 +104,8 @@ class ComputeModel {
   [[nodiscard]] const hw::GpuSpec& gpu() const noexcept { return gpu_; }
   [[nodiscard]] bool calibrated() const noexcept { return calibration_ != nullptr; }
   [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return notes_; }
+  // The family defaults used without a profile's rows (topologies/compute.json).
+  [[nodiscard]] const hw::ComputeDefaults& defaults() const noexcept { return defaults_; }
 
  private:
   // The calibration's efficiency for the GEMM: a flash product of a fused kernel from the attention rows
@@ -111,7 +117,15 @@ class ComputeModel {
   };
   [[nodiscard]] Measured measured(const Gemm& gemm, Phase phase) const;
 
+  void use_family_defaults();
+
   hw::GpuSpec gpu_;
+  hw::ComputeDefaults defaults_;
+  double gemm_ceiling_ = kGemmEfficiency;
+  Seconds gemm_call_ = microseconds(kGemmCallUs);
+  double memory_kernel_efficiency_ = kMemoryKernelEfficiency;
+  Seconds memory_kernel_fixed_ = microseconds(kMemoryKernelUs);
+  double copy_efficiency_ = kMemoryEfficiency;
   const CalibrationProfile* calibration_ = nullptr;  // only when it applies to gpu_
   AttentionIssue attention_ = AttentionIssue::kPerKernel;
   // By dtype: the profile's fastest GEMM row, the least a GEMM call takes (0 without a row), found once.
