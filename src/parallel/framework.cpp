@@ -15,23 +15,28 @@ namespace {
 // Megatron-DeepSpeed: Megatron's model code under DeepSpeed's engine: the same kernels, attention as separate
 // kernels unless --use-flash-attn-v2, DeepSpeed's reduction after the backward (overlap_comm off by default)
 // and Adam. PyTorch DDP: eager kernels,
-// F.scaled_dot_product_attention (flash), buckets of 25 MiB reduced as the backward hooks fire (the
-// copies of each gradient into its bucket are not modelled yet); AdamW. PyTorch FSDP: eager, flash, parameters and gradients sharded
-// (ZeRO 3), reduce-scatter per layer during the backward; AdamW. commscale: its own executor (`train`).
+// F.scaled_dot_product_attention (flash), buckets of 25 MiB reduced as the backward hooks fire, each
+// gradient copied into its bucket and back (gradient_as_bucket_view off by default); AdamW. PyTorch FSDP:
+// eager, flash, parameters and gradients sharded (ZeRO 3), reduce-scatter per layer during the backward (its
+// flat parameter's gradient is reduced in place: no bucket copies); AdamW. commscale: its own executor (`train`),
+// which reduces its gradient buffer in place. Megatron-DeepSpeed's ZeRO-0 reduction flattens gradients too
+// (not modelled: off).
 constexpr std::array kFrameworks = {
     FrameworkDefaults{Framework::kMegatronLm, "megatron-lm", "megatron", KernelSet::kFused, true, Optimizer::kAdam,
-                      false, 0, "fused kernels, gradients reduced after the backward, Adam"},
+                      false, false, 0, "fused kernels, gradients reduced after the backward, Adam"},
     FrameworkDefaults{Framework::kMegatronDeepSpeed, "megatron-deepspeed", "megatron", KernelSet::kFused, false,
-                      Optimizer::kAdam, false, 0,
+                      Optimizer::kAdam, false, false, 0,
                       "Megatron's fused kernels under DeepSpeed, gradients reduced after the "
                       "backward, Adam"},
     FrameworkDefaults{Framework::kPytorchDdp, "pytorch-ddp", "pytorch-eager", KernelSet::kEager, true,
-                      Optimizer::kAdamW, true, 0,
+                      Optimizer::kAdamW, true, true, 0,
                       "eager kernels, SDPA attention, 25 MiB buckets reduced during the backward, AdamW"},
     FrameworkDefaults{Framework::kPytorchFsdp, "pytorch-fsdp", "pytorch-eager", KernelSet::kEager, true,
-                      Optimizer::kAdamW, true, 3, "eager kernels, SDPA attention, fully sharded (ZeRO 3), AdamW"},
+                      Optimizer::kAdamW, true, false, 3,
+                      "eager kernels, SDPA attention, fully sharded (ZeRO 3), AdamW"},
     FrameworkDefaults{Framework::kCommscale, "commscale", "commscale", KernelSet::kFused, true, Optimizer::kAdam, true,
-                      0, "its own executor (train): cuBLASLt GEMMs and its kernels, buckets during the backward"},
+                      false, 0,
+                      "its own executor (train): cuBLASLt GEMMs and its kernels, buckets during the backward"},
 };
 
 }  // namespace

@@ -25,8 +25,11 @@ struct FrameworkDefaults {
   bool flash_attention;  // without --flash-attn / --no-flash-attn
   Optimizer optimizer;
   bool overlap_grad_reduce;  // data-parallel reduction in buckets during the backward (else after it)
-  int zero_stage;            // without --zero
-  std::string_view why;      // one line: what it runs, for the output
+  // Each gradient copied into its flat bucket before the all-reduce and the result copied back after it
+  // (PyTorch DDP without gradient_as_bucket_view): memory kernels on the compute stream.
+  bool gradient_bucket_copies;
+  int zero_stage;        // without --zero
+  std::string_view why;  // one line: what it runs, for the output
 };
 
 // Megatron-LM: what commscale's plans (tp, pp, sp, interleaving, the distributed optimizer) come from, what

@@ -38,9 +38,32 @@ void StageBuilder::begin_backward_pass(int mb) {
   reducing_ = p_.dp > 1 && p_.zero_stage < 3 && (every_microbatch || mb == microbatches_ - 1);
 }
 
+// A DDP bucket copy (framework.hpp, gradient_bucket_copies): `elements` gradients read and written once, on
+// the compute stream (PyTorch's Reducer: mul_out into the bucket view, and grad.copy_ back after the wait).
+OpId StageBuilder::emit_bucket_copy(std::string name, std::uint64_t elements, std::vector<OpId> deps) {
+  const Bytes bytes(elements * size_of(m_.dtype));
+  Op op;
+  op.phase = Phase::kBackward;
+  op.name = std::move(name);
+  op.microbatch = backward_mb_;
+  std::erase(deps, kNone);
+  op.deps = std::move(deps);
+  op.payload = MemoryKernel{bytes, bytes, elements, MemoryKernelKind::kCopy, p_.kernels};
+  last_compute_ = emit(std::move(op));
+  return last_compute_;
+}
+
+bool StageBuilder::copies_into_buckets() const noexcept {
+  return p_.zero_stage == 0 && defaults_of(p_.framework).gradient_bucket_copies;
+}
+
 void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters) {
   last_grad_producer_ = producer;
   if (!reducing_) return;
+  if (copies_into_buckets()) {
+    producer =
+        emit_bucket_copy(coarse() ? std::string() : ops_[producer].name + ".bucket_copy", parameters, {producer});
+  }
   bucket_elements_ += parameters;
   bucket_producer_ = producer;
   // Without overlap every gradient waits for the end of the backward (stage_builder.cpp flushes it there).
@@ -59,10 +82,13 @@ void StageBuilder::flush_bucket() {
     const int k = bucket_index_++;
     if (!coarse()) name = fmt::format("dp.bucket{}.{}", k, all_reduce ? "all_reduce" : "reduce_scatter");
   }
-  emit_collective(std::move(name), Stream::kDp, kDpGroup,
-                  all_reduce ? Collective::kAllReduce : Collective::kReduceScatter, Bytes(elements * size_of(m_.dtype)),
-                  Phase::kBackward, backward_mb_, -1, {bucket_producer_});
-  if (backward_mb_ == microbatches_ - 1) final_buckets_.push_back(elements);
+  const OpId reduction = emit_collective(
+      std::move(name), Stream::kDp, kDpGroup, all_reduce ? Collective::kAllReduce : Collective::kReduceScatter,
+      Bytes(elements * size_of(m_.dtype)), Phase::kBackward, backward_mb_, -1, {bucket_producer_});
+  if (backward_mb_ == microbatches_ - 1) {
+    final_buckets_.push_back(elements);
+    final_bucket_reductions_.push_back(reduction);
+  }
   bucket_elements_ = 0;
 }
 
@@ -118,7 +144,15 @@ void StageBuilder::end_of_step() {
     emit_collective("step.embedding_grads.all_reduce", Stream::kDp, kEmbeddingGroup, Collective::kAllReduce,
                     Bytes(table * w), Phase::kStep, -1, -1, {last_compute_});
   }
+  // DDP's finalize_backward: it waits for every bucket and copies each back into its gradients, in bucket order.
+  if (copies_into_buckets()) {
+    for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
+      std::string name = coarse() ? std::string() : fmt::format("dp.bucket{}.copy_back", k);
+      emit_bucket_copy(std::move(name), final_buckets_[k], {final_bucket_reductions_[k], last_compute_});
+    }
+  }
   if (last_dp_ != kNone) optimizer_deps.push_back(last_dp_);
+  if (copies_into_buckets() && !final_buckets_.empty()) optimizer_deps.push_back(last_compute_);
   if (p_.optimizer == Optimizer::kNone) return;  // forward and backward only: nothing to update
 
   const std::uint64_t params = stage_parameters(m_, p_, stage_);

@@ -22,6 +22,9 @@
 //    last microbatch of each chunk ("dp.bucket{k}.*"); ZeRO 2 keeps only its shard so it reduces in
 //    every microbatch ("mb{m}.dp.bucket{k}.reduce_scatter"). Reduce-scatter and all-gather buckets
 //    are padded to a multiple of dp * 16 bytes so every shard is whole and aligned.
+//    A framework that copies gradients into buckets (PyTorch DDP, framework.hpp; ZeRO 0) adds a copy kernel
+//    on the compute stream after each gradient ("...{op}.bucket_copy"), which the bucket's all-reduce waits
+//    for, and at the end of the backward copies each bucket back after its all-reduce ("dp.bucket{k}.copy_back").
 //  - ZeRO 3: per layer (and embedding, head) and microbatch, an all-gather of its parameters before
 //    its forward and again before its backward ("...param_all_gather", prefetching at most one layer
 //    ahead), and a reduce-scatter of its gradients after its backward ("...grad_reduce_scatter").

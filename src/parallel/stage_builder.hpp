@@ -61,6 +61,8 @@ class StageBuilder {
   void begin_backward_pass(int mb);
   void grads_ready(OpId producer, std::uint64_t parameters);
   void flush_bucket();
+  [[nodiscard]] bool copies_into_buckets() const noexcept;
+  OpId emit_bucket_copy(std::string name, std::uint64_t elements, std::vector<OpId> deps);
   void zero3_gather(const Unit& unit, int mb, Phase phase);
   void zero3_reduce(const Unit& unit, int mb, OpId producer);
   void end_of_step();
@@ -92,7 +94,8 @@ class StageBuilder {
   std::uint64_t bucket_elements_ = 0;
   OpId bucket_producer_ = kNone;
   std::map<int, int> buckets_in_microbatch_;
-  std::vector<std::uint64_t> final_buckets_;  // padded element counts of the last pass, for the all-gathers
+  std::vector<std::uint64_t> final_buckets_;   // padded element counts of the last pass, for the all-gathers
+  std::vector<OpId> final_bucket_reductions_;  // their reductions, for DDP's copies back
 };
 
 }  // namespace commscale

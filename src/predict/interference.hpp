@@ -66,9 +66,18 @@ class InterferenceModel {
 };
 
 // SMs NCCL's kernel holds for a collective on a path of this class: its channel count (one block per
-// channel). Not measured here (one GPU cannot run NCCL between GPUs): NCCL's usual counts, which
-// `NCCL_DEBUG=INFO` prints per communicator, are taken as 16 on NVLink, 8 over PCIe P2P, 4 through
-// host memory or sockets and 8 across a network (tag U: to be measured on two GPUs).
+// channel). Not measured here (one GPU cannot run NCCL between GPUs): taken as 16 on NVLink, 8 over PCIe
+// P2P, 4 through host memory or sockets and 8 across a network (tag U: to be measured on two GPUs, where
+// `NCCL_DEBUG=INFO` prints "N coll channels" per communicator). What NCCL itself would pick (NVIDIA/nccl
+// master 5067397, src/graph/search.cc ncclTopoCompute and ncclTopoDupChannels, connect.cc ncclTopoPostset):
+// the ring search takes the fastest per-channel rate of speedArrayIntra (sm80: 40, 30, 20... GB/s; sm90
+// starts at 60) whose rings fill the GPU's NVLink bandwidth (topo.h: 20 GB/s a link on sm80, 20.6 on sm90),
+// duplicates them when that rate is >= 25 GB/s (on sm90 only above 50 GB/s or with <= 4 rings), and
+// Postset doubles the count again. A100 on NVSwitch: 12 links x 20 = 240 GB/s = 6 rings at 40, x2, x2 =
+// 24 channels, so 16 under-counts its SMs by a third; H100/H200 on NVSwitch run NVLS for large all-reduces
+// with 16 channels (transport/nvls.cc NVLS_NCHANNELS_SM90); PCIe P2P (one ring under 25 GB/s, not
+// duplicated, x2) 2 channels, so 8 over-counts. Kept at the values above until a path class carries the
+// GPU's arch and link count (nccl_channels takes only the class).
 [[nodiscard]] int nccl_channels(hw::PathClass path) noexcept;
 
 // The interference rows to use: the profile's (measured on its GPU) where it has some, else the

@@ -47,6 +47,17 @@ commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster h200x2-nop2p --model ti
 string(JSON link GET "${out}" groups 0 link)
 expect_equal(${link} host_staged "the tp group's link on h200x2-nop2p")
 
+# Without a calibration profile, overlap costs what topologies/interference.json's H200 rows say, scaled to the
+# A100's SMs and HBM: a DP plan whose buckets are reduced during the backward (PyTorch DDP) pays for it.
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model gpt3-1.3b --global-batch 64 --micro-batch 4
+                                       --framework pytorch-ddp)
+string(REGEX MATCH "overlap  compute \\+([0-9.]+) ms, communication \\+([0-9.]+) ms where they run together" line
+       "${out}")
+if(NOT line OR NOT (CMAKE_MATCH_1 GREATER 0 OR CMAKE_MATCH_2 GREATER 0))
+  message(FATAL_ERROR "no interference cost on hgx-a100 without a profile:\n${out}")
+endif()
+expect_contains("${out}" "(interference.json (M ...; the whole source: --json)")
+
 # A plan that does not fit: exit 1, the figures still predicted.
 commscale_run(EXPECT 1 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --model llama2-13b --tp 8 --global-batch 8)
 expect_contains("${out}" "does not fit")

@@ -7,6 +7,7 @@
 
 #include "input_error_matcher.hpp"
 #include "parallel/framework.hpp"
+#include "parallel/plan_memory.hpp"
 #include "parallel/program_builder.hpp"
 #include "program/checker.hpp"
 #include "workload/presets.hpp"
@@ -93,6 +94,64 @@ TEST(Framework, WithInterleavingTheReductionWaitsForEveryChunk) {
   const Reductions one = reductions(set);
   ASSERT_EQ(one.dp_ops.size(), 1u);
   EXPECT_GT(one.dp_ops.front(), one.last_backward_compute);
+}
+
+// PyTorch DDP copies each gradient into its bucket (a copy kernel the bucket's all-reduce waits for) and each
+// bucket back after its all-reduce; the copies move every parameter's gradient once each way.
+TEST(Framework, DdpCopiesEveryGradientIntoItsBucketAndBack) {
+  const TransformerConfig tiny = find_preset("tiny", "");
+  ParallelPlan p;
+  p.dp = 2;
+  p.global_batch = 8;  // 4 microbatches: only the last one's backward reduces (no_sync before it)
+  p.bucket_bytes = Bytes(kMiB / 4);
+  p.framework = Framework::kPytorchDdp;
+  const ProgramSet set = build_program(CheckedPlan(tiny, p));
+  EXPECT_TRUE(check_program(set).ok());
+  const std::vector<Op>& ops = set.programs.at(0);
+  const auto w = static_cast<std::uint64_t>(size_of(tiny.dtype));
+  std::uint64_t copied_in = 0;
+  std::uint64_t reduced = 0;
+  std::vector<const Op*> buckets;
+  std::vector<const Op*> copies_back;
+  for (const Op& op : ops) {
+    const bool copy_in = op.name.ends_with(".bucket_copy");
+    const bool copy_back = op.name.ends_with(".copy_back");
+    if (copy_in || copy_back) {
+      EXPECT_EQ(op.stream, Stream::kCompute) << op.name;
+      const auto& k = std::get<MemoryKernel>(op.payload);
+      EXPECT_EQ(k.kind, MemoryKernelKind::kCopy);
+      EXPECT_EQ(k.bytes_read, k.bytes_written);
+      EXPECT_EQ(k.bytes_read.count(), k.elements * w);
+      EXPECT_EQ(op.microbatch, 3) << op.name;
+      if (copy_in) copied_in += k.elements;
+      if (copy_back) copies_back.push_back(&op);
+    }
+    if (op.stream == Stream::kDp && op.name.find("all_reduce") != std::string::npos) {
+      reduced += std::get<CollectiveOp>(op.payload).bytes.count() / w;
+      buckets.push_back(&op);
+      ASSERT_EQ(op.deps.size(), 1u);
+      EXPECT_TRUE(ops[op.deps[0]].name.ends_with(".bucket_copy")) << op.name << " waits for its last copy";
+    }
+  }
+  EXPECT_EQ(copied_in, stage_parameters(tiny, p, 0));
+  EXPECT_EQ(reduced, copied_in);
+  ASSERT_GT(buckets.size(), 1u);
+  ASSERT_EQ(copies_back.size(), buckets.size());
+  for (std::size_t k = 0; k < buckets.size(); ++k) {
+    const Op& back = *copies_back[k];
+    EXPECT_EQ(std::get<MemoryKernel>(back.payload).elements * w,
+              std::get<CollectiveOp>(buckets[k]->payload).bytes.count());
+    EXPECT_NE(std::find(back.deps.begin(), back.deps.end(), buckets[k]->id), back.deps.end()) << back.name;
+  }
+  const Op& optimizer = ops.back();
+  ASSERT_EQ(optimizer.name, "step.optimizer");
+  EXPECT_NE(std::find(optimizer.deps.begin(), optimizer.deps.end(), copies_back.back()->id), optimizer.deps.end());
+
+  // Megatron-LM (and commscale's own train) reduce their gradient buffer in place: no copies.
+  p.framework = Framework::kMegatronLm;
+  for (const Op& op : build_program(CheckedPlan(tiny, p)).programs.at(0)) {
+    EXPECT_FALSE(op.name.ends_with("bucket_copy") || op.name.ends_with("copy_back")) << op.name;
+  }
 }
 
 }  // namespace
