@@ -49,7 +49,11 @@ CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework
 HostCosts resolve_host_framework(const std::string& given, Framework framework, KernelSet kernels,
                                  const predict::CalibrationProfile* profile) {
   const std::string row = !given.empty() ? given : default_host_framework(framework, kernels);
-  return predict::host_costs_for(row, profile, "--host-framework");
+  HostCosts costs = predict::host_costs_for(row, profile, "--host-framework");
+  // Who issues the GEMMs follows --framework, whichever host row prices the issuing: commscale's executor
+  // calls cuBLASLt for each product (its GEMM figures), every other framework goes through PyTorch.
+  costs.attention = framework == Framework::kCommscale ? AttentionIssue::kPerProduct : AttentionIssue::kPerKernel;
+  return costs;
 }
 
 CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {

@@ -34,6 +34,8 @@ ComputeDefaults read_family(JsonObject& o) {
   }
   d.gemm_efficiency_ceiling = read_fraction(o, "gemm_efficiency_ceiling");
   d.gemm_call_us = read_number_figure(o, "gemm_call_us", kNoCitations, Nullable::kNo, 0.0);
+  d.pytorch_gemm_efficiency_ceiling = read_fraction(o, "pytorch_gemm_efficiency_ceiling");
+  d.pytorch_gemm_call_us = read_number_figure(o, "pytorch_gemm_call_us", kNoCitations, Nullable::kNo, 0.0);
   d.memory_kernel_efficiency = read_fraction(o, "memory_kernel_efficiency");
   d.memory_kernel_us = read_number_figure(o, "memory_kernel_us", kNoCitations, Nullable::kNo, 0.0);
   d.copy_efficiency = read_fraction(o, "copy_efficiency");

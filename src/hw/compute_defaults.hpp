@@ -20,8 +20,13 @@ struct ComputeDefaults {
   std::string label;                        // "Ampere data-centre"
   std::string compute_capability;           // "8.0"
   std::string market;                       // "datacenter", "professional", "geforce" or "any"
+  // GEMMs of commscale's own executor (its cuBLASLt calls, at the clocks its steps run at):
   Figure<double> gemm_efficiency_ceiling;   // fraction of the dense peak before tile and depth losses
   Figure<double> gemm_call_us;              // fixed time of a GEMM call
+  // GEMMs issued through PyTorch (Megatron-LM, Megatron-DeepSpeed, PyTorch DDP and FSDP): cuBLAS's own
+  // heuristics, at the rate of GEMMs timed back to back (measured on an H200: results/h200x1-2026-12-03c).
+  Figure<double> pytorch_gemm_efficiency_ceiling;
+  Figure<double> pytorch_gemm_call_us;
   Figure<double> memory_kernel_efficiency;  // fraction of the catalog memory bandwidth
   Figure<double> memory_kernel_us;          // fixed time of a memory kernel
   Figure<double> copy_efficiency;           // the GEMM's memory roofline, fraction of the catalog bandwidth

@@ -83,7 +83,9 @@ std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backwa
 // the measured (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest
 // 39-48%, at the shortest sequences). With dropout SDPA runs another, slower kernel. Megatron-LM's
 // flash-attn or TransformerEngine kernels were not measured: their products keep the GEMM default.
-constexpr double kSdpaFactor[2][2] = {{1.222, 0.577}, {1.036, 0.823}};
+// The factors are relative to PyTorch's GEMM default (0.71, 8 us on Hopper: results/h200x1-2026-12-03c
+// section 7, the same script run with those figures).
+constexpr double kSdpaFactor[2][2] = {{1.409, 0.659}, {1.209, 0.951}};
 
 using hw::MathRate;
 
@@ -128,7 +130,9 @@ ComputeModel::ComputeModel(hw::GpuSpec gpu, const CalibrationProfile* calibratio
     calibration_ = calibration;
     for (std::size_t t = 0; t < gemm_floor_.size(); ++t) {
       gemm_floor_[t] = fastest_gemm(*calibration, static_cast<DataType>(t)).value_or(Seconds(0.0));
-      gemm_fixed_[t] = std::min(gemm_floor_[t], gemm_call_);
+      // The profile's rows are calibrate's cuBLASLt calls: their fixed part is capped at the executor's
+      // call time, whichever framework issues the step's GEMMs.
+      gemm_fixed_[t] = std::min(gemm_floor_[t], microseconds(*defaults_.gemm_call_us.value));
     }
     if (calibration->gpu.name != gpu_.name) {
       notes_.push_back(
@@ -149,17 +153,23 @@ void ComputeModel::use_family_defaults() {
   const hw::ComputeCatalog& catalog = hw::compute_catalog();
   const hw::ComputeMatch match = hw::match_compute_defaults(catalog, gpu_);
   defaults_ = *match.defaults;
-  gemm_ceiling_ = *defaults_.gemm_efficiency_ceiling.value;
-  gemm_call_ = microseconds(*defaults_.gemm_call_us.value);
+  // commscale's executor (kPerProduct) makes its own cuBLASLt calls; every other framework issues its
+  // GEMMs through PyTorch, which on the H200 ran them ~11% slower at large shapes (compute_model.hpp).
+  const bool executor = attention_ == AttentionIssue::kPerProduct;
+  const hw::Figure<double>& ceiling =
+      executor ? defaults_.gemm_efficiency_ceiling : defaults_.pytorch_gemm_efficiency_ceiling;
+  const hw::Figure<double>& call = executor ? defaults_.gemm_call_us : defaults_.pytorch_gemm_call_us;
+  gemm_ceiling_ = *ceiling.value;
+  gemm_call_ = microseconds(*call.value);
   memory_kernel_efficiency_ = *defaults_.memory_kernel_efficiency.value;
   memory_kernel_fixed_ = microseconds(*defaults_.memory_kernel_us.value);
   copy_efficiency_ = *defaults_.copy_efficiency.value;
   const auto tag = [](const hw::Figure<double>& f) { return hw::tag_letter(f.provenance.tag); };
   std::string line = fmt::format(
-      "compute defaults for {}: {} ({}; GEMM ceiling {} {}, call {} us {}, memory kernels {} {} + {} us {}, "
+      "compute defaults for {}: {} ({}; {} GEMM ceiling {} {}, call {} us {}, memory kernels {} {} + {} us {}, "
       "copy {:.4f} {})",
-      gpu_.name, defaults_.label, std::filesystem::path(catalog.file).filename().string(), gemm_ceiling_,
-      tag(defaults_.gemm_efficiency_ceiling), *defaults_.gemm_call_us.value, tag(defaults_.gemm_call_us),
+      gpu_.name, defaults_.label, std::filesystem::path(catalog.file).filename().string(),
+      executor ? "commscale's" : "PyTorch's", gemm_ceiling_, tag(ceiling), *call.value, tag(call),
       memory_kernel_efficiency_, tag(defaults_.memory_kernel_efficiency), *defaults_.memory_kernel_us.value,
       tag(defaults_.memory_kernel_us), copy_efficiency_, tag(defaults_.copy_efficiency));
   if (match.fallback) {

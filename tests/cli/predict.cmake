@@ -49,7 +49,7 @@ expect_equal(${link} host_staged "the tp group's link on h200x2-nop2p")
 
 # Without a calibration profile, overlap costs what topologies/interference.json's H200 rows say, scaled to the
 # A100's SMs and HBM: a DP plan whose buckets are reduced during the backward (PyTorch DDP) pays for it.
-commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model gpt3-1.3b --global-batch 64 --micro-batch 4
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --world 8 --model gpt3-1.3b --global-batch 64 --micro-batch 4
                                        --framework pytorch-ddp)
 string(REGEX MATCH "overlap  compute \\+([0-9.]+) ms, communication \\+([0-9.]+) ms where they run together" line
        "${out}")

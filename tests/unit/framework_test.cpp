@@ -149,7 +149,8 @@ TEST(Framework, DdpCopiesEveryGradientIntoItsBucketAndBack) {
 
   // Megatron-LM (and commscale's own train) reduce their gradient buffer in place: no copies.
   p.framework = Framework::kMegatronLm;
-  for (const Op& op : build_program(CheckedPlan(tiny, p)).programs.at(0)) {
+  const ProgramSet megatron = build_program(CheckedPlan(tiny, p));  // kept: the loop reads its programs
+  for (const Op& op : megatron.programs.at(0)) {
     EXPECT_FALSE(op.name.ends_with("bucket_copy") || op.name.ends_with("copy_back")) << op.name;
   }
 }

@@ -43,6 +43,8 @@ TEST(ComputeDefaults, HopperReproducesTheFittedConstants) {
   const ComputeDefaults& h = *match_compute_defaults(file_catalog(), testing::catalog().gpu("h200-sxm", "t")).defaults;
   EXPECT_EQ(*h.gemm_efficiency_ceiling.value, predict::kGemmEfficiency);
   EXPECT_EQ(*h.gemm_call_us.value, predict::kGemmCallUs);
+  EXPECT_EQ(*h.pytorch_gemm_efficiency_ceiling.value, predict::kPytorchGemmEfficiency);
+  EXPECT_EQ(*h.pytorch_gemm_call_us.value, predict::kPytorchGemmCallUs);
   EXPECT_EQ(*h.memory_kernel_efficiency.value, predict::kMemoryKernelEfficiency);
   EXPECT_EQ(*h.memory_kernel_us.value, predict::kMemoryKernelUs);
   EXPECT_EQ(*h.copy_efficiency.value, predict::kMemoryEfficiency);
@@ -91,7 +93,9 @@ TEST(ComputeDefaults, BadFilesAreRefusedNamingTheKey) {
 }
 
 TEST(ComputeDefaults, A100GemmByHandFromAmperesCeiling) {
-  const predict::ComputeModel model(testing::catalog().gpu("a100-sxm4-80gb", "test"), nullptr);
+  // commscale's executor (kPerProduct) takes the family's gemm_* figures.
+  const predict::ComputeModel model(testing::catalog().gpu("a100-sxm4-80gb", "test"), nullptr,
+                                    AttentionIssue::kPerProduct);
   const Gemm g = make_gemm(4096, 4096, 4096, 1, DataType::kBFloat16);
   // 32 x 32 = 1024 tiles on 108 SMs: 10 waves, 1024 / 1080 busy; depth 4096 / 4224; ceiling 0.902
   // (Ampere data-centre, S). 2 x 4096^3 FLOPs at 312 TFLOP/s x 0.82932 = 531.2 us, plus the 6 us call;
@@ -102,6 +106,11 @@ TEST(ComputeDefaults, A100GemmByHandFromAmperesCeiling) {
   EXPECT_NEAR(model.time(g).value(), 537.2e-6, 0.1e-6);
   ASSERT_FALSE(model.notes().empty());
   EXPECT_NE(model.notes().front().find("Ampere data-centre"), std::string::npos) << model.notes().front();
+  // Through PyTorch (every other framework): 0.766 (D) and 8 us: 633.5 us.
+  const predict::ComputeModel pytorch(testing::catalog().gpu("a100-sxm4-80gb", "test"), nullptr);
+  const double through_pytorch = 0.766 * (1024.0 / 1080.0) * (4096.0 / 4224.0);
+  EXPECT_NEAR(pytorch.time(g).value(), 2.0 * 4096.0 * 4096.0 * 4096.0 / (312e12 * through_pytorch) + 8e-6, 1e-12);
+  EXPECT_NE(pytorch.notes().front().find("PyTorch's GEMM ceiling 0.766 D"), std::string::npos) << pytorch.notes().front();
 }
 
 }  // namespace

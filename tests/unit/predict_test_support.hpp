@@ -21,6 +21,15 @@ inline Target target(const std::string& cluster, int nodes = 1) {
   return make_target(catalog, catalog.cluster(cluster, "test"), nodes, nullptr);
 }
 
+// The target as commscale's own executor runs on it (`train`): its GEMMs at the executor's figures
+// (AttentionIssue::kPerProduct), no host costs.
+inline Target executor_target(const std::string& cluster, int nodes = 1) {
+  const hw::Catalog& catalog = hw::testing::catalog();
+  HostCosts executor;
+  executor.attention = AttentionIssue::kPerProduct;
+  return make_target(catalog, catalog.cluster(cluster, "test"), nodes, nullptr, executor);
+}
+
 inline ParallelPlan plan(int dp, int tp, int pp, int global_batch) {
   ParallelPlan p;
   p.dp = dp;
