@@ -48,7 +48,8 @@ The GPU's busy time in the profiled step is written to --details beside the host
 A second row, framework "megatron", is derived from the same figures with sync before_optimizer
 (Megatron-LM runs eager PyTorch, with fused kernels where PyTorch has several; its gradient-norm and
 inf checks read a value back to the host before the optimizer). It is not measured on Megatron-LM, and
-its source says so.
+its source says so; the catalog's `megatron` row (topologies/frameworks.json) scales the eager figures by
+Megatron-Core's measured factors instead (launch/megatron_host.py, results/h100x1-2026-12-06).
 
     mpirun -np 1 python3 launch/pytorch_host.py --base cal-eager.json -o cal-full.json --details host.json
     python3 launch/pytorch_host.py --base cal-eager.json -o cal-refit.json --fit-only host.json   # no GPU
