@@ -103,4 +103,17 @@ void check_outputs(const std::vector<NamedOutput>& outputs) {
   }
 }
 
+void check_not_input(const NamedOutput& output, std::string_view input, const std::string& input_path) {
+  struct stat in{};
+  if (output.path.empty() || ::stat(input_path.c_str(), &in) != 0 || !S_ISREG(in.st_mode)) return;
+  const OutputTarget t = resolve_output(output.path);
+  struct stat out{};
+  if (t.kind != OutputKind::kFile || !t.exists || ::stat(t.path.c_str(), &out) != 0) return;
+  if (in.st_dev != out.st_dev || in.st_ino != out.st_ino) return;
+  throw InputError(output.flag,
+                   fmt::format("{} is the file {} reads{}; the result would replace it", output.path, input,
+                               input_path == output.path ? "" : fmt::format(" (as {})", input_path)),
+                   "an output that is not one of the command's inputs");
+}
+
 }  // namespace commscale
