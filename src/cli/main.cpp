@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, &action, command_line);
   add_diff_trace_command(app, &action, command_line);
   add_doctor_command(app, &action, command_line);
+  apply_option_rules(app);  // every option's value: not empty; whole numbers in decimal
   // Once every option is read and before any command's callback reads an input: no output is an input.
   // Only rank 0 writes result files (the commands check their outputs there too).
   app.parse_complete_callback([&app] {
