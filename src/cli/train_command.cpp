@@ -111,6 +111,9 @@ void finish(TrainArguments& a) {
   }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
   finish_host_framework(a);
+  // The MFU's peak is looked up after the steps: a --gpu the catalog does not know is refused now, before
+  // anything runs or the JSON Lines file replaces an earlier run's.
+  if (!a.gpu.empty()) (void)hw::Catalog::open(hw::find_topologies_dir()).gpu(a.gpu, "--gpu");
 }
 
 hw::MathRate rate_for(DataType type, bool tf32) {
