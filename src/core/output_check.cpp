@@ -19,11 +19,16 @@ namespace {
 constexpr std::string_view kExpected = "a file path";
 
 // The nearest directory of `directory` or above it that exists: a file will be made in it, or the
-// directories below it. Returns errno of the lookup that failed (0: found), and the path in `found`.
+// directories below it. Returns errno of the lookup that failed (0: found), and the path in `found`; a
+// symbolic link to nothing on the way is found too (ENOENT): no directory can be made through it.
 int nearest_existing(std::string directory, std::string* found) {
   struct stat st{};
   while (::stat(directory.c_str(), &st) != 0) {
     if (errno != ENOENT) return errno;
+    if (::lstat(directory.c_str(), &st) == 0) {
+      *found = directory;
+      return ENOENT;
+    }
     const std::string up = directory_of(directory);
     if (up == directory) return ENOENT;
     directory = up;
@@ -36,6 +41,12 @@ void check_new_file(const OutputTarget& t, const std::string& path, std::string_
   const std::string directory = directory_of(t.path);
   std::string existing;
   int error = nearest_existing(directory, &existing);
+  if (error == ENOENT && !existing.empty()) {  // mkdir(2) would fail with EEXIST once the run is over
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(existing, ec).string();
+    throw InputError(where, fmt::format("cannot create directory {}: {} is a symbolic link to {}, which does not exist",
+                                        directory, existing, target));
+  }
   if (error == 0 && ::faccessat(AT_FDCWD, existing.c_str(), W_OK | X_OK, AT_EACCESS) != 0) error = errno;
   if (error == 0) return;
   if (existing == directory && error != ENOTDIR) {
