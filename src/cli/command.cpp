@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/number_options.hpp"
 #include "core/error.hpp"
 #include "core/interruptible_output.hpp"
 #include "core/utf8.hpp"
@@ -50,6 +51,13 @@ void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string
       "--devices", [options](const std::vector<std::string>& words) { options->devices = runtime_devices(words); },
       "CUDA devices by local rank: local rank i uses the (i mod n)-th of this list "
       "(default: local rank mod the number of visible GPUs)");
+  command.add_option_function<std::string>(
+      "--wait-report",
+      [options](const std::string& text) {
+        options->wait_report = Seconds(parse_real(text, "--wait-report", wait_report_s_range()));
+      },
+      "seconds a rank waits for others before it says on stderr for what, and what the others do (again each "
+      "time the wait has doubled); nothing is ended by it, -T does that (default 60; 0: never)");
 }
 
 void finish_runtime_options(RuntimeOptions* options, const std::string& backend_text) {
