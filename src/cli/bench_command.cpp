@@ -9,6 +9,7 @@
 #include "bench/sweep.hpp"
 #include "cli/command.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"
@@ -198,8 +199,8 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
   add_real_option(*cmd, "-T,--timeout", &args->timeout_s,
                   "seconds an operation may take before the job is aborted (0: none)", timeout_s_range())
       ->capture_default_str();
-  cmd->add_option("-J,--output_file", o.json_path, "write results as JSON to this file");
-  cmd->add_option("--csv", o.csv_path, "write results as CSV to this file");
+  mark_output_file(cmd->add_option("-J,--output_file", o.json_path, "write results as JSON to this file"));
+  mark_output_file(cmd->add_option("--csv", o.csv_path, "write results as CSV to this file"));
   add_real_option(*cmd, "--min-busbw", &args->min_busbw,
                   "fail (exit 1) when the average bus bandwidth is below this, GB/s",
                   {0.0, 1e12, "0 to 1e12 GB/s", "", false});

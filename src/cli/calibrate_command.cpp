@@ -9,6 +9,7 @@
 #include "bench/calibrate.hpp"
 #include "cli/command.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_file.hpp"
 #include "core/json_text.hpp"
@@ -145,7 +146,8 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
       "Measure this GPU machine (GEMMs, memory kernels, collectives, host costs, interference) into a profile for "
       "predict --calibration");
   CalibrateOptions& o = args->options;
-  cmd->add_option("-o,--output", args->output, "the profile to write")->required();
+  // Not an input though --merge reads it: --merge rewrites the profile it adds to on purpose.
+  mark_output_file(cmd->add_option("-o,--output", args->output, "the profile to write")->required());
   cmd->add_flag("--merge", args->merge,
                 "add to the profile already in -o (rows of the same shape or group replace it): run once per "
                 "transport, e.g. under NCCL_P2P_DISABLE=1, with --measure collectives");
@@ -177,8 +179,9 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
   cmd->add_flag("--quick", args->quick,
                 "a small grid (2048 and 8192; attention at seq 2048, head 128, batch 32), probe at 4 and 16 SMs, "
                 "collectives to 64M, 10 repetitions");
-  cmd->add_option("--gpu", o.gpu, "the catalog GPU this machine has (default: from the device name)");
-  cmd->add_option("--cluster", o.cluster, "the catalog cluster this machine is, recorded in the profile");
+  mark_input_file(cmd->add_option("--gpu", o.gpu, "the catalog GPU this machine has (default: from the device name)"));
+  mark_input_file(
+      cmd->add_option("--cluster", o.cluster, "the catalog cluster this machine is, recorded in the profile"));
   cmd->add_option("--description", o.description, "recorded in the profile");
   add_runtime_options(*cmd, &args->runtime, &args->backend);
   cmd->callback([args, action] {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/number_options.hpp"
 #include "core/error.hpp"
 #include "core/interruptible_output.hpp"
 #include "core/utf8.hpp"
@@ -20,14 +22,42 @@
 
 namespace commscale {
 
+namespace {
+
+// --devices 0,1 (or 0 1): device numbers, each a whole number from 0; a device may repeat (ranks share it).
+std::vector<int> runtime_devices(const std::vector<std::string>& words) {
+  std::vector<int> devices;
+  for (const std::string& word : words) {
+    for (const std::string& item : split_list(word, "--devices")) {
+      int device = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), device);
+      if (ec != std::errc() || end != item.data() + item.size() || device < 0) {
+        throw InputError("--devices", fmt::format("\"{}\" is not a device number", item), "a comma list such as 0,1");
+      }
+      devices.push_back(device);
+    }
+  }
+  return devices;
+}
+
+}  // namespace
+
 void add_runtime_options(CLI::App& command, RuntimeOptions* options, std::string* backend_text) {
   command.add_option("--backend", *backend_text,
                      "auto: GPUs with NCCL when visible, else the CPU backend (MPI on host memory); gpu; cpu")
       ->capture_default_str();
-  command.add_option("--devices", options->devices,
-                     "CUDA devices by local rank: local rank i uses the (i mod n)-th of this list "
-                     "(default: local rank mod the number of visible GPUs)")
-      ->delimiter(',');
+  // Split here, not by CLI11's delimiter, which drops empty items: "0,,1" would run as "0,1".
+  command.add_option_function<std::vector<std::string>>(
+      "--devices", [options](const std::vector<std::string>& words) { options->devices = runtime_devices(words); },
+      "CUDA devices by local rank: local rank i uses the (i mod n)-th of this list "
+      "(default: local rank mod the number of visible GPUs)");
+  command.add_option_function<std::string>(
+      "--wait-report",
+      [options](const std::string& text) {
+        options->wait_report = Seconds(parse_real(text, "--wait-report", wait_report_s_range()));
+      },
+      "seconds a rank waits for others before it says on stderr for what, and what the others do (again each "
+      "time the wait has doubled); nothing is ended by it, -T does that (default 60; 0: never)");
 }
 
 void finish_runtime_options(RuntimeOptions* options, const std::string& backend_text) {
@@ -39,9 +69,6 @@ void finish_runtime_options(RuntimeOptions* options, const std::string& backend_
     options->backend = BackendChoice::kCpu;
   } else {
     throw InputError("--backend", fmt::format("unknown backend \"{}\"", backend_text), "auto, gpu or cpu");
-  }
-  for (int device : options->devices) {
-    if (device < 0) throw InputError("--devices", fmt::format("{} is not a device number", device), "0, 1, 2, ...");
   }
 }
 

@@ -15,6 +15,7 @@
 #include "cli/model_options.hpp"
 #include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
@@ -168,8 +169,9 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   add_model_options(*cmd, &args->model);
   predict::SearchOptions& o = args->inputs.search;
   o.top = 1;
-  cmd->add_option("--clusters", args->clusters, "clusters to compare, CLUSTER or CLUSTER:GPUS, comma-separated")
-      ->capture_default_str();
+  mark_input_file(
+      cmd->add_option("--clusters", args->clusters, "clusters to compare, CLUSTER or CLUSTER:GPUS, comma-separated")
+          ->capture_default_str());
   cmd->add_option("--global-batch,--global-batch-size", o.global_batch,
                   "sequences per step over all replicas (required unless the --plan-file has it)");
   add_cost_options(*cmd, &o.costs, &args->costs);
@@ -177,7 +179,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
                   "CLUSTER=USD: price of one whole node (--cost-basis system; default: the cluster file's)");
   cmd->add_option("--usd-per-gpu-hour", args->costs.gpu_hour_prices,
                   "CLUSTER=USD: cloud price per GPU-hour (--cost-basis cloud)");
-  cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)");
+  mark_input_file(cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)"));
   add_set_option(*cmd, &args->set);
   cmd->add_option("--sweep", args->sweep,
                   "KEY=V1,V2,...: the comparison once per value of one --set key "
@@ -191,7 +193,8 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
                 "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
-  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  mark_input_file(
+      cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));
   add_host_framework_option(*cmd, &args->host_framework);
   add_framework_option(*cmd, &args->framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",

@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/json_reader.hpp"
@@ -88,9 +89,10 @@ void add_diff_trace_command(CLI::App& app, CommandAction* action, const std::str
       "diff-trace",
       "Differences between two timelines of one step program (measured vs predicted, or any two): per "
       "step, per stream, per op kind, per op");
-  cmd->add_option("a", args->a, "timeline A (predict --timeline or train --timeline)")->required();
-  cmd->add_option("b", args->b, "timeline B")->required();
-  cmd->add_option("--program", args->program, "the step program (plan --dump-program); else the model and plan flags");
+  mark_input_file(cmd->add_option("a", args->a, "timeline A (predict --timeline or train --timeline)")->required());
+  mark_input_file(cmd->add_option("b", args->b, "timeline B")->required());
+  mark_input_file(cmd->add_option("--program", args->program,
+                                  "the step program (plan --dump-program); else the model and plan flags"));
   add_model_plan_options(*cmd, &args->model_plan);
   cmd->add_option("--top", args->top, "op kinds and ops listed")->capture_default_str();
   add_output_options(*cmd, &args->output);

@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/doctor_expectations.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/predict_options.hpp"
 #include "cli/reliability_options.hpp"
 #include "core/atomic_file.hpp"
@@ -174,11 +175,13 @@ int run_doctor_command(const DoctorArguments& a, const MpiComm& world) {
 
 void add_doctor_options(CLI::App& cmd, DoctorArguments& a) {
   DoctorOptions& o = a.options;
-  cmd.add_option("--cluster", a.cluster,
-                 "the catalog cluster (name or file) the job runs on: what every GPU, link and NIC should deliver "
-                 "(default: the catalog cluster hw match finds for rank 0's node's GPUs, else that node as topo "
-                 "discovers it; none on the CPU backend)");
-  cmd.add_option("--calibration", a.calibration, "a calibration profile (commscale calibrate) of a known-good node");
+  mark_input_file(cmd.add_option(
+      "--cluster", a.cluster,
+      "the catalog cluster (name or file) the job runs on: what every GPU, link and NIC should deliver (default: the "
+      "catalog cluster hw match finds for rank 0's node's GPUs, else that node as topo discovers it; none on the CPU "
+      "backend)"));
+  mark_input_file(cmd.add_option("--calibration", a.calibration,
+                                 "a calibration profile (commscale calibrate) of a known-good node"));
   cmd.add_option("--expect", a.expect,
                  "KEY=VALUE: what a check should measure, overriding the cluster (gemm TFLOP/s, host_copy, p2p, "
                  "node_all_reduce, all_reduce, all_gather, pair GB/s, nic Gb/s); repeatable");
@@ -202,9 +205,10 @@ void add_doctor_options(CLI::App& cmd, DoctorArguments& a) {
   add_real_option(cmd, "-T,--timeout", &a.timeout_s,
                   "seconds an operation may take before the job is aborted (0: none)", timeout_s_range())
       ->capture_default_str();
-  cmd.add_option("-J,--json", o.json_path, "write the checks as JSON to this file");
-  cmd.add_option("--jsonl", a.reliability.jsonl_path,
-                 "append a line per check to this file as JSON Lines as the run goes (default with -J: beside it)");
+  mark_output_file(cmd.add_option("-J,--json", o.json_path, "write the checks as JSON to this file"));
+  mark_output_file(cmd.add_option(
+      "--jsonl", a.reliability.jsonl_path,
+      "append a line per check to this file as JSON Lines as the run goes (default with -J: beside it)"));
   cmd.add_option("--inject-slow-rank", a.slow_rank,
                  "testing: RANK:MICROSECONDS, that rank waits so long before each collective it issues")
       ->group("Testing");

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/option_rules.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
 #include "core/version.hpp"
@@ -60,6 +61,12 @@ int main(int argc, char** argv) {
   add_compare_command(app, &action, command_line);
   add_diff_trace_command(app, &action, command_line);
   add_doctor_command(app, &action, command_line);
+  apply_option_rules(app);  // every option's value: not empty; whole numbers in decimal
+  // Once every option is read and before any command's callback reads an input: no output is an input.
+  // Only rank 0 writes result files (the commands check their outputs there too).
+  app.parse_complete_callback([&app] {
+    if (launched_as_rank_zero()) check_outputs_are_not_inputs(app);
+  });
 
   if (const std::optional<std::string> unknown = unknown_command(app, argc, argv)) return usage_error(*unknown);
   try {

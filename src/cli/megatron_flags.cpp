@@ -214,9 +214,14 @@ void apply_megatron_plan_flags(const ModelPlanArguments& args, const Transformer
     p.zero_stage = 1;
   }
   if (a.overlap_grad_reduce) p.overlap_grad_reduce = true;
-  if (a.layers_per_virtual_stage != 0) {
+  // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).
+  if (option_given(cmd, "--num-layers-per-virtual-pipeline-stage") || a.layers_per_virtual_stage != 0) {
     const int per_chunk = a.layers_per_virtual_stage;
-    if (per_chunk < 1 || m.layers % (p.pp * per_chunk) != 0) {
+    if (per_chunk < 1) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage", fmt::format("{} layers per chunk", per_chunk),
+                       "at least 1, a divisor of layers / pp");
+    }
+    if (m.layers % (p.pp * per_chunk) != 0) {
       throw InputError("--num-layers-per-virtual-pipeline-stage",
                        fmt::format("{} layers per chunk do not split {} layers over pp {}", per_chunk, m.layers, p.pp),
                        "a divisor of layers / pp");

@@ -7,6 +7,7 @@
 
 #include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
@@ -32,15 +33,15 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Model";
   a->command = &cmd;
   cmd.add_option("--model", a->model, "a preset: " + preset_names())->group(group);
-  cmd.add_option("--model-file", a->model_file,
-                 "a model as JSON (keys: layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, "
-                 "positions, linear_bias, tied_embeddings, dtype), or a Hugging Face config.json")
-      ->group(group);
-  cmd.add_option("--hf-config", a->hf_config,
-                 fmt::format("a Hugging Face config.json ({}); the sequence length is --seq, default "
-                             "min(max_position_embeddings, {})",
-                             supported_hf_architectures(), kDefaultHfSeq))
-      ->group(group);
+  mark_input_file(cmd.add_option("--model-file", a->model_file,
+                                 "a model as JSON (keys: layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, "
+                                 "norm, positions, linear_bias, tied_embeddings, dtype), or a Hugging Face config.json")
+                      ->group(group));
+  mark_input_file(cmd.add_option("--hf-config", a->hf_config,
+                                 fmt::format("a Hugging Face config.json ({}); the sequence length is --seq, default "
+                                             "min(max_position_embeddings, {})",
+                                             supported_hf_architectures(), kDefaultHfSeq))
+                      ->group(group));
   auto& g = a->given;
   g.layers = cmd.add_option("--layers,--num-layers", a->layers, "transformer layers (overrides the preset or file)")
                  ->group(group);

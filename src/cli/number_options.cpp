@@ -71,6 +71,8 @@ RealRange workspace_gib_range() { return {0.0, 1048576.0, "0 to 1048576 GiB", ""
 
 RealRange timeout_s_range() { return {0.0, 1e6, "0 (none) to 1000000 seconds", " s", false}; }
 
+RealRange wait_report_s_range() { return {0.0, 1e6, "0 (never) to 1000000 seconds", " s", false}; }
+
 RealRange years_range() { return {0.0, 100.0, "a positive number of years, at most 100", "", true}; }
 
 RealRange usd_per_kwh_range() { return {0.0, 1000.0, "0 to 1000 USD per kWh", "", false}; }

@@ -39,6 +39,7 @@ CLI::Option* add_real_option(CLI::App& command, const std::string& names, double
 // Ranges shared by several commands.
 [[nodiscard]] RealRange workspace_gib_range();  // --workspace-gib: 0 to 1048576 GiB
 [[nodiscard]] RealRange timeout_s_range();      // -T/--timeout: 0 (none) to 1e6 s
+[[nodiscard]] RealRange wait_report_s_range();  // --wait-report: 0 (never) to 1e6 s
 [[nodiscard]] RealRange years_range();          // --years: more than 0, at most 100
 [[nodiscard]] RealRange usd_per_kwh_range();    // --usd-per-kwh: 0 to 1000
 [[nodiscard]] RealRange node_price_range();     // a node's price: more than 0 USD, at most 1e12

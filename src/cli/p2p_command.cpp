@@ -11,6 +11,7 @@
 #include "bench/p2p.hpp"
 #include "cli/command.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
@@ -123,8 +124,8 @@ void add_p2p_command(CLI::App& app, CommandAction* action, const std::string& co
   cmd->add_flag("--inject-corruption", o.inject_corruption,
                 "testing: overwrite each measurement's first copied buffer before it is checked (the run must fail)")
       ->group("Testing");
-  cmd->add_option("-J,--json", o.json_path, "write results as JSON to this file");
-  cmd->add_option("--csv", o.csv_path, "write results as CSV to this file");
+  mark_output_file(cmd->add_option("-J,--json", o.json_path, "write results as JSON to this file"));
+  mark_output_file(cmd->add_option("--csv", o.csv_path, "write results as CSV to this file"));
   cmd->callback([args, action] {
     finish(*args);
     *action = [args] { return run_p2p_command(*args); };

@@ -13,6 +13,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/number_options.hpp"
 #include "core/atomic_file.hpp"
@@ -161,7 +162,8 @@ void add_plan_command(CLI::App& app, CommandAction* action, const std::string& c
                   workspace_gib_range())
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the summary as JSON");
-  cmd->add_option("--dump-program", args->dump_path, "write the step program of every rank to this file as JSON");
+  mark_output_file(
+      cmd->add_option("--dump-program", args->dump_path, "write the step program of every rank to this file as JSON"));
   cmd->callback([args, action] {
     finish(*args);
     *action = [args] { return run_plan(*args); };

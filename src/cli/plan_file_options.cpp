@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/megatron_flags.hpp"
+#include "cli/option_rules.hpp"
 #include "core/error.hpp"
 
 namespace commscale {
@@ -34,10 +35,10 @@ void merge_model(ModelPlanArguments& a, const PlanFileModel& m) {
 }  // namespace
 
 void add_plan_file_option(CLI::App& command, ModelPlanArguments* args) {
-  command
-      .add_option("--plan-file", args->plan_file,
-                  "a plan file (JSON: model, plan, cluster); flags given beside it override its values")
-      ->group("Model");
+  mark_input_file(command
+                      .add_option("--plan-file", args->plan_file,
+                                  "a plan file (JSON: model, plan, cluster); flags given beside it override its values")
+                      ->group("Model"));
 }
 
 void merge_plan_file(ModelPlanArguments& a) {

@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/predict_collective.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
@@ -126,13 +127,14 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
                          "exposed communication by group and link, bubble, memory per rank (no GPU needed)");
   add_model_plan_options(*cmd, &args->model_plan);
   add_collective_options(*cmd, &args->collective);
-  cmd->add_option("--cluster", args->cluster,
-                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
-                  "--plan-file has one)");
+  mark_input_file(cmd->add_option("--cluster", args->cluster,
+                                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required "
+                                  "unless the --plan-file has one)"));
   add_set_option(*cmd, &args->set);
   args->nodes_flag =
       cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as the plan's ranks need)");
-  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  mark_input_file(
+      cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));
   args->step_only = {
       add_host_framework_option(*cmd, &args->host_framework),
       add_real_option(*cmd, "--workspace-gib", &args->workspace_gib,
@@ -141,8 +143,10 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
           ->capture_default_str(),
       cmd->add_flag("--full-simulation", args->full_simulation,
                     "simulate every rank, not one per symmetry class (same result, slower)"),
-      cmd->add_option("--timeline", args->timeline_path, "write the predicted timeline (train's schema) to this file"),
-      cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the simulated ranks"),
+      mark_output_file(cmd->add_option("--timeline", args->timeline_path,
+                                       "write the predicted timeline (train's schema) to this file")),
+      mark_output_file(cmd->add_option("--trace", args->trace_path,
+                                       "write a Chrome trace (opens in Perfetto) of the simulated ranks")),
   };
   add_output_options(*cmd, &args->output);
   cmd->callback([args, action, cmd] {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/megatron_flags.hpp"
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -24,7 +25,7 @@ std::string default_host_framework(Framework framework, KernelSet kernels) {
 
 void add_output_options(CLI::App& command, OutputArguments* args) {
   command.add_flag("--json", args->json, "print the result as JSON (instead of text)");
-  command.add_option("-J,--output_file", args->json_path, "write the result as JSON to this file");
+  mark_output_file(command.add_option("-J,--output_file", args->json_path, "write the result as JSON to this file"));
 }
 
 void finish_output_options(const OutputArguments& args, std::vector<NamedOutput> more) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/jsonl_file.hpp"
@@ -23,10 +24,11 @@ bool parse_whole(std::string_view text, T* value) {
 }  // namespace
 
 void add_reliability_options(CLI::App& command, ReliabilityArguments* args, const std::string& what) {
-  command.add_option("--jsonl", args->jsonl_path,
-                     fmt::format("append {} to this file as JSON Lines as the run goes (default with -J: the -J "
-                                 "file with .jsonl for .json); a new run starts it afresh",
-                                 what));
+  mark_output_file(command.add_option(
+      "--jsonl", args->jsonl_path,
+      fmt::format("append {} to this file as JSON Lines as the run goes (default with -J: the -J file with .jsonl "
+                  "for .json); a new run starts it afresh",
+                  what)));
   command
       .add_option("--debug-skip-collective", args->skip,
                   "testing: RANK:INDEX, rank RANK issues no collective from its INDEX-th call on (from 0), so "

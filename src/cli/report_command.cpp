@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "report/html_report.hpp"
@@ -45,6 +46,8 @@ ReportOptions finish(const ReportArguments& a) {
 int run_report(const ReportArguments& a) {
   const ReportOptions options = finish(a);
   const LoadedResults results = load_results(a.inputs);
+  // The files of a folder are known once it is read (main checked the files named): the page replaces none.
+  for (const ResultFile& f : results.files) check_not_input({"-o/--output", a.output}, "RESULTS", f.path.string());
   for (const std::string& s : results.skipped) std::cerr << "commscale report: not rendered: " << s << "\n";
   if (results.files.empty()) {
     throw InputError("RESULTS", "none of the files is a result report renders",
@@ -65,8 +68,10 @@ int run_report(const ReportArguments& a) {
 void add_report_command(CLI::App& app, CommandAction* action, const std::string& /*command_line*/) {
   auto args = std::make_shared<ReportArguments>();
   CLI::App* cmd = app.add_subcommand("report", "Render result files into one self-contained HTML page with SVG charts");
-  cmd->add_option("results", args->inputs, "result files (JSON) or folders of them (searched recursively)")->required();
-  cmd->add_option("-o,--output", args->output, "the HTML file to write")->capture_default_str();
+  mark_input_file(
+      cmd->add_option("results", args->inputs, "result files (JSON) or folders of them (searched recursively)")
+          ->required());
+  mark_output_file(cmd->add_option("-o,--output", args->output, "the HTML file to write")->capture_default_str());
   cmd->add_option("--title", args->title, "the page's title")->capture_default_str();
   cmd->add_option("--line-rate", args->line_rate,
                   "GBPS[:WHAT]: the per-direction line rate of the link the bench files' GPUs use, drawn as the busbw "

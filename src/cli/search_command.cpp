@@ -14,6 +14,7 @@
 #include "cli/model_options.hpp"
 #include "cli/megatron_flags.hpp"
 #include "cli/number_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/atomic_file.hpp"
@@ -208,12 +209,12 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
       "cluster, ranked by throughput or cost, with the top K and why the others lose (no GPU needed)");
   add_model_options(*cmd, &args->model);
   predict::SearchOptions& o = args->options;
-  cmd->add_option("--cluster", args->cluster,
-                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required unless the "
-                  "--plan-file has one)");
+  mark_input_file(cmd->add_option("--cluster", args->cluster,
+                                  "a cluster of topologies/clusters (commscale hw list) or a cluster file (required "
+                                  "unless the --plan-file has one)"));
   add_set_option(*cmd, &args->set);
-  cmd->add_option("--best-plan-file", args->best_plan_path,
-                  "write the best plan as a plan file (for --plan-file of plan, train, predict)");
+  mark_output_file(cmd->add_option("--best-plan-file", args->best_plan_path,
+                                   "write the best plan as a plan file (for --plan-file of plan, train, predict)"));
   args->nodes_flag =
       cmd->add_option("--nodes", args->nodes, "nodes of the cluster (default: as many as --gpus needs, else 1)");
   cmd->add_option("--gpus", args->gpus, "GPU counts to search, comma-separated (default: all GPUs of --nodes)");
@@ -237,7 +238,8 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
                   node_price_range());
   add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour, "cloud price per GPU-hour (--cost-basis cloud)",
                   node_price_range());
-  cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use");
+  mark_input_file(
+      cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));
   add_host_framework_option(*cmd, &args->host_framework);
   add_framework_option(*cmd, &args->framework);
   add_real_option(*cmd, "--workspace-gib", &args->workspace_gib, "memory allowance per rank beyond the model's",

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_text.hpp"
 #include "core/error.hpp"
@@ -163,11 +164,13 @@ void add_topo_command(CLI::App& app, CommandAction* action, const std::string& c
   args->command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
       "topo", "Discover this machine's GPUs and links (one process, no MPI); write it as a topology file");
-  cmd->add_option("-o,--output", args->output, "write the machine as a topology file (topologies/README.md)");
+  mark_output_file(
+      cmd->add_option("-o,--output", args->output, "write the machine as a topology file (topologies/README.md)"));
   cmd->add_option("--name", args->name, "the topology's name (default: the --output file's stem)");
-  cmd->add_option("--gpu", args->gpu, "the catalog GPU (name or GPU file) the file names, when discovery cannot tell");
-  cmd->add_option("-J,--json", args->json_path, "write the discovery as JSON to this file");
-  cmd->add_option("--csv", args->csv_path, "write the GPU pairs as CSV to this file");
+  mark_input_file(cmd->add_option("--gpu", args->gpu,
+                                  "the catalog GPU (name or GPU file) the file names, when discovery cannot tell"));
+  mark_output_file(cmd->add_option("-J,--json", args->json_path, "write the discovery as JSON to this file"));
+  mark_output_file(cmd->add_option("--csv", args->csv_path, "write the GPU pairs as CSV to this file"));
   args->devices_given =
       cmd->add_option("--devices", args->devices, "CUDA devices to describe, a comma list (default: all visible)");
   cmd->callback([args, action] {

@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/predict_options.hpp"
@@ -110,6 +111,9 @@ void finish(TrainArguments& a) {
   }
   if (!a.reliability.skip.empty()) o.skip = parse_collective_skip(a.reliability.skip, "--debug-skip-collective");
   finish_host_framework(a);
+  // The MFU's peak is looked up after the steps: a --gpu the catalog does not know is refused now, before
+  // anything runs or the JSON Lines file replaces an earlier run's.
+  if (!a.gpu.empty()) (void)hw::Catalog::open(hw::find_topologies_dir()).gpu(a.gpu, "--gpu");
 }
 
 hw::MathRate rate_for(DataType type, bool tf32) {
@@ -251,20 +255,24 @@ void add_train_command(CLI::App& app, CommandAction* action, const std::string& 
                   "the memory model's allowance for the CUDA context, cuBLAS and NCCL (not allocated by commscale)",
                   workspace_gib_range())
       ->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "catalog GPU whose peak the MFU refers to (default: the device's own name)");
+  mark_input_file(cmd->add_option("--gpu", args->gpu,
+                                  "catalog GPU (name or GPU file) whose peak the MFU refers to (default: the "
+                                  "device's own name)"));
   cmd->add_option("--host-framework", args->host_framework,
                   "issue every op at this framework's host cost per op (the larger of it and commscale's own), "
                   "with its per-step cost and synchronisation: pytorch-eager, megatron, ... from --calibration's "
                   "`host` rows, else topologies/frameworks.json; none: as fast as commscale issues");
-  cmd->add_option("--calibration", args->calibration,
-                  "a calibration profile whose `host` row of --host-framework's framework is used");
+  mark_input_file(cmd->add_option("--calibration", args->calibration,
+                                  "a calibration profile whose `host` row of --host-framework's framework is used"));
   add_real_option(*cmd, "-T,--timeout", &args->timeout_s, "seconds a step may take before the job is aborted (0: none)",
                   timeout_s_range())
       ->capture_default_str();
-  cmd->add_option("-J,--output_file", args->json_path, "write the results as JSON to this file");
-  cmd->add_option("--csv", args->csv_path, "write one line per step and rank as CSV to this file");
-  cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the timed steps");
-  cmd->add_option("--timeline", args->timeline_path, "write the timeline (the schema `predict` writes) to this file");
+  mark_output_file(cmd->add_option("-J,--output_file", args->json_path, "write the results as JSON to this file"));
+  mark_output_file(cmd->add_option("--csv", args->csv_path, "write one line per step and rank as CSV to this file"));
+  mark_output_file(
+      cmd->add_option("--trace", args->trace_path, "write a Chrome trace (opens in Perfetto) of the timed steps"));
+  mark_output_file(cmd->add_option("--timeline", args->timeline_path,
+                                   "write the timeline (the schema `predict` writes) to this file"));
   cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   cmd->add_flag("--progress", args->progress,
                 "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");

@@ -19,11 +19,16 @@ namespace {
 constexpr std::string_view kExpected = "a file path";
 
 // The nearest directory of `directory` or above it that exists: a file will be made in it, or the
-// directories below it. Returns errno of the lookup that failed (0: found), and the path in `found`.
+// directories below it. Returns errno of the lookup that failed (0: found), and the path in `found`; a
+// symbolic link to nothing on the way is found too (ENOENT): no directory can be made through it.
 int nearest_existing(std::string directory, std::string* found) {
   struct stat st{};
   while (::stat(directory.c_str(), &st) != 0) {
     if (errno != ENOENT) return errno;
+    if (::lstat(directory.c_str(), &st) == 0) {
+      *found = directory;
+      return ENOENT;
+    }
     const std::string up = directory_of(directory);
     if (up == directory) return ENOENT;
     directory = up;
@@ -36,6 +41,12 @@ void check_new_file(const OutputTarget& t, const std::string& path, std::string_
   const std::string directory = directory_of(t.path);
   std::string existing;
   int error = nearest_existing(directory, &existing);
+  if (error == ENOENT && !existing.empty()) {  // mkdir(2) would fail with EEXIST once the run is over
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(existing, ec).string();
+    throw InputError(where, fmt::format("cannot create directory {}: {} is a symbolic link to {}, which does not exist",
+                                        directory, existing, target));
+  }
   if (error == 0 && ::faccessat(AT_FDCWD, existing.c_str(), W_OK | X_OK, AT_EACCESS) != 0) error = errno;
   if (error == 0) return;
   if (existing == directory && error != ENOTDIR) {
@@ -101,6 +112,19 @@ void check_outputs(const std::vector<NamedOutput>& outputs) {
     }
     files.emplace_back(&output, id);
   }
+}
+
+void check_not_input(const NamedOutput& output, std::string_view input, const std::string& input_path) {
+  struct stat in{};
+  if (output.path.empty() || ::stat(input_path.c_str(), &in) != 0 || !S_ISREG(in.st_mode)) return;
+  const OutputTarget t = resolve_output(output.path);
+  struct stat out{};
+  if (t.kind != OutputKind::kFile || !t.exists || ::stat(t.path.c_str(), &out) != 0) return;
+  if (in.st_dev != out.st_dev || in.st_ino != out.st_ino) return;
+  throw InputError(output.flag,
+                   fmt::format("{} is the file {} reads{}; the result would replace it", output.path, input,
+                               input_path == output.path ? "" : fmt::format(" (as {})", input_path)),
+                   "an output that is not one of the command's inputs");
 }
 
 }  // namespace commscale

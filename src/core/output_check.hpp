@@ -1,7 +1,8 @@
 #pragma once
 
-// Checking a command's output paths before it does any work: each can be written, and no two of them
-// would replace the same file (one result would be lost). Nothing is created, opened or changed here.
+// Checking a command's output paths before it does any work: each can be written, no two of them would
+// replace the same file (one result would be lost), and none replaces one of the command's inputs.
+// Nothing is created, opened or changed here.
 
 #include <string>
 #include <string_view>
@@ -22,5 +23,11 @@ struct NamedOutput {
 // (the same path, or another name of the same file). Devices, FIFOs and standard output may take
 // several outputs: each is written there in turn and none is lost. Throws InputError naming both flags.
 void check_outputs(const std::vector<NamedOutput>& outputs);
+
+// Throws InputError naming both when `output` would replace the file that `input` (an input option, as
+// messages name it) reads at `input_path`: the same file once links are followed (device and inode), however
+// the two paths are spelled. An input that is not a regular file (it is read as it streams, or not at all),
+// and an output written in place (a device, a FIFO, standard output), are no conflict.
+void check_not_input(const NamedOutput& output, std::string_view input, const std::string& input_path);
 
 }  // namespace commscale

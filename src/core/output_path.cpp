@@ -26,6 +26,11 @@ std::string real_directory(const std::string& directory, int* error) {
   return real ? std::string(real.get()) : std::string();
 }
 
+// open(2) refuses a socket (ENXIO): said before the run rather than when its results are written.
+std::string socket_problem(const std::string& path) {
+  return fmt::format("{} is a socket, which cannot be opened as a file", path);
+}
+
 // /proc/self/fd/N and its kin are not links to follow by name: their targets ("pipe:[123]", a deleted
 // file) are only reachable through the link itself, so they are written through it, or to the stream.
 OutputTarget through_proc_link(const std::string& path, const std::string& directory, const std::string& name) {
@@ -51,6 +56,10 @@ OutputTarget through_proc_link(const std::string& path, const std::string& direc
       t.stream_fd = fd;
       return t;
     }
+  }
+  if (S_ISSOCK(target.st_mode)) {
+    t.problem = socket_problem(path);
+    return t;
   }
   t.kind = OutputKind::kInPlace;
   t.path = path;
@@ -133,6 +142,10 @@ OutputTarget resolve_output(const std::string& path) {
     }
     if (S_ISDIR(st.st_mode)) {
       t.problem = fmt::format("{} is a directory", path);
+      return t;
+    }
+    if (S_ISSOCK(st.st_mode)) {
+      t.problem = socket_problem(path);
       return t;
     }
     t.kind = S_ISREG(st.st_mode) ? OutputKind::kFile : OutputKind::kInPlace;

@@ -2,10 +2,11 @@
 
 // Where an output file's bytes go. A regular file (or a path not there yet) is replaced atomically:
 // written under a short temporary name in its own directory, then renamed over it. A symbolic link is
-// followed, so the file it points to is replaced and the link kept. Anything else (a character or block
-// device such as /dev/null, a FIFO, a socket, a terminal) is opened and written as it is, never
-// unlinked or renamed over. "-", and /dev/stdout, /dev/stderr or /proc/self/fd/N where they are this
-// process's standard output or error, are written to that stream.
+// followed, so the file it points to is replaced and the link kept. A character or block device (such as
+// /dev/null), a FIFO or a terminal is opened and written as it is, never unlinked or renamed over; a
+// socket cannot be opened at all, which resolve_output says (`problem`) before any work. "-", and
+// /dev/stdout, /dev/stderr or /proc/self/fd/N where they are this process's standard output or error,
+// are written to that stream.
 
 #include <sys/types.h>
 
@@ -15,7 +16,7 @@ namespace commscale {
 
 enum class OutputKind {
   kFile,     // a regular file, or a path where one will be created: replaced atomically
-  kInPlace,  // a device, FIFO, socket or terminal (or a /proc link to one): opened and written in place
+  kInPlace,  // a device, FIFO or terminal (or a /proc link to one): opened and written in place
   kStream,   // this process's standard output or error: written to that file descriptor
 };
 

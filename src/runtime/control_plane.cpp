@@ -28,6 +28,7 @@ constexpr auto kAnswerDeadline = 5s;
 constexpr auto kWatchPeriod = 200ms;
 constexpr auto kLastResortGrace = 3s;
 constexpr auto kControlWaitFloor = 30s;
+constexpr auto kLongestReportGap = 600s;  // between two reports of one long wait
 
 ControlPlane* g_current = nullptr;
 
@@ -128,6 +129,7 @@ void ControlPlane::poll() {
   if (now - last_answer_ < 5ms) return;
   last_answer_ = now;
   answer_questions();
+  report_long_wait();
 }
 
 void ControlPlane::finish() {
@@ -147,7 +149,10 @@ void ControlPlane::finish() {
     // still missing after a while is lost.
     if (!lost_at && watchdog_ && watchdog_->lost()) lost_at = Clock::now();
     if (lost_at && Clock::now() - *lost_at > 2s) poll();
-    if (!lost_at) answer_questions();
+    if (!lost_at) {
+      answer_questions();
+      report_long_wait();
+    }
     if (polls > 1000) std::this_thread::yield();
   }
   stop_watching();
@@ -172,6 +177,34 @@ std::shared_ptr<GroupCalls> ControlPlane::transfer_calls(const std::string& grou
   return calls_for(link_calls(group, from, to));
 }
 
+void ControlPlane::set_activity(const std::string* what) noexcept {
+  activity_ = what;
+  progressed();
+}
+
+void ControlPlane::progressed() noexcept {
+  waiting_since_ = Clock::now();
+  next_report_ = report_after_;
+}
+
+void ControlPlane::report_long_wait() {
+  if (activity_ == nullptr || report_after_.count() <= 0) return;
+  const std::chrono::duration<double> waited = Clock::now() - waiting_since_;
+  if (waited < next_report_) return;
+  next_report_ = std::min<std::chrono::duration<double>>(waited * 2, waited + kLongestReportGap);
+  const std::string what = *activity_;
+  const std::string others = diagnose_job();  // asks every rank, at most kAnswerDeadline
+  const std::string bound = timeout_.count() > 0
+                                ? fmt::format("-T/--timeout ends the job after {} s", timeout_.count())
+                                : "no -T/--timeout was given, so nothing ends the wait (-T SECONDS would end the job "
+                                  "after that long, naming the ranks behind)";
+  fmt::print(stderr, "commscale: still waiting on {}: {:.0f} s for {}{}{}; {}\n", process_identity(), waited.count(),
+             what, others.empty() ? "" : "; ", others, bound);
+  std::fflush(stderr);
+}
+
+void ControlPlane::ask(const std::string& key, int to) { send(fmt::format("{} {}", round_, key), to, kAskTag); }
+
 void ControlPlane::send(std::string data, int to, int tag) {
   Outgoing& o = outgoing_.emplace_back(Outgoing{std::move(data), MPI_REQUEST_NULL});
   MPI_CHECK(MPI_Isend(o.data.data(), static_cast<int>(o.data.size()), MPI_CHAR, to, tag, control_, &o.request));
@@ -193,12 +226,16 @@ void ControlPlane::answer_questions() {
     if (!asked) break;
     int length = 0;
     MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &length));
-    std::string key(static_cast<std::size_t>(length), '\0');
-    MPI_CHECK(MPI_Recv(key.data(), length, MPI_CHAR, status.MPI_SOURCE, kAskTag, control_, MPI_STATUS_IGNORE));
+    std::string question(static_cast<std::size_t>(length), '\0');
+    MPI_CHECK(MPI_Recv(question.data(), length, MPI_CHAR, status.MPI_SOURCE, kAskTag, control_, MPI_STATUS_IGNORE));
+    // "<round> <key>": the answer carries the round back, so the asker can tell it from a late one.
+    const std::size_t space = question.find(' ');
+    const std::string round = question.substr(0, space);
+    const std::string key = space == std::string::npos ? "" : question.substr(space + 1);
     const auto known = groups_.find(key);
     const long long started = known == groups_.end() ? -1 : static_cast<long long>(known->second->started);
     const std::string doing = activity_ != nullptr ? "waiting for " + *activity_ : "running, not waiting";
-    send(fmt::format("{} {}", started, doing), status.MPI_SOURCE, kAnswerTag);
+    send(fmt::format("{} {} {}", round, started, doing), status.MPI_SOURCE, kAnswerTag);
   }
   reap_sends();
 }
@@ -219,19 +256,24 @@ std::map<int, ControlPlane::Answer> ControlPlane::collect_answers(std::size_t ex
     MPI_CHECK(MPI_Get_count(&status, MPI_CHAR, &length));
     std::string text(static_cast<std::size_t>(length), '\0');
     MPI_CHECK(MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag, control_, MPI_STATUS_IGNORE));
+    // "<round> <started> <activity>"
+    char* end = nullptr;
+    if (std::strtoul(text.c_str(), &end, 10) != round_) continue;  // to an earlier round, after its deadline
+    const std::string answer = *end == ' ' ? std::string(end + 1) : std::string();
     Answer& a = answers[status.MPI_SOURCE];
-    const std::size_t space = text.find(' ');
-    a.started = std::strtoll(text.c_str(), nullptr, 10);
-    a.activity = space == std::string::npos ? "" : text.substr(space + 1);
+    const std::size_t space = answer.find(' ');
+    a.started = std::strtoll(answer.c_str(), nullptr, 10);
+    a.activity = space == std::string::npos ? "" : answer.substr(space + 1);
   }
   return answers;
 }
 
 std::string ControlPlane::diagnose(const GroupCalls& group, std::uint64_t call) {
+  ++round_;
   std::size_t asked = 0;
   for (int member : group.members) {
     if (member == rank_) continue;
-    send(group.key, member, kAskTag);
+    ask(group.key, member);
     ++asked;
   }
   const std::map<int, Answer> answers = collect_answers(asked);
@@ -263,6 +305,7 @@ std::string ControlPlane::diagnose(const GroupCalls& group, std::uint64_t call) 
 }
 
 void ControlPlane::set_wait_limit(std::chrono::duration<double> timeout) noexcept {
+  timeout_ = timeout;
   wait_limit_ = timeout.count() > 0 ? std::max<std::chrono::duration<double>>(timeout, kControlWaitFloor) : timeout;
 }
 
@@ -273,8 +316,9 @@ void ControlPlane::check_wait(Clock::time_point start, const std::string& what) 
 }
 
 std::string ControlPlane::diagnose_job() {
+  ++round_;
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_) send("", r, kAskTag);
+    if (r != rank_) ask("", r);
   }
   const std::map<int, Answer> answers = collect_answers(static_cast<std::size_t>(size_ - 1));
   std::map<std::string, std::vector<int>> doing;
@@ -358,6 +402,14 @@ WaitingFor::~WaitingFor() {
 
 void set_control_plane_wait_limit(std::chrono::duration<double> timeout) noexcept {
   if (g_current != nullptr) g_current->set_wait_limit(timeout);
+}
+
+void set_control_plane_wait_report(std::chrono::duration<double> after) noexcept {
+  if (g_current != nullptr) g_current->set_wait_report(after);
+}
+
+void note_progress() noexcept {
+  if (g_current != nullptr) g_current->progressed();
 }
 
 void wait_polled(std::vector<MPI_Request>& requests, const std::string& what) {

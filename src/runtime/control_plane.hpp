@@ -7,7 +7,10 @@
 //  - every communicator counts the collectives it has started (GroupCalls, shared by the communicators
 //    of one set of world ranks); when a wait times out, the rank asks the group's other ranks, over a
 //    duplicate of MPI_COMM_WORLD and with a deadline of its own, how many they have started and what
-//    they are waiting for, so the timeout names the ranks that did not arrive (or did not answer).
+//    they are waiting for, so the timeout names the ranks that did not arrive (or did not answer);
+//  - a rank that has waited long (60 s by default, --wait-report) says so on stderr, with the same
+//    diagnosis of the job, and again each time the wait has doubled (at least every 10 minutes): without
+//    -T a stopped rank would otherwise hang the job in silence. Nothing is ended by it.
 //
 // One per process, made by run_on_all_ranks (cli/command.cpp); without one (unit and MPI tests) the
 // functions below do nothing. Wait loops deep in the backends reach it through these functions rather
@@ -68,8 +71,13 @@ class ControlPlane {
   // Throws TimeoutError naming `what` and what every other rank is doing, once a wait that began at
   // `start` has passed the limit.
   void check_wait(std::chrono::steady_clock::time_point start, const std::string& what);
+  // How long a wait goes on before this rank reports it (0: never).
+  void set_wait_report(std::chrono::duration<double> after) noexcept { report_after_ = after; }
+  // Work went on (an op completed or started): a wait reported from here on is a new one.
+  void progressed() noexcept;
 
-  void set_activity(const std::string* what) noexcept { activity_ = what; }
+  // What the main thread waits for (null: it does not wait); setting it starts a new wait.
+  void set_activity(const std::string* what) noexcept;
   [[nodiscard]] const std::string* activity() const noexcept { return activity_; }
   [[nodiscard]] std::size_t watched_ranks() const noexcept { return watchdog_ ? watchdog_->watched() : 0; }
 
@@ -87,7 +95,13 @@ class ControlPlane {
   void answer_questions();
   void send(std::string data, int to, int tag);
   void reap_sends();
+  // Sends `key` (a group's key; "" for the whole job) as a question of a new round to `to`.
+  void ask(const std::string& key, int to);
+  // The answers of the latest round; an answer to an earlier one, come after its deadline, is dropped.
   [[nodiscard]] std::map<int, Answer> collect_answers(std::size_t expected);
+  // Says on stderr how long this rank has waited, for what, and what the others do, once the wait has
+  // gone on for report_after_ (and again each time it has doubled).
+  void report_long_wait();
   [[nodiscard]] std::shared_ptr<GroupCalls> calls_for(GroupCalls fresh);
   // "rank 3", and what /proc says of it when it is on this node and stopped.
   [[nodiscard]] std::string silent_rank(int rank) const;
@@ -98,7 +112,12 @@ class ControlPlane {
 
   int rank_ = 0;
   int size_ = 1;
+  std::chrono::duration<double> timeout_{0.0};  // --timeout as given (0: none), for the wait reports
   std::chrono::duration<double> wait_limit_{0.0};
+  std::chrono::duration<double> report_after_{60.0};
+  std::chrono::steady_clock::time_point waiting_since_{};
+  std::chrono::duration<double> next_report_{0.0};  // since waiting_since_
+  unsigned round_ = 0;                              // of questions asked
   MPI_Comm control_ = MPI_COMM_NULL;
   std::unique_ptr<PeerWatchdog> watchdog_;
   bool watching_ = true;
@@ -119,6 +138,11 @@ void poll_control_plane();
 [[nodiscard]] std::shared_ptr<GroupCalls> transfer_calls(const std::string& group, int from, int to);
 // ControlPlane::set_wait_limit, where there is a control plane.
 void set_control_plane_wait_limit(std::chrono::duration<double> timeout) noexcept;
+// ControlPlane::set_wait_report, where there is a control plane.
+void set_control_plane_wait_report(std::chrono::duration<double> after) noexcept;
+// ControlPlane::progressed, where there is a control plane: for a wait loop whose WaitingFor spans work
+// (a step's), each time something completes or starts.
+void note_progress() noexcept;
 // The diagnosis of a timed-out call, or "" without a control plane.
 [[nodiscard]] std::string diagnose_group(const GroupCalls& group, std::uint64_t call);
 

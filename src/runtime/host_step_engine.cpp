@@ -266,7 +266,10 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
         running_changed = true;
       }
     }
-    if (progressed) continue;
+    if (progressed) {
+      note_progress();  // the step's WaitingFor spans its work: a long wait is one without progress
+      continue;
+    }
     if (running_changed) {
       activity_ = running_activity(running);
       running_changed = false;

@@ -89,6 +89,7 @@ std::vector<RankPlacement> gather_placements(const MpiComm& world, const RankPla
 RankSession start_rank_session(const RuntimeOptions& options, const MpiComm& world) {
   RankSession s;
   set_control_plane_wait_limit(std::chrono::duration<double>(options.timeout.value()));
+  set_control_plane_wait_report(std::chrono::duration<double>(options.wait_report.value()));
   s.node = discover_node(world);
   set_process_identity(s.node.host, world.rank());
 

@@ -20,6 +20,7 @@ struct RuntimeOptions {
   std::vector<int> devices;  // --devices: local rank i uses devices[i % size]; empty: local rank % visible
   std::string command_line;
   Seconds timeout{0.0};  // --timeout: also bounds the set-up of NCCL communicators (0: none)
+  Seconds wait_report{60.0};  // --wait-report: a rank that waits this long says for what (0: never)
 };
 
 struct RankSession {

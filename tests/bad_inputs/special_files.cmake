@@ -34,3 +34,18 @@ execute_process(COMMAND mkfifo "${WORK_DIR}/results-fifo/pipe.json" RESULT_VARIA
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "mkfifo ${WORK_DIR}/results-fifo/pipe.json: ${_rc}")
 endif()
+# Outputs that are inputs of the same command (issue 36, case 6): a model file, a symbolic link to it
+# and a second name of it (a hard link), and a folder of results.
+file(COPY_FILE "${CMAKE_CURRENT_LIST_DIR}/../data/hf/gpt2.json" "${WORK_DIR}/model.json")
+file(CREATE_LINK "model.json" "${WORK_DIR}/model-link.json" SYMBOLIC)
+file(CREATE_LINK "${WORK_DIR}/model.json" "${WORK_DIR}/model-hard.json")
+file(MAKE_DIRECTORY "${WORK_DIR}/results-in")
+file(COPY_FILE "${CMAKE_CURRENT_LIST_DIR}/../data/report/prediction.json" "${WORK_DIR}/results-in/prediction.json")
+# Outputs that cannot be written, found before the work (issue 36, case 9): a Unix socket, and a folder
+# that is a symbolic link to nothing.
+execute_process(COMMAND python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])"
+                        "${WORK_DIR}/socket" RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "could not make the socket ${WORK_DIR}/socket: ${_rc}")
+endif()
+file(CREATE_LINK "no-such-folder" "${WORK_DIR}/dangling" SYMBOLIC)

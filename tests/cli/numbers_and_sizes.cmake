@@ -9,7 +9,7 @@ foreach(command topo p2p)
   execute_process(COMMAND ${COMMSCALE} ${command} --devices "" RESULT_VARIABLE rc ERROR_VARIABLE err
                   WORKING_DIRECTORY "${WORK_DIR}" TIMEOUT 60)
   expect_equal("${rc}" 2 "${command} --devices ''")
-  expect_contains("${err}" [[commscale: --devices: "" has an empty item]])
+  expect_contains("${err}" [[commscale: --devices: the value is empty (expected a value, or the flag left out)]])
 endforeach()
 
 set(bench bench all_reduce -b 1K -e 1K -n 2 -w 1 --backend cpu)

@@ -148,6 +148,18 @@ foreach(f t.json t.jsonl)
   file(SHA256 "${WORK_DIR}/keep/${f}" after)
   expect_equal("${after}" "${before_${f}}" "keep/${f} after a rejected train")
 endforeach()
+# So does a --gpu the catalog does not know (issue 36, case 7): it was looked up for the MFU after the
+# steps, once the JSON Lines file had replaced the earlier run's.
+commscale_run(EXPECT 2 RANKS 2 ERROR err OUTPUT out
+              ARGS train --backend cpu --model tiny --tp 2 --steps 1 --warmup 0 -J keep/t.json --gpu no-such-gpu)
+expect_contains("${err}" "--gpu: ")
+expect_contains("${err}" "no-such-gpu")
+string(FIND "${out}" "step time" trained)
+expect_equal("${trained}" -1 "train with an unknown --gpu printed a step time")
+foreach(f t.json t.jsonl)
+  file(SHA256 "${WORK_DIR}/keep/${f}" after)
+  expect_equal("${after}" "${before_${f}}" "keep/${f} after train --gpu no-such-gpu")
+endforeach()
 commscale_run(EXPECT 0 RANKS 2 ARGS ${bench} -J keep/b.json)
 file(SHA256 "${WORK_DIR}/keep/b.jsonl" before)
 commscale_run(EXPECT 2 RANKS 2 ERROR err ARGS ${bench} --split consecutive:3 -J keep/b.json)

@@ -68,4 +68,38 @@ for attempt in 1 2 3; do
   [ "$found" = transfer ] && break
   [ "$attempt" -lt 3 ] || fail "train-pipeline: 3 stops in a row landed between steps"
 done
+# Without -T nothing ends the wait (issue 36, case 17: the job hung in silence). A rank that has waited
+# --wait-report seconds (60 by default; 2 here) says so on stderr, naming what it waits for and that rank 0
+# is stopped, and says that no -T bounds the wait; the job goes on waiting, and this test ends it.
+untimed_stop() {
+  local dir="$WORK/untimed"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "${MPIRUN[@]}" -np 4 "$COMMSCALE" train --backend cpu --model tiny --tp 2 --pp 2 --steps 10000 --warmup 0 \
+    --timing step --wait-report 2 --jsonl "$dir/progress.jsonl" > "$dir/stdout" 2> "$dir/stderr" &
+  local job=$!
+  wait_for_lines "$dir/progress.jsonl" 4 120
+  local pid tenths=0
+  pid=$(rank_pid 0) || fail "untimed: no process for rank 0"
+  kill -STOP "$pid"
+  # The report comes after 2 s of waiting and the 5 s in which the others are asked what they do.
+  until grep -q "^commscale: still waiting on " "$dir/stderr"; do
+    if [ "$tenths" -ge 300 ] || ! kill -0 "$job" 2>/dev/null; then
+      kill_job "$job"
+      cat "$dir/stderr" >&2
+      fail "untimed: no report of the wait within 30 s of the stop (or the job ended)"
+    fi
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
+  kill -0 "$job" 2>/dev/null || fail "untimed: the job ended without -T"
+  kill_job "$job"
+  wait "$job" 2>/dev/null || true
+  grep "^commscale: still waiting on " "$dir/stderr" | cut -c1-1200 >&2
+  local report="^commscale: still waiting on host [^,]+, rank [1-3]: [0-9]+ s for [^;]+; .*rank 0 \(pid $pid on host [^ )]+ is stopped: SIGSTOP, or a debugger\).*; no -T/--timeout was given, so nothing ends the wait"
+  grep -Eq "$report" "$dir/stderr" || fail "untimed: no report names the wait, the stopped rank 0 and the missing -T"
+}
+untimed_stop
+echo "untimed: a rank reported its wait, naming the stopped rank 0; the job was not ended"
+
 echo "stopped_rank: all cases passed"

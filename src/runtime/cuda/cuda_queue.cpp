@@ -79,6 +79,7 @@ Seconds CudaQueue::elapsed(int from, int to) {
 }
 
 void CudaQueue::wait(const std::string& what) {
+  const WaitingFor waiting(what);  // for other ranks that ask, and this rank's report of a long wait
   const auto start = Clock::now();
   for (int polls = 0;; ++polls) {
     const cudaError_t state = cudaStreamQuery(stream());

@@ -240,6 +240,8 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
 // Waits for `event`, checking every NCCL communicator for asynchronous errors, within the timeout.
 void CudaStepEngine::wait_for(cudaEvent_t event) {
   using Clock = std::chrono::steady_clock;
+  static const std::string kWhat = "the step's GPU work (compute and NCCL) to complete";
+  const WaitingFor waiting(kWhat);  // for other ranks that ask, and this rank's report of a long wait
   const auto start = Clock::now();
   for (int polls = 0;; ++polls) {
     const cudaError_t state = cudaEventQuery(event);
