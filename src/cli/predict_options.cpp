@@ -54,6 +54,9 @@ HostCosts resolve_host_framework(const std::string& given, Framework framework, 
   // Who issues the GEMMs follows --framework, whichever host row prices the issuing: commscale's executor
   // calls cuBLASLt for each product (its GEMM figures), every other framework goes through PyTorch.
   costs.attention = framework == Framework::kCommscale ? AttentionIssue::kPerProduct : AttentionIssue::kPerKernel;
+  // Megatron synchronises the device after each batch of pipeline sends and receives; a host that costs
+  // nothing (`none`: device time alone) is left without it.
+  costs.sync_after_p2p = !costs.zero() && (framework == Framework::kMegatronLm || framework == Framework::kMegatronDeepSpeed);
   return costs;
 }
 

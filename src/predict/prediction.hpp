@@ -63,6 +63,7 @@ struct Prediction {
   // for the host (mean per rank, part of the bubble).
   std::string host_framework;
   std::string host_source;
+  bool host_sync_after_p2p = false;  // the host waits for the GPU after each pipeline send/receive
   Seconds host_issue;
   Seconds host_wait;
   // Interference (interference.hpp): where its figures came from ("" without), the time it added to

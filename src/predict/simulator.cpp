@@ -72,15 +72,25 @@ class Channels {
 };
 
 // The host thread of each simulated rank (SimulationOptions::host): a cursor through the op list that
-// issues one op after another at their issue costs, and stops at the step phase's first op, with
-// HostSync::kBeforeOptimizer, until every op before it has completed.
+// issues one op after another at their issue costs, and stops at each synchronisation point until
+// every op before it has completed: the step phase's first op with HostSync::kBeforeOptimizer, and the
+// op after each run of pipeline sends and receives with HostCosts::sync_after_p2p. The points cut the
+// op list into segments; the host passes point k once segment k (the ops from point k - 1 up to it)
+// has completed, the segments before it having completed when it passed their points.
 struct HostCursor {
-  OpId next = 0;                   // the next op to issue
-  double clock = 0.0;              // when the host finished issuing the op before `next`
-  OpId sync_at = 0;                // the op the host waits before (the op count: never)
-  OpId completed_before_sync = 0;  // ops before sync_at that have completed
-  double last_end_before_sync = 0.0;
-  std::vector<int> waiting;  // streams that wait for the host while it waits at sync_at
+  OpId next = 0;                  // the next op to issue
+  double clock = 0.0;             // when the host finished issuing the op before `next`
+  std::vector<OpId> sync_points;  // ascending; the host waits before each
+  std::size_t at = 0;             // the next point the host will wait at
+  std::vector<OpId> completed;    // ops of each segment that have completed
+  std::vector<double> last_end;   // the latest end among them
+  double passed_end = 0.0;        // the latest end of the ops before the points passed so far
+  std::vector<int> waiting;       // streams that wait for the host while it waits at a point
+
+  [[nodiscard]] OpId segment_begin(std::size_t k) const { return k == 0 ? 0 : sync_points[k - 1]; }
+  [[nodiscard]] bool segment_done(std::size_t k) const {
+    return completed[k] == sync_points[k] - segment_begin(k);
+  }
 };
 
 class Engine {
@@ -187,12 +197,23 @@ class Engine {
       const std::vector<OpInfo>& info = index_of(static_cast<int>(i)).info;
       HostCursor& h = hosts_[i];
       h.clock = host_->step.value();
-      h.sync_at = static_cast<OpId>(ops.size());
       if (host_->sync == HostSync::kBeforeOptimizer) {
         const auto first =
             std::find_if(info.begin(), info.end(), [](const OpInfo& op) { return op.host_phase == HostPhase::kStep; });
-        h.sync_at = static_cast<OpId>(first - info.begin());
+        if (first != info.end()) h.sync_points.push_back(static_cast<OpId>(first - info.begin()));
       }
+      if (host_->sync_after_p2p) {
+        const auto p2p = [&](std::size_t k) {
+          return info[k].category == OpCategory::kSend || info[k].category == OpCategory::kRecv;
+        };
+        for (std::size_t k = 0; k + 1 < info.size(); ++k) {
+          if (p2p(k) && !p2p(k + 1)) h.sync_points.push_back(static_cast<OpId>(k + 1));
+        }
+        std::sort(h.sync_points.begin(), h.sync_points.end());
+        h.sync_points.erase(std::unique(h.sync_points.begin(), h.sync_points.end()), h.sync_points.end());
+      }
+      h.completed.assign(h.sync_points.size(), 0);
+      h.last_end.assign(h.sync_points.size(), 0.0);
       sim_.issued[i].assign(ops.size(), kUnset);
       sim_.host_hold[i].assign(ops.size(), 0.0);
     }
@@ -204,9 +225,11 @@ class Engine {
     auto& issued = sim_.issued[static_cast<std::size_t>(i)];
     HostCursor& h = hosts_[static_cast<std::size_t>(i)];
     while (h.next <= id) {
-      if (h.next == h.sync_at) {
-        if (h.completed_before_sync < h.sync_at) return kUnset;
-        h.clock = std::max(h.clock, h.last_end_before_sync);
+      if (h.at < h.sync_points.size() && h.next == h.sync_points[h.at]) {
+        if (!h.segment_done(h.at)) return kUnset;
+        h.passed_end = std::max(h.passed_end, h.last_end[h.at]);
+        h.clock = std::max(h.clock, h.passed_end);
+        ++h.at;
       }
       const OpInfo& op = index_of(i).info[h.next];  // what issue_cost reads of the Op, without reading it
       h.clock += issue_cost(*host_, op.host_phase, op.host_class, op.host_continued).value();
@@ -219,9 +242,12 @@ class Engine {
     sim_.end[static_cast<std::size_t>(i)][id] = at;
     if (host_ != nullptr) {
       HostCursor& h = hosts_[static_cast<std::size_t>(i)];
-      if (id < h.sync_at) {
-        h.last_end_before_sync = std::max(h.last_end_before_sync, at);
-        if (++h.completed_before_sync == h.sync_at) {
+      const auto point = std::upper_bound(h.sync_points.begin(), h.sync_points.end(), id);
+      if (point != h.sync_points.end()) {
+        const auto k = static_cast<std::size_t>(point - h.sync_points.begin());
+        h.last_end[k] = std::max(h.last_end[k], at);
+        ++h.completed[k];
+        if (k == h.at && h.segment_done(k)) {
           for (const int s : h.waiting) work_.push_back({i, s});
           h.waiting.clear();
         }

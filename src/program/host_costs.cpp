@@ -16,7 +16,7 @@ constexpr std::array kAttentionIssues = {AttentionIssue::kPerKernel, AttentionIs
 }  // namespace
 
 bool HostCosts::zero() const noexcept {
-  if (step.value() != 0.0 || sync != HostSync::kNone) return false;
+  if (step.value() != 0.0 || sync != HostSync::kNone || sync_after_p2p) return false;
   for (const auto& phase : issue) {
     for (const Seconds s : phase) {
       if (s.value() != 0.0) return false;

@@ -56,6 +56,10 @@ struct HostCosts {
   std::array<bool, kHostPhaseCount> attention_given{};
   Seconds step;  // once per step, before the first op (the training loop, zero_grad, a barrier)
   HostSync sync = HostSync::kNone;
+  // After each run of pipeline sends and receives the host waits for every op issued before it to
+  // complete: Megatron's batched isend/irecv is followed by torch.cuda.synchronize() (batch_p2p_sync,
+  // on by default in Megatron-LM and Megatron-DeepSpeed), so its host cannot run ahead of the GPU there.
+  bool sync_after_p2p = false;
   AttentionIssue attention = AttentionIssue::kPerKernel;
 
   // No cost and no synchronisation: the host issues every op at once (device time alone).

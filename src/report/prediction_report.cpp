@@ -104,6 +104,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
            {{"framework", p.host_framework},
             {"source", p.host_source},
             {"issue_s", p.host_issue.value()},
+            {"sync_after_p2p", p.host_sync_after_p2p},
             {"gpu_waited_s", p.host_wait.value()}}},
           {"interference",
            {{"source", p.interference_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.interference_source)},
@@ -153,9 +154,11 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);
   out << fmt::format("checked  {}\n", p.validation);
   if (p.host_framework != "none") {
-    out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it "
+    out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it{} "
                        "({})\n",
-                       p.host_framework, to_ms(p.host_issue), to_ms(p.host_wait), source_head(p.host_source));
+                       p.host_framework, to_ms(p.host_issue), to_ms(p.host_wait),
+                       p.host_sync_after_p2p ? "; waits for the GPU after each pipeline send and receive" : "",
+                       source_head(p.host_source));
   } else {
     out << "host     none: device time only (no host issue costs)\n";
   }

@@ -175,3 +175,19 @@ commscale_run(EXPECT 2 ERROR err ARGS diff-trace predict.json predicted.json --m
 expect_contains("${err}" "predict.json")
 commscale_run(EXPECT 2 ERROR err ARGS diff-trace no-such-file.json predicted.json --model tiny --tp 2)
 expect_contains("${err}" "no-such-file.json")
+
+# Megatron synchronises the device after each batch of pipeline sends and receives: the host line says
+# so for a 1F1B plan, and the interleaved schedule (whose batches the program does not pair) says it is
+# not modelled there.
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --world 8 --model gpt3-1.3b --pp 4 --global-batch 32
+                                       --framework megatron-lm)
+expect_contains("${out}" "; waits for the GPU after each pipeline send and receive (")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --world 8 --model gpt3-1.3b --pp 4 --global-batch 32
+                                       --framework megatron-lm --schedule interleaved --chunks 2)
+expect_contains("${out}" "(Megatron's batch_p2p_sync) is not modelled for the interleaved schedule")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --world 8 --model gpt3-1.3b --pp 4 --global-batch 32
+                                       --framework pytorch-ddp)
+string(FIND "${out}" "waits for the GPU after each pipeline" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "pytorch-ddp has no synchronisation after pipeline sends and receives:\n${out}")
+endif()

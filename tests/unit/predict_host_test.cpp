@@ -149,6 +149,37 @@ TEST(SimulatorHost, SyncBeforeTheOptimizerWaitsForTheBackward) {
   EXPECT_DOUBLE_EQ(sim.step_time.value(), 2.2);
 }
 
+TEST(SimulatorHost, SyncAfterP2pWaitsForTheTransfer) {
+  // Rank 0 computes 5 s, sends (1 s), then has 1 s of work that does not need the send; rank 1 receives,
+  // then uses what arrived (2 s). Every op costs its host 0.1 s to issue.
+  ProgramSet set;
+  set.world_size = 2;
+  set.programs.push_back({op(0, Stream::kCompute, {}, "work", MemoryKernel{}),
+                          op(1, Stream::kPpSend, {0}, "send", PointToPoint{P2pDirection::kSend, 0, 1, Bytes(8)}),
+                          op(2, Stream::kCompute, {}, "after", MemoryKernel{})});
+  set.programs.push_back({op(0, Stream::kPpRecv, {}, "recv", PointToPoint{P2pDirection::kRecv, 0, 0, Bytes(8)}),
+                          op(1, Stream::kCompute, {0}, "use", MemoryKernel{})});
+  set.ranks = {RankProgram{0, 0, {Group{GroupRole::kPpForward, {0, 1}}}},
+               RankProgram{1, 1, {Group{GroupRole::kPpForward, {0, 1}}}}};
+  const TableCosts costs({{"work", 5}, {"send", 1}, {"after", 1}, {"recv", 1}, {"use", 2}});
+  HostCosts host;
+  host.framework = "test";
+  for (auto& phase : host.issue) phase.fill(Seconds(0.1));
+  // Without the wait: "after" is issued at 0.3 and runs when "work" ends, 5.1..6.1; the transfer runs
+  // 5.1..6.1 and "use" 6.1..8.1.
+  const Simulation free = simulate(set, costs, {.host = &host});
+  EXPECT_DOUBLE_EQ(free.issued[0][2], 0.30000000000000004);
+  EXPECT_DOUBLE_EQ(free.step_time.value(), 8.1);
+  // With Megatron's torch.cuda.synchronize() after the send and the receive, each host waits for the
+  // transfer (6.1) before it issues the next op: "after" 6.2..7.2, "use" 6.2..8.2.
+  host.sync_after_p2p = true;
+  const Simulation synced = simulate(set, costs, {.host = &host});
+  EXPECT_DOUBLE_EQ(synced.issued[0][2], 6.2);
+  EXPECT_DOUBLE_EQ(synced.start[0][2], 6.2);
+  EXPECT_DOUBLE_EQ(synced.start[1][1], 6.2);
+  EXPECT_DOUBLE_EQ(synced.step_time.value(), 8.2);
+}
+
 // Interference: a GEMM of 4 s beside an all-reduce of 2 s on one rank (no dependency between them).
 class FixedLoads final : public InterferenceCosts {
  public:
