@@ -3,7 +3,7 @@
 # discovery), and from copies of it with 2 and 3 GPUs, an unknown GPU and a wrong kind.
 include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
 get_filename_component(source_dir "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
-set(h200 "${source_dir}/results/h200x1-2026-12-01/main-job/topo.json")
+set(h200 "${source_dir}/tests/data/results/h200x1-2026-12-01/main-job/topo.json")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
 commscale_run(EXPECT 0 OUTPUT out ERROR err ARGS hw match ${h200})

@@ -8,7 +8,7 @@ commscale_run(EXPECT 0 RANKS 2
               ARGS train --backend cpu --model tiny --dp 2 --micro-batch 1 --global-batch 4 --no-flash-attn --steps 1 --warmup 1
                    -J train.json --trace trace.json)
 commscale_run(EXPECT 0 OUTPUT out ERROR err
-              ARGS report ${source_dir}/results/h200x2-2026-12-01/compare train.json trace.json
+              ARGS report ${source_dir}/tests/data/results/h200x2-2026-12-01/compare train.json trace.json
                    ${source_dir}/tests/data/report/compare.json ${source_dir}/tests/data/report/prediction.json
                    ${source_dir}/topologies/clusters/h200x2.json --line-rate 450:NV18 -o out/report.html)
 # 5 busbw charts, the step breakdown, the timeline, compare's throughput and the two scaling curves.

@@ -20,9 +20,9 @@ commscale_run(EXPECT 0 RANKS 2
 commscale_run(EXPECT 0 ARGS search --model llama2-7b --cluster hgx-a100 --global-batch 64 --flash-attn --top 5
                              -J search.json)
 commscale_run(EXPECT 0 OUTPUT out
-              ARGS report ${source_dir}/results/h200x2-2026-12-01/compare train.json trace.json
+              ARGS report ${source_dir}/tests/data/results/h200x2-2026-12-01/compare train.json trace.json
                    ${source_dir}/tests/data/report/compare.json ${source_dir}/tests/data/report/prediction.json
-                   ${source_dir}/results/h200x1-2026-12-01/main-job search.json
+                   ${source_dir}/tests/data/results/h200x1-2026-12-01/main-job search.json
                    --line-rate 450:NV18 -o report.html)
 file(READ "${WORK_DIR}/report.html" html)
 count_occurrences("${html}" "<svg class=\"chart\"" charts)

@@ -92,7 +92,7 @@ with tempfile.TemporaryDirectory() as work:
                                   "host_s": host_s, "launches": launches})
     with open(f"{work}/details.json", "w") as f:
         json.dump(details, f)
-    base = os.path.join(ROOT, "results/h200x1-2026-12-01b/calibration/cal-heat20.json")
+    base = os.path.join(ROOT, "tests/data/results/h200x1-2026-12-01b/calibration/cal-heat20.json")
     script = os.path.join(ROOT, "launch/pytorch_host.py")
     # Measured before the free queue: --queue free (the default) refuses it, naming what is missing.
     run = subprocess.run([sys.executable, script, "--base", base, "-o", f"{work}/out.json", "--fit-only",

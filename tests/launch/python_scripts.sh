@@ -17,7 +17,7 @@ fail() {
 for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py; do
   python3 "$root/launch/$script" --help > /dev/null || fail "$script --help"
 done
-points="$root/results/h200x1-2026-12-02b/points.jsonl"
+points="$root/tests/data/results/h200x1-2026-12-02b/points.jsonl"
 python3 "$root/launch/regime_grid.py" pytorch-grid "$points" --out "$work" > /dev/null
 python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/grid.jsonl" --dry-run > "$work/listed.txt"
 [ "$(grep -c '"dry_run": true' "$work/listed.txt")" = 19 ] || fail "19 PyTorch runs expected from points.jsonl"
@@ -42,7 +42,7 @@ refused "llama needs ffn" python3 "$root/launch/pytorch_reference.py" --mode dp 
 printf '{"layers": "8"}\n' > "$work/bad.jsonl"
 refused '"layers" is "8", expected int' python3 "$root/launch/pytorch_reference.py" --mode dp --grid "$work/bad.jsonl" --dry-run
 
-base="$root/results/h200x1-2026-12-01b/calibration/cal-heat20.json"
+base="$root/tests/data/results/h200x1-2026-12-01b/calibration/cal-heat20.json"
 # 2 head sizes x 5 sequences x 3 batch counts x 2 phases; GPT blocks once more with dropout, Llama's not.
 python3 "$root/launch/pytorch_kernels.py" --base "$base" -o "$work/x.json" --dry-run | grep -q "120 attention rows" ||
   fail "pytorch_kernels.py --dry-run: 120 attention rows expected (GPT: without and with dropout)"

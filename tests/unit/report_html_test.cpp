@@ -385,7 +385,7 @@ TEST(ReportCeiling, ComesFromAP2pFileOfTheSameHostOrTheUserElseNone) {
 }
 
 TEST(ReportPage, RendersTheCommittedH200Results) {
-  const LoadedResults results = load_results({COMMSCALE_SOURCE_DIR "/results/h200x2-2026-12-01/compare"});
+  const LoadedResults results = load_results({COMMSCALE_SOURCE_DIR "/tests/data/results/h200x2-2026-12-01/compare"});
   ASSERT_EQ(results.files.size(), 20u);  // cs-*.json: 5 collectives x (2 nvlink + p2p-off + sockets)
   ReportOptions options;
   options.line_rate_GBps = 450.0;

@@ -43,9 +43,9 @@ TEST(ResultRoundTrip, ModelBlockOfEveryPreset) {
 TEST(ResultRoundTrip, ModelBlockOfCommittedFiles) {
   // A train file of today, and a prediction written before dropout was a model property: it has no
   // "dropout" key, and every model had dropout then.
-  const nlohmann::json train = committed("results/h200x1-2026-12-02b/run-2/train/hostfw-q05-s512-mb1-flash.json");
+  const nlohmann::json train = committed("tests/data/results/h200x1-2026-12-02b/run-2/train/hostfw-q05-s512-mb1-flash.json");
   EXPECT_EQ(model_to_json(model_from_json(at_root(train).at("model"))), train["model"]);
-  const nlohmann::json old = committed("results/h200x1-2026-12-01/accuracy/predictions/pytorch-block8-mb1_cal.json");
+  const nlohmann::json old = committed("tests/data/results/h200x1-2026-12-01/accuracy/predictions/pytorch-block8-mb1_cal.json");
   ASSERT_FALSE(old["model"].contains("dropout"));
   const TransformerConfig m = model_from_json(at_root(old).at("model"));
   EXPECT_TRUE(m.dropout);
@@ -115,7 +115,7 @@ TEST(ResultRoundTrip, PlanSummaryNamesAMissingWrongTypedOrDisagreeingKey) {
 
 TEST(ResultRoundTrip, TopoFile) {
   // The committed discovery of the H200 machine, and what topo writes for machines not at hand.
-  const nlohmann::json h200 = committed("results/h200x1-2026-12-02/run-1/main/topo.json");
+  const nlohmann::json h200 = committed("tests/data/results/h200x1-2026-12-02/run-1/main/topo.json");
   EXPECT_EQ(nlohmann::json(topo_from_json(at_root(h200))), h200);
   RunContext context;
   context.hosts = {"node01"};
@@ -172,7 +172,7 @@ TEST(ResultRoundTrip, ChromeTrace) {
   ASSERT_FALSE(trace.ops.empty());
   EXPECT_EQ(trace.ops.back().step, 1);
   EXPECT_FALSE(trace.ops.front().annotations.contains("step"));  // step is a field, not an annotation
-  const nlohmann::json measured = committed("results/h200x1-2026-12-02b/run-2/train/trace-q05-s512-mb1-flash.json");
+  const nlohmann::json measured = committed("tests/data/results/h200x1-2026-12-02b/run-2/train/trace-q05-s512-mb1-flash.json");
   EXPECT_EQ(nlohmann::json(chrome_trace_from_json(at_root(measured))), measured);
 }
 
