@@ -199,14 +199,15 @@ def main():
     points = [time_depth(args, n, fused, clock) for n in args.layers]
     fwd_slope, fwd_base = slope(points, "fwd_us_per_microbatch")
     bwd_slope, bwd_base = slope(points, "bwd_us_per_microbatch")
-    with contextlib.suppress(OSError):
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    cpu = "unknown"
+    with contextlib.suppress(OSError, StopIteration), open("/proc/cpuinfo") as info:
+        cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
     result = {
         "kind": "commscale-megatron-host",
         "megatron_commit": args.megatron_commit,
         "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(0),
-        "cpu": cpu if "cpu" in locals() else "unknown",
+        "cpu": cpu,
         "shape": {"hidden": args.hidden, "heads": args.heads, "seq": args.seq, "micro_batch": 1,
                   "microbatches": args.microbatches, "dtype": "bf16", "layer_spec": "local"},
         "fused": fused, "fused_off_because": why,

@@ -14,7 +14,7 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py; do
+for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py megatron_host.py; do
   python3 "$root/launch/$script" --help > /dev/null || fail "$script --help"
 done
 points="$root/tests/data/results/h200x1-2026-12-02b/points.jsonl"
@@ -63,4 +63,14 @@ refused "--contexts: unknown idle" python3 "$root/launch/gemm_context.py" --cont
 
 printf '{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n{"id": "a", "arch": "gpt", "layers": 1, "hidden": 64, "heads": 4, "seq": 32, "micro_batch": 1}\n' > "$work/points.jsonl"
 refused 'id "a" appears twice' python3 "$root/launch/regime_grid.py" pytorch-grid "$work/points.jsonl" --out "$work"
+# megatron_host.py refuses a folder without megatron/core, and bad --layers, before importing anything.
+set +e
+python3 "$root/launch/megatron_host.py" --megatron "$work" -o "$work/m.json" 2> "$work/m.err"
+rc=$?
+python3 "$root/launch/megatron_host.py" --megatron "$work" --layers 4 -o "$work/m.json" 2> "$work/l.err"
+rc_layers=$?
+set -e
+[ "$rc" = 2 ] && grep -q -- "--megatron: no megatron/core under" "$work/m.err" || fail "megatron_host.py: $(cat "$work/m.err")"
+[ "$rc_layers" = 2 ] && grep -q -- "--layers: expected at least two depths" "$work/l.err" ||
+  fail "megatron_host.py --layers 4: $(cat "$work/l.err")"
 echo "python_scripts: ok"
