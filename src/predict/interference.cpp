@@ -22,16 +22,16 @@ double figure_or(const hw::Figure<int>& f, double fallback) {
 
 // Linear in x between points sorted by x, from (0, y0) below the first, flat past the last.
 template <class Point, class X, class Y>
-double along(const std::vector<const Point*>& points, double x, double y0, X get_x, Y get_y) {
+double along(const std::vector<Point>& points, double x, double y0, X get_x, Y get_y) {
   double px = 0.0;
   double py = y0;
-  for (const Point* p : points) {
-    if (x <= get_x(*p)) {
-      const double span = get_x(*p) - px;
-      return span > 0 ? py + (get_y(*p) - py) * (x - px) / span : get_y(*p);
+  for (const Point& p : points) {
+    if (x <= get_x(p)) {
+      const double span = get_x(p) - px;
+      return span > 0 ? py + (get_y(p) - py) * (x - px) / span : get_y(p);
     }
-    px = get_x(*p);
-    py = get_y(*p);
+    px = get_x(p);
+    py = get_y(p);
   }
   return py;
 }
@@ -72,6 +72,10 @@ InterferenceModel::InterferenceModel(std::vector<InterferencePoint> rows, const 
     rows_.push_back({p.sms / probe_sms, p.probe_GBps / probe_bw, p.beside, p.compute_slowdown, p.probe_slowdown});
   }
   std::sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) { return a.sm_share < b.sm_share; });
+  for (const Row& r : rows_) {
+    auto& side = r.probe_share > 0 ? streaming_ : spinning_;
+    side[static_cast<std::size_t>(r.beside)].push_back(r);
+  }
 }
 
 InterferenceModel::Load InterferenceModel::load(int channels, GBps bus_bw) const noexcept {
@@ -80,11 +84,8 @@ InterferenceModel::Load InterferenceModel::load(int channels, GBps bus_bw) const
 }
 
 double InterferenceModel::slowdown(Beside kind, const Load& load, bool of_compute) const noexcept {
-  std::vector<const Row*> stream;
-  std::vector<const Row*> spin;
-  for (const Row& r : rows_) {
-    if (r.beside == kind) (r.probe_share > 0 ? stream : spin).push_back(&r);
-  }
+  const std::vector<Row>& stream = streaming_[static_cast<std::size_t>(kind)];
+  const std::vector<Row>& spin = spinning_[static_cast<std::size_t>(kind)];
   const auto x = [](const Row& r) { return r.sm_share; };
   const auto y = [of_compute](const Row& r) { return of_compute ? r.compute : r.probe; };
   const double held = spin.empty() ? 1.0 : along(spin, load.sm_share, 1.0, x, y);

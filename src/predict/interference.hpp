@@ -18,6 +18,7 @@
 // step with every compute op lengthened by its overlap with communication times (1 - 1/slowdown),
 // and every communication op by its overlap with compute, until the step time settles.
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ class InterferenceModel {
   [[nodiscard]] double slowdown(Beside kind, const Load& load, bool of_compute) const noexcept;
 
   std::vector<Row> rows_;
+  // rows_ by Beside, each in sm_share order: those whose probe streams through HBM, and the spins.
+  // Split once here: slowdown runs for every overlapping pair of every simulation.
+  std::array<std::vector<Row>, 2> streaming_;
+  std::array<std::vector<Row>, 2> spinning_;
   double sms_ = 0.0;        // of the GPU the ops run on
   double memory_GBps_ = 0.0;
   std::string source_;
