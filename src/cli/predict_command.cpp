@@ -153,8 +153,8 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
     }
     *action = [args] {
       if (args->cluster.empty()) throw InputError("--cluster", "missing", "a cluster to predict the collective on");
-      return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->output,
-                                                       args->command_line});
+      return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->set,
+                                                       args->output, args->command_line});
     };
   });
 }

@@ -1,0 +1,66 @@
+# What-if inputs that used to be accepted and change nothing, or fail on a README example (issue 35,
+# items 3 and 4): --set transports.pcie_p2p, --set node.gpus, a --set or --sweep of the network on one
+# node, a V100's bf16 and flash attention, and a global batch that no plan of the GPUs takes.
+include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
+
+# The group of `name` ("tp", "dp") in a prediction's JSON: its link class, bus GB/s and busy seconds.
+function(group_of json name out_link out_bw out_busy)
+  string(JSON count LENGTH "${json}" groups)
+  math(EXPR last "${count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON group GET "${json}" groups ${i} group)
+    if(group STREQUAL name)
+      string(JSON link GET "${json}" groups ${i} link)
+      string(JSON bw GET "${json}" groups ${i} bus_bw_GBps)
+      string(JSON busy GET "${json}" groups ${i} busy_s)
+      set(${out_link} "${link}" PARENT_SCOPE)
+      set(${out_bw} "${bw}" PARENT_SCOPE)
+      set(${out_busy} "${busy}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "no group ${name} in\n${json}")
+endfunction()
+
+# --- A. transports.pcie_p2p=true (a P2P-enabled driver) makes the 4090s' paths PCIe P2P ---
+set(plan --model gpt3-1.3b --tp 2 --dp 4 --global-batch 32 --json)
+commscale_run(EXPECT 0 OUTPUT staged ARGS predict --cluster rtx4090-8x-pcie ${plan})
+commscale_run(EXPECT 0 OUTPUT p2p ARGS predict --cluster rtx4090-8x-pcie ${plan} --set transports.pcie_p2p=true)
+foreach(group tp dp)
+  group_of("${staged}" ${group} staged_link staged_bw staged_busy)
+  group_of("${p2p}" ${group} p2p_link p2p_bw p2p_busy)
+  expect_equal("${staged_link}" host_staged "${group} without P2P")
+  expect_equal("${p2p_link}" pcie "${group} with transports.pcie_p2p=true")
+  if(NOT p2p_bw GREATER staged_bw OR NOT p2p_busy LESS staged_busy)
+    message(FATAL_ERROR "${group} with P2P: ${p2p_bw} GB/s, ${p2p_busy} s; host-staged: ${staged_bw} GB/s, "
+                        "${staged_busy} s")
+  endif()
+endforeach()
+string(JSON staged_tps GET "${staged}" summary tokens_per_s)
+string(JSON p2p_tps GET "${p2p}" summary tokens_per_s)
+if(NOT p2p_tps GREATER staged_tps)
+  message(FATAL_ERROR "P2P ${p2p_tps} tokens/s is not above host-staged ${staged_tps}")
+endif()
+# One all-reduce over the 8 GPUs: NCCL's 24 GB/s per gen4 x16 link (the published 6 x 4090 run: 24.5),
+# where host-staged moves 24 x 27/48 = 13.5. --set reaches predict --collective too.
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --collective all_reduce -b 32M -e 32M --cluster rtx4090-8x-pcie
+              --set transports.pcie_p2p=true)
+expect_contains("${out}" "inputs   what-if --set transports.pcie_p2p=true")
+expect_contains("${out}" "group    pcie ring (8 per node): bus 24.0 GB/s")
+# Against the published P2P-driver runs (shared/VALIDATION.md), all-reduce busbw at 32 MB: 8 x RTX 5090
+# 45.7 GB/s, 6 x RTX 4090 24.5 GB/s. Predicted within 6% (44.8 and 23.3 at this writing).
+foreach(check "rtx5090-8x-pcie;8;42.96;48.44" "rtx4090-8x-pcie;6;23.03;25.97")
+  list(GET check 0 cluster)
+  list(GET check 1 ranks)
+  list(GET check 2 low)
+  list(GET check 3 high)
+  commscale_run(EXPECT 0 OUTPUT out ARGS predict --collective all_reduce -b 32M -e 32M --cluster ${cluster}
+                --ranks ${ranks} --set transports.pcie_p2p=true --json)
+  string(JSON busbw GET "${out}" results 0 busbw_GBps)
+  if(busbw LESS low OR busbw GREATER high)
+    message(FATAL_ERROR "${cluster}: ${busbw} GB/s predicted, outside ${low} to ${high} (6% of the measurement)")
+  endif()
+endforeach()
+commscale_run(EXPECT 0 OUTPUT out ARGS hw show rtx4090-8x-pcie)
+expect_contains("${out}" "PCIe P2P off (GPU catalog)")
+
