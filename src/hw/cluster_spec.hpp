@@ -107,6 +107,9 @@ struct ClusterSpec {
   std::optional<Figure<double>> host_power_W;  // a node's power beside its GPUs' TDP
   std::vector<Measurement> measurements;
   std::vector<std::string> notes;
+  // What what-if overrides changed beyond their keys (links dropped with node.gpus: override_devices.hpp);
+  // not part of the file form. Predictions print them as notes.
+  std::vector<std::string> what_if_notes;
 
   [[nodiscard]] int gpus_per_node() const noexcept { return node.count(DeviceKind::kGpu); }
   // Whether P2P over PCIe is allowed between this cluster's GPUs: transports.pcie_p2p, else the

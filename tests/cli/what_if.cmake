@@ -64,3 +64,27 @@ endforeach()
 commscale_run(EXPECT 0 OUTPUT out ARGS hw show rtx4090-8x-pcie)
 expect_contains("${out}" "PCIe P2P off (GPU catalog)")
 
+# --- B. node.gpus=4 on 8-GPU clusters: the removed GPUs' links go, and a note says which ---
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model gpt3-1.3b --tp 4 --global-batch 8
+              --set node.gpus=4)
+expect_contains("${out}" "cluster  hgx-a100: 1 node x 4 a100-sxm4-80gb")
+expect_contains("${out}" "note     --set node.gpus=4 removes gpu4 to gpu7 and their links (the file's entries: "
+                         "node.links[3], node.links[4] without them)")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --model gpt3-1.3b --tp 4 --global-batch 8
+              --set node.gpus=4)
+expect_contains("${out}" "node.links[1] dropped")
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster a100-pcie-8x-bridged --model gpt3-1.3b --global-batch 8
+              --set node.gpus=3 --top 1)
+expect_contains("${out}" "search   a100-pcie-8x-bridged on 3 GPUs")
+# More GPUs than the file's links name: refused, saying what to do; where the links name the GPUs by
+# kind (gpu*), more GPUs join them.
+commscale_run(EXPECT 2 ERROR err ARGS predict --cluster hgx-a100 --model gpt3-1.3b --tp 8 --dp 2 --global-batch 16
+              --set node.gpus=16)
+expect_contains("${err}" "--set node.gpus=16: ")
+expect_contains("${err}" "node.devices.gpu is 16 where the file has 8, and its links reach the new gpus only "
+                         "through \"gpu*\" entries: use at most 8 gpus")
+expect_contains("${err}" "`commscale hw show hgx-a100 --json`")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx3090-6x-pcie --model gpt3-125m --dp 8 --global-batch 8
+              --set node.gpus=8)
+expect_contains("${out}" "1 node x 8 rtx3090")
+
