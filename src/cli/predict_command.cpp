@@ -21,6 +21,7 @@
 #include "hw/topology_dir.hpp"
 #include "parallel/program_size.hpp"
 #include "predict/prediction.hpp"
+#include "predict/what_if.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/prediction_report.hpp"
 #include "report/progress.hpp"
@@ -92,6 +93,8 @@ int run_predict(PredictArguments& a) {
       predict::make_target(catalog, cluster, nodes, calibration,
                            resolve_host_framework(a.host_framework, mp.plan().framework, mp.plan().kernels,
                                                   calibration.get()));
+  const std::vector<std::string> warnings =
+      predict::unused_override_warnings(overrides, "this prediction", cluster.name, nodes);
   MemoryOptions memory;
   memory.workspace = gib_to_bytes(a.workspace_gib);
   predict::PredictOptions options;
@@ -107,8 +110,10 @@ int run_predict(PredictArguments& a) {
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
   doc["context"] = inputs_context(a.model_plan, overrides);
+  doc["warnings"] = warnings;
   if (emit_json(a.output, doc)) {
     std::cout << inputs_line(a.model_plan, overrides);
+    for (const std::string& w : warnings) std::cout << "warning  " << w << "\n";
     predict::print_prediction(std::cout, p);
   }
   write_extras(a, step, p);

@@ -40,6 +40,7 @@ CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice
                          const CompareInputs& in) {
   const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters", in.overrides);
   CompareEntry e;
+  e.notes = cluster.what_if_notes;
   e.label = label;
   e.cluster = cluster.name;
   e.gpu = cluster.gpu.name;
@@ -97,6 +98,7 @@ CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& 
     swept = catalog.cluster(in.scaling->cluster, "--scaling", in.overrides);
     sizes = scaling_sizes(*swept, in.scaling_max_gpus);
   }
+  if (swept) r.notes = swept->what_if_notes;
   const std::size_t searches = in.clusters.size() + sizes.size();
   std::size_t done = 0;
   const auto starting = [&](const std::string& next) {

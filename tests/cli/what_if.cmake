@@ -76,6 +76,7 @@ expect_contains("${out}" "node.links[1] dropped")
 commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster a100-pcie-8x-bridged --model gpt3-1.3b --global-batch 8
               --set node.gpus=3 --top 1)
 expect_contains("${out}" "search   a100-pcie-8x-bridged on 3 GPUs")
+expect_contains("${out}" "removes gpu3 to gpu7")
 # More GPUs than the file's links name: refused, saying what to do; where the links name the GPUs by
 # kind (gpu*), more GPUs join them.
 commscale_run(EXPECT 2 ERROR err ARGS predict --cluster hgx-a100 --model gpt3-1.3b --tp 8 --dp 2 --global-batch 16
@@ -87,4 +88,21 @@ expect_contains("${err}" "`commscale hw show hgx-a100 --json`")
 commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx3090-6x-pcie --model gpt3-125m --dp 8 --global-batch 8
               --set node.gpus=8)
 expect_contains("${out}" "1 node x 8 rtx3090")
+
+# --- C. the network on one node: a warning naming the key and why ---
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100:8
+              --sweep network.nic_rate_Gbps=100,400)
+expect_contains("${out}" "warning  --sweep network.nic_rate_Gbps=100,400 changes nothing for hgx-a100:8: it runs on "
+                         "one node of hgx-a100, so no traffic crosses the network")
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100:16
+              --sweep network.nic_rate_Gbps=25,400)
+string(FIND "${out}" "warning" at)
+expect_equal(${at} -1 "a warning where the network carries the data-parallel traffic")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model gpt3-1.3b --tp 8 --global-batch 8
+              --set network.nic_rate_Gbps=400)
+expect_contains("${out}" "warning  --set network.nic_rate_Gbps=400 changes nothing for this prediction")
+# A swept key the prediction does not use, for no reason commscale knows by name: the rows say so.
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100:8
+              --sweep node.links[0].note=x,y)
+expect_contains("${out}" "warning  --sweep node.links[0].note=x,y: every value gives hgx-a100:8 the same row")
 
