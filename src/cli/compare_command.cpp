@@ -149,6 +149,9 @@ int run_compare(CompareArguments& a) {
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_search_framework(a.framework, *a.model.command, a.model.from_file, in.search);
+  const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
+  in.dtype_flag = choices.dtype_flag;
+  in.flash_flag = choices.flash_flag;
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch == 0) {

@@ -81,18 +81,21 @@ int run_predict(PredictArguments& a) {
   merge_plan_file_cluster(a.model_plan, &a.cluster, &a.nodes, &a.set);
   if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
   const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
-  const CheckedPlan mp = finish_model_plan_options(a.model_plan);
+  CheckedPlan mp = finish_model_plan_options(a.model_plan);
   check_program_size(mp.plan());  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
+  std::vector<std::string> gpu_notes;
+  mp = fit_plan_to_gpu(mp, a.model_plan, cluster.gpu, &gpu_notes);
   check_nodes_option(a.nodes_flag, a.nodes);
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
   const auto calibration = load_calibration_option(a.calibration, catalog);
-  const predict::Target target =
+  predict::Target target =
       predict::make_target(catalog, cluster, nodes, calibration,
                            resolve_host_framework(a.host_framework, mp.plan().framework, mp.plan().kernels,
                                                   calibration.get()));
+  target.notes.insert(target.notes.begin(), gpu_notes.begin(), gpu_notes.end());
   const std::vector<std::string> warnings =
       predict::unused_override_warnings(overrides, "this prediction", cluster.name, nodes);
   MemoryOptions memory;

@@ -154,13 +154,17 @@ int run_search(SearchArguments& a) {
     throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
   }
   const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
-  const TransformerConfig model = finish_model_options(a.model);
+  TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
   check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
-  const std::vector<std::string>& notes = cluster.what_if_notes;
+  predict::TrainingChoices choices = training_choices(a.model, model.dtype, a.options.flash_attention);
+  std::vector<std::string> notes = cluster.what_if_notes;
+  for (std::string& note : predict::fit_to_gpu(cluster.gpu, choices)) notes.push_back(std::move(note));
+  model.dtype = choices.dtype;
+  a.options.flash_attention = choices.flash_attention;
   const auto calibration = load_calibration_option(a.calibration, catalog);
   // One target per node count, one evaluator per GPU count.
   std::vector<int> counts = a.gpus.empty() ? std::vector<int>{} : parse_gpu_counts(a.gpus);

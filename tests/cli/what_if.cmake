@@ -106,3 +106,32 @@ commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 
               --sweep node.links[0].note=x,y)
 expect_contains("${out}" "warning  --sweep node.links[0].note=x,y: every value gives hgx-a100:8 the same row")
 
+# --- D. a V100 has neither bf16 nor FlashAttention ---
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster dgx1-v100 --model gpt3-1.3b --tp 8 --global-batch 8)
+expect_contains("${out}" "seq 2048, fp16")
+expect_contains("${out}" "note     v100-sxm2-32gb has no bf16 rate (Volta, compute capability 7.0): trained "
+                         "in fp16 instead of the default bf16 (--dtype fp16 to say so)")
+expect_contains("${out}" "cannot run FlashAttention, which needs compute capability 8.0 or later: attention unfused")
+string(FIND "${out}" ", flash attention" at)
+expect_equal(${at} -1 "flash attention on a V100")
+commscale_run(EXPECT 2 ERROR err ARGS predict --cluster dgx1-v100 --model gpt3-1.3b --tp 8 --global-batch 8
+              --dtype bf16)
+expect_contains("${err}" "--dtype: bf16 on v100-sxm2-32gb")
+expect_contains("${err}" "(expected fp16 on this GPU (--dtype fp16))")
+commscale_run(EXPECT 2 ERROR err ARGS predict --cluster dgx1-v100 --model gpt3-1.3b --tp 8 --global-batch 8
+              --flash-attn)
+expect_contains("${err}" "--flash-attn: fused (flash) attention on v100-sxm2-32gb")
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster dgx1-v100 --model gpt3-1.3b --tp 8 --global-batch 8
+              --dtype fp16 --no-flash-attn)
+string(FIND "${out}" "note     v100" at)
+expect_equal(${at} -1 "a note when the flags already say fp16 and no flash attention")
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster dgx1-v100 --model gpt3-1.3b --global-batch 8 --top 1)
+expect_contains("${out}" "note     v100-sxm2-32gb has no bf16 rate")
+string(FIND "${out}" " flash\n" at)
+expect_equal(${at} -1 "a flash plan on a V100")
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 8 --clusters dgx1-v100,hgx-a100)
+expect_contains("${out}" "note     dgx1-v100: v100-sxm2-32gb has no bf16 rate")
+commscale_run(EXPECT 2 ERROR err ARGS compare --model gpt3-1.3b --global-batch 8 --clusters dgx1-v100,hgx-a100
+              --dtype bf16)
+expect_contains("${err}" "--dtype: bf16 on v100-sxm2-32gb")
+
