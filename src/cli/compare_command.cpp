@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
 #include "predict/compare.hpp"
+#include "predict/what_if.hpp"
 #include "report/compare_report.hpp"
 #include "report/progress.hpp"
 
@@ -78,6 +79,47 @@ void merge_compare_plan_file(CompareArguments& a) {
   }
 }
 
+// What a row shows, to tell whether a sweep changed it.
+std::string row_of(const predict::CompareEntry& e) {
+  if (!e.prediction) return fmt::format("no plan: {} {}", e.candidates, e.closest);
+  const predict::Prediction& p = *e.prediction;
+  return fmt::format("{} {} {} {} {}", p.summary.tokens_per_s, p.summary.step_time_s, predict::describe_plan(p.plan),
+                     e.usd_per_million_tokens.value_or(-1.0), e.joules_per_token.value_or(-1.0));
+}
+
+// A swept value that changes no row of a cluster is said so, with why where it is known (one node).
+std::vector<std::string> sweep_warnings(const CompareArguments& a, const predict::CompareResult& r,
+                                        std::size_t values) {
+  const std::size_t clusters = a.inputs.labels.size();
+  hw::Override swept = hw::parse_override(a.sweep, "--sweep");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < clusters && values * clusters == r.entries.size(); ++i) {
+    const predict::CompareEntry& first = r.entries[i];
+    bool same = true;
+    for (std::size_t v = 1; v < values; ++v) same = same && row_of(r.entries[v * clusters + i]) == row_of(first);
+    if (!same) continue;
+    const std::string& label = a.inputs.labels[i];
+    std::vector<std::string> why = predict::unused_override_warnings({swept}, label, first.cluster, first.nodes);
+    out.push_back(why.empty() ? fmt::format("--sweep {}: every value gives {} the same row: {} changes nothing "
+                                            "its prediction uses",
+                                            a.sweep, label, swept.key)
+                              : why.front());
+  }
+  return out;
+}
+
+// The --set overrides that cannot change a cluster's row (the network's keys on one node).
+std::vector<std::string> set_warnings(const predict::CompareInputs& in, const predict::CompareResult& r) {
+  std::vector<std::string> out;
+  for (const predict::CompareEntry& e : r.entries) {
+    const std::string label = e.label.substr(0, e.label.find(" ["));
+    for (const std::string& w : predict::unused_override_warnings(in.overrides, label, e.cluster, e.nodes)) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 // --sweep KEY=V1,V2,...: the comparison once per value, every entry labelled with its value.
 predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& catalog,
                                  const predict::CompareProgress& report) {
@@ -88,7 +130,8 @@ predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& c
   if (a.inputs.scaling) throw InputError("--sweep", "given with --scaling", "one of them");
   const std::string key = a.sweep.substr(0, eq);
   predict::CompareResult out;
-  for (const std::string& value : split_list(a.sweep.substr(eq + 1), "--sweep")) {
+  const std::vector<std::string> values = split_list(a.sweep.substr(eq + 1), "--sweep");
+  for (const std::string& value : values) {
     predict::CompareInputs in = a.inputs;
     in.overrides.push_back(hw::parse_override(key + "=" + value, "--sweep"));
     for (std::string& label : in.labels) label += fmt::format(" [{}={}]", key, value);
@@ -96,6 +139,7 @@ predict::CompareResult run_sweep(const CompareArguments& a, const hw::Catalog& c
     out.model = r.model;
     for (predict::CompareEntry& e : r.entries) out.entries.push_back(std::move(e));
   }
+  if (values.size() > 1) out.warnings = sweep_warnings(a, out, values.size());
   return out;
 }
 
@@ -106,6 +150,9 @@ int run_compare(CompareArguments& a) {
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_search_framework(a.framework, *a.model.command, a.model.from_file, in.search);
+  const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
+  in.dtype_flag = choices.dtype_flag;
+  in.flash_flag = choices.flash_flag;
   finish_output_options(a.output);
   const predict::SearchOptions& o = in.search;
   if (o.global_batch == 0) {
@@ -143,9 +190,13 @@ int run_compare(CompareArguments& a) {
     progress.set_total(total);
     progress.update(done, fmt::format("searching {}", next));
   };
-  const predict::CompareResult r =
+  predict::CompareResult r =
       a.sweep.empty() ? predict::compare_clusters(catalog, in, report) : run_sweep(a, catalog, report);
   progress.finish();
+  if (!in.scaling) {
+    std::vector<std::string> warnings = set_warnings(in, r);
+    r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
+  }
   nlohmann::json doc = predict::compare_to_json(r, in);
   doc["command_line"] = a.command_line;
   doc["context"] = inputs_context(a.model, in.overrides);

@@ -230,6 +230,31 @@ CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
 
 }  // namespace
 
+predict::TrainingChoices training_choices(const ModelPlanArguments& a, DataType dtype, bool flash_attention) {
+  predict::TrainingChoices c;
+  c.dtype = dtype;
+  if (a.given.dtype != nullptr && a.given.dtype->count() > 0) {
+    c.dtype_flag = "--dtype";
+  } else if (a.megatron.bf16 || a.megatron.fp16) {
+    c.dtype_flag = a.megatron.bf16 ? "--bf16" : "--fp16";
+  }
+  c.flash_attention = flash_attention;
+  if (flash_attention && option_given(a.command, "--flash-attn")) c.flash_flag = "--flash-attn";
+  return c;
+}
+
+CheckedPlan fit_plan_to_gpu(const CheckedPlan& plan, const ModelPlanArguments& a, const hw::GpuSpec& gpu,
+                            std::vector<std::string>* notes) {
+  predict::TrainingChoices c = training_choices(a, plan.model().dtype, plan.plan().flash_attention);
+  *notes = predict::fit_to_gpu(gpu, c);
+  if (notes->empty()) return plan;
+  TransformerConfig model = plan.model();
+  model.dtype = c.dtype;
+  ParallelPlan p = plan.plan();
+  p.flash_attention = c.flash_attention;
+  return CheckedPlan(std::move(model), std::move(p), plan.world());
+}
+
 CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
   try {
     return plan_from_arguments(a);

@@ -11,8 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hw/gpu_spec.hpp"
 #include "parallel/plan.hpp"
 #include "parallel/plan_file.hpp"
+#include "predict/gpu_support.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
@@ -110,6 +112,15 @@ void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 // compare), and the model they describe.
 void add_model_options(CLI::App& command, ModelPlanArguments* args);
 [[nodiscard]] TransformerConfig finish_model_options(const ModelPlanArguments& args);
+
+// The training type and flash attention of a model and plan, with the flags that chose them on the
+// command line (empty where a preset, a file or a framework's default did): predict/gpu_support.hpp.
+[[nodiscard]] predict::TrainingChoices training_choices(const ModelPlanArguments& args, DataType dtype,
+                                                        bool flash_attention);
+// The checked plan as the GPU runs it: defaults it cannot run changed (one note each in `notes`), a flag's
+// choice it cannot run refused (InputError naming the flag and the GPU).
+[[nodiscard]] CheckedPlan fit_plan_to_gpu(const CheckedPlan& plan, const ModelPlanArguments& args,
+                                          const hw::GpuSpec& gpu, std::vector<std::string>* notes);
 
 // The model flags as given ("--model llama2-7b --layers 8"), shell-quoted where needed, to paste
 // into another command; and one word quoted the same way.

@@ -95,7 +95,8 @@ int run_predict_collective(const CollectiveArguments& a, const CollectiveRun& ru
   const predict::CollectiveSweepRequest request = request_of(a);
   finish_output_options(run.output);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  const hw::ClusterSpec cluster = catalog.cluster(run.cluster, "--cluster");
+  const std::vector<hw::Override> overrides = hw::parse_overrides(run.set, "--set");
+  const hw::ClusterSpec cluster = catalog.cluster(run.cluster, "--cluster", overrides);
   if (run.nodes < 0) throw InputError("--nodes", fmt::format("{}", run.nodes), "a positive number of nodes");
   const int nodes = run.nodes > 0                ? run.nodes
                     : request.ranks > 0 ? predict::nodes_for(cluster, request.ranks, "--ranks")
@@ -111,7 +112,11 @@ int run_predict_collective(const CollectiveArguments& a, const CollectiveRun& ru
   const predict::CollectiveSweepPrediction p = predict::predict_collective_sweep(target, request);
   nlohmann::json doc = predict::collective_prediction_to_json(target, p);
   doc["command_line"] = run.command_line;
-  if (emit_json(run.output, doc)) predict::print_collective_prediction(std::cout, target, p);
+  if (!overrides.empty()) doc["context"]["overrides"] = hw::overrides_json(overrides);
+  if (emit_json(run.output, doc)) {
+    if (!overrides.empty()) std::cout << fmt::format("inputs   what-if {}\n", hw::overrides_text(overrides));
+    predict::print_collective_prediction(std::cout, target, p);
+  }
   return static_cast<int>(ExitCode::kOk);
 }
 

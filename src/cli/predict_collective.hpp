@@ -31,6 +31,7 @@ struct CollectiveRun {
   std::string cluster;
   int nodes = 0;
   std::string calibration;
+  std::vector<std::string> set;  // --set KEY=VALUE (hw/overrides.hpp)
   OutputArguments output;
   std::string command_line;
 };

@@ -22,6 +22,7 @@
 #include "hw/topology_dir.hpp"
 #include "parallel/program_size.hpp"
 #include "predict/prediction.hpp"
+#include "predict/what_if.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/prediction_report.hpp"
 #include "report/progress.hpp"
@@ -81,18 +82,23 @@ int run_predict(PredictArguments& a) {
   merge_plan_file_cluster(a.model_plan, &a.cluster, &a.nodes, &a.set);
   if (a.cluster.empty()) throw InputError("--cluster", "missing", "a cluster, or a --plan-file with one");
   const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
-  const CheckedPlan mp = finish_model_plan_options(a.model_plan);
+  CheckedPlan mp = finish_model_plan_options(a.model_plan);
   check_program_size(mp.plan());  // before the cluster's link graph, which takes long for many nodes
   finish_output_options(a.output, {{"--timeline", a.timeline_path}, {"--trace", a.trace_path}});
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
+  std::vector<std::string> gpu_notes;
+  mp = fit_plan_to_gpu(mp, a.model_plan, cluster.gpu, &gpu_notes);
   check_nodes_option(a.nodes_flag, a.nodes);
   const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, mp.world(), "--world");
   const auto calibration = load_calibration_option(a.calibration, catalog);
-  const predict::Target target =
+  predict::Target target =
       predict::make_target(catalog, cluster, nodes, calibration,
                            resolve_host_framework(a.host_framework, mp.plan().framework, mp.plan().kernels,
                                                   calibration.get()));
+  target.notes.insert(target.notes.begin(), gpu_notes.begin(), gpu_notes.end());
+  const std::vector<std::string> warnings =
+      predict::unused_override_warnings(overrides, "this prediction", cluster.name, nodes);
   MemoryOptions memory;
   memory.workspace = gib_to_bytes(a.workspace_gib);
   predict::PredictOptions options;
@@ -108,8 +114,10 @@ int run_predict(PredictArguments& a) {
   nlohmann::json doc = predict::prediction_to_json(p);
   doc["command_line"] = a.command_line;
   doc["context"] = inputs_context(a.model_plan, overrides);
+  doc["warnings"] = warnings;
   if (emit_json(a.output, doc)) {
     std::cout << inputs_line(a.model_plan, overrides);
+    for (const std::string& w : warnings) std::cout << "warning  " << w << "\n";
     predict::print_prediction(std::cout, p);
   }
   write_extras(a, step, p);
@@ -157,8 +165,8 @@ void add_predict_command(CLI::App& app, CommandAction* action, const std::string
     }
     *action = [args] {
       if (args->cluster.empty()) throw InputError("--cluster", "missing", "a cluster to predict the collective on");
-      return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->output,
-                                                       args->command_line});
+      return run_predict_collective(args->collective, {args->cluster, args->nodes, args->calibration, args->set,
+                                                       args->output, args->command_line});
     };
   });
 }

@@ -24,6 +24,7 @@
 #include "hw/topology_dir.hpp"
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
+#include "predict/what_if.hpp"
 #include "report/search_report.hpp"
 #include "report/progress.hpp"
 
@@ -154,12 +155,17 @@ int run_search(SearchArguments& a) {
     throw InputError("--global-batch", "missing", "sequences per step, or a --plan-file with them");
   }
   const std::vector<hw::Override> overrides = hw::parse_overrides(a.set, "--set");
-  const TransformerConfig model = finish_model_options(a.model);
+  TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
   check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);
+  predict::TrainingChoices choices = training_choices(a.model, model.dtype, a.options.flash_attention);
+  std::vector<std::string> notes = cluster.what_if_notes;
+  for (std::string& note : predict::fit_to_gpu(cluster.gpu, choices)) notes.push_back(std::move(note));
+  model.dtype = choices.dtype;
+  a.options.flash_attention = choices.flash_attention;
   const auto calibration = load_calibration_option(a.calibration, catalog);
   // One target per node count, one evaluator per GPU count.
   std::vector<int> counts = a.gpus.empty() ? std::vector<int>{} : parse_gpu_counts(a.gpus);
@@ -168,8 +174,10 @@ int run_search(SearchArguments& a) {
   std::vector<std::unique_ptr<predict::Target>> targets;
   std::vector<std::unique_ptr<predict::PlanEvaluator>> evaluators;
   std::vector<predict::PlanEvaluator*> pointers;
+  int most_nodes = 1;
   for (const int gpus : counts) {
     const int nodes = a.nodes > 0 ? a.nodes : predict::nodes_for(cluster, gpus, "--gpus");
+    most_nodes = std::max(most_nodes, nodes);
     targets.push_back(std::make_unique<predict::Target>(predict::make_target(
         catalog, cluster, nodes, calibration,
         resolve_host_framework(a.host_framework, a.options.framework, a.options.kernels, calibration.get()))));
@@ -184,15 +192,20 @@ int run_search(SearchArguments& a) {
   Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "search", 0);
   progress.update(0,
                   fmt::format("{} GPUs of {}: ranking every plan with the stage model", counts.back(), cluster.name));
-  const predict::SearchResult r = predict::search_plans(pointers, a.options);
+  predict::SearchResult r = predict::search_plans(pointers, a.options);
   progress.finish();
+  r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
+  const std::vector<std::string> warnings =
+      predict::unused_override_warnings(overrides, "this search", cluster.name, most_nodes);
   nlohmann::json doc = predict::search_to_json(r, a.options);
   doc["model"] = model.name;
   doc["command_line"] = a.command_line;
   doc["context"] = inputs_context(a.model, overrides);
+  doc["warnings"] = warnings;
   write_best_plan(a, model, r);
   if (emit_json(a.output, doc)) {
     std::cout << inputs_line(a.model, overrides);
+    for (const std::string& w : warnings) std::cout << "warning  " << w << "\n";
     predict::print_search(std::cout, r, a.options, predict_flags(a));
   }
   return static_cast<int>(r.ranked.empty() ? ExitCode::kCheckFailed : ExitCode::kOk);

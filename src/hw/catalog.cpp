@@ -8,6 +8,7 @@
 #include "core/input_file.hpp"
 #include "core/printable.hpp"
 #include "hw/json_reader.hpp"
+#include "hw/override_devices.hpp"
 
 namespace commscale::hw {
 namespace {
@@ -77,13 +78,23 @@ ClusterSpec Catalog::cluster_from_json(const nlohmann::json& json, const std::fi
   };
   if (overrides.empty()) return parse_cluster(json, file.string(), reference_, resolve);
   nlohmann::json patched = json;
+  std::vector<DeviceCountChange> counts;
   try {
     apply_cluster_overrides(patched, overrides);
-    return parse_cluster(patched, file.string(), reference_, resolve);
+    counts = device_count_changes(json, patched);
+    const std::optional<std::string> dropped = drop_removed_devices(patched, counts, overrides);
+    ClusterSpec cluster = parse_cluster(patched, file.string(), reference_, resolve);
+    if (dropped) cluster.what_if_notes.push_back(*dropped);
+    return cluster;
   } catch (const InputError& e) {
     const std::string message = e.what();
     // set_path's own messages name the override already.
     if (message.rfind("--set ", 0) == 0 || message.rfind("--sweep ", 0) == 0) throw;
+    const std::string name = json.is_object() && json.contains("name") && json["name"].is_string()
+                                 ? json["name"].get<std::string>()
+                                 : file.string();
+    const std::string hint = grown_devices_hint(counts, name);
+    if (!hint.empty()) throw InputError(overrides_text(overrides), fmt::format("{}; {}", message, hint));
     throw InputError(overrides_text(overrides), message);
   }
 }

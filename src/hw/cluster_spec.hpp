@@ -60,7 +60,8 @@ struct NodeSpec {
 struct Transports {
   bool p2p = true;               // P2P over NVLink and PCIe
   bool shm = true;               // staging through host memory
-  std::optional<bool> pcie_p2p;  // overrides the GPU catalog's p2p_over_pcie (e.g. a patched driver)
+  std::optional<bool> pcie_p2p;  // overrides the GPU catalog's p2p_over_pcie (e.g. a patched driver);
+                                 // true also lets P2P pass through CPUs (ClusterSpec::pcie_p2p_through_cpus)
   bool operator==(const Transports&) const = default;
 };
 
@@ -106,11 +107,19 @@ struct ClusterSpec {
   std::optional<Figure<double>> host_power_W;  // a node's power beside its GPUs' TDP
   std::vector<Measurement> measurements;
   std::vector<std::string> notes;
+  // What what-if overrides changed beyond their keys (links dropped with node.gpus: override_devices.hpp);
+  // not part of the file form. Predictions print them as notes.
+  std::vector<std::string> what_if_notes;
 
   [[nodiscard]] int gpus_per_node() const noexcept { return node.count(DeviceKind::kGpu); }
   // Whether P2P over PCIe is allowed between this cluster's GPUs: transports.pcie_p2p, else the
   // catalog figure; an unknown catalog figure counts as no (NCCL falls back to host memory).
   [[nodiscard]] bool pcie_p2p_allowed() const noexcept;
+  // Whether PCIe P2P may also pass through the CPUs' root complexes and between sockets (NCCL_P2P_LEVEL=SYS):
+  // only where the cluster sets transports.pcie_p2p true itself, the case of a P2P-enabled driver on GPUs
+  // under the CPUs' root ports (the runs of shared/VALIDATION.md); the catalog's p2p_over_pcie keeps NCCL's
+  // default level (PXB: under PCIe switches only).
+  [[nodiscard]] bool pcie_p2p_through_cpus() const noexcept { return transports.pcie_p2p.value_or(false); }
   bool operator==(const ClusterSpec&) const = default;
 };
 

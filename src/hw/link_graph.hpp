@@ -12,8 +12,11 @@
 //   same node, P2P allowed (transports.p2p):
 //     1. NVLink — direct, through the nvswitch fabric, or through one intermediate GPU (NCCL's NVB);
 //        routes without an intermediate GPU first, then the widest, then the shortest.   class nvlink
-//     2. PCIe P2P — when the GPUs allow it (catalog p2p_over_pcie or transports.pcie_p2p) and the PCIe
-//        route does not cross a CPU (NCCL's default P2P level, PXB).                      class pcie
+//     2. PCIe P2P — when the GPUs allow it (catalog p2p_over_pcie or transports.pcie_p2p). With the
+//        catalog's figure the PCIe route must not cross a CPU (NCCL's default P2P level, PXB); where the
+//        cluster sets transports.pcie_p2p true itself (a P2P-enabled driver on GPUs under the CPUs' root
+//        ports, as in the published runs of shared/VALIDATION.md) it may pass through the CPUs' root
+//        complexes and the links between sockets (NCCL_P2P_LEVEL=SYS).                   class pcie
 //   same node otherwise:
 //     3. Host-staged (transports.shm) — up from the source GPU to the CPU local to the destination GPU
 //        (across CPU sockets if need be), then down to the destination: two PCIe crossings and the host,
@@ -160,6 +163,7 @@ class LinkGraph {
   bool p2p_ = true;
   bool shm_ = true;
   bool pcie_p2p_ = false;
+  bool pcie_p2p_through_cpus_ = false;
 };
 
 }  // namespace commscale::hw

@@ -100,6 +100,7 @@ struct LinkGraphBuilder {
     g.p2p_ = cluster.transports.p2p;
     g.shm_ = cluster.transports.shm;
     g.pcie_p2p_ = cluster.pcie_p2p_allowed();
+    g.pcie_p2p_through_cpus_ = cluster.pcie_p2p_through_cpus();
     for (int node = 0; node < nodes; ++node) add_node(node);
     for (int rank = 0; rank < g.ranks(); ++rank) {
       g.gpu_of_rank_.push_back(id(rank / g.gpus_per_node_, {DeviceKind::kGpu, rank % g.gpus_per_node_}));

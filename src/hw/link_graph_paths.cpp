@@ -19,10 +19,12 @@ RouteRule nvlink_rule() {
   return r;
 }
 
-// PCIe P2P only under PCIe switches: NCCL's default P2P level (PXB) excludes routes through a CPU.
-RouteRule pcie_p2p_rule() {
+// PCIe P2P under PCIe switches: NCCL's default P2P level (PXB) excludes routes through a CPU. With
+// `through_cpus` (NCCL_P2P_LEVEL=SYS) also through the CPUs' root complexes and between sockets.
+RouteRule pcie_p2p_rule(bool through_cpus) {
   RouteRule r;
   (void)r.use(LinkType::kPcie).pass(DeviceKind::kPcieSwitch);
+  if (through_cpus) (void)r.use(LinkType::kCpu).pass(DeviceKind::kCpu);
   return r;
 }
 
@@ -73,7 +75,7 @@ Path LinkGraph::same_node_path(int src, int dst) const {
       return p;
     }
     if (pcie_p2p_) {
-      if (auto route = find_route(*this, s, d, pcie_p2p_rule())) {
+      if (auto route = find_route(*this, s, d, pcie_p2p_rule(pcie_p2p_through_cpus_))) {
         p.path_class = PathClass::kPcie;
         p.hops = std::move(*route);
         return p;

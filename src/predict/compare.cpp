@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "predict/gpu_support.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -14,6 +15,17 @@ CostAssumptions costs_for(const CompareInputs& in, const std::string& cluster) {
   const auto rate = in.gpu_hour_prices.find(cluster);
   if (rate != in.gpu_hour_prices.end()) c.usd_per_gpu_hour = rate->second;
   return c;
+}
+
+// The inputs as the cluster's GPU runs them (gpu_support.hpp): its notes say what changed.
+CompareInputs fitted_to(const CompareInputs& in, const hw::ClusterSpec& cluster, std::vector<std::string>* notes) {
+  TrainingChoices choices{in.model.dtype, in.dtype_flag, in.search.flash_attention, in.flash_flag};
+  *notes = cluster.what_if_notes;
+  for (std::string& note : fit_to_gpu(cluster.gpu, choices)) notes->push_back(std::move(note));
+  CompareInputs out = in;
+  out.model.dtype = choices.dtype;
+  out.search.flash_attention = choices.flash_attention;
+  return out;
 }
 
 // The best plan for `gpus` GPUs of the cluster, by the stage model; the search's counts in `entry`.
@@ -37,9 +49,10 @@ std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::Clus
 }
 
 CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice, const std::string& label,
-                         const CompareInputs& in) {
-  const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters", in.overrides);
+                         const CompareInputs& given) {
+  const hw::ClusterSpec cluster = catalog.cluster(choice.cluster, "--clusters", given.overrides);
   CompareEntry e;
+  const CompareInputs in = fitted_to(given, cluster, &e.notes);
   e.label = label;
   e.cluster = cluster.name;
   e.gpu = cluster.gpu.name;
@@ -97,6 +110,7 @@ CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& 
     swept = catalog.cluster(in.scaling->cluster, "--scaling", in.overrides);
     sizes = scaling_sizes(*swept, in.scaling_max_gpus);
   }
+  const CompareInputs scaled = swept ? fitted_to(in, *swept, &r.notes) : in;
   const std::size_t searches = in.clusters.size() + sizes.size();
   std::size_t done = 0;
   const auto starting = [&](const std::string& next) {
@@ -114,7 +128,7 @@ CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& 
     starting(fmt::format("scaling {}: {} GPU{}", cluster.name, gpus, gpus == 1 ? "" : "s"));
     ScalingPoint point;
     point.gpus = gpus;
-    point.best = best_plan(catalog, cluster, gpus, in, nullptr);
+    point.best = best_plan(catalog, cluster, gpus, scaled, nullptr);
     if (point.best) {
       point.usd_per_million_tokens =
           usd_per_million_tokens(cluster_cost(cluster, gpus, costs_for(in, cluster.name)), point.best->tokens_per_s);

@@ -38,6 +38,7 @@ struct CompareEntry {
   std::size_t candidates = 0;
   std::size_t fitting = 0;
   std::string closest;               // when nothing fits: the plan needing the least memory, and by how much it misses
+  std::vector<std::string> notes;    // what was changed for this cluster's GPU or by the what-if overrides
   std::optional<PlanEstimate> best;  // the stage model's best plan
   std::optional<Prediction> prediction;  // its full simulation
   ClusterCost cost;
@@ -57,6 +58,8 @@ struct CompareResult {
   std::vector<CompareEntry> entries;
   std::string scaling_cluster;  // empty without a sweep
   std::vector<ScalingPoint> scaling;
+  std::vector<std::string> notes;     // the scaling cluster's, as CompareEntry::notes
+  std::vector<std::string> warnings;  // what-if overrides that cannot change the comparison (the caller's)
 };
 
 // The GPU counts of a sweep up to `max_gpus`: powers of two below one node, then the node times powers
@@ -75,6 +78,10 @@ struct CompareInputs {
   std::optional<ClusterChoice> scaling;  // the cluster to sweep
   int scaling_max_gpus = 4096;
   std::vector<hw::Override> overrides;  // what-if changes to every cluster (--set)
+  // The flags that chose the training type and flash attention (empty: defaults), for gpu_support.hpp:
+  // a GPU that cannot run a default gets what it runs, one that cannot run a flag's choice is refused.
+  std::string dtype_flag;
+  std::string flash_flag;
 };
 
 // Called before each plan search with the searches done, their number and what the next one is

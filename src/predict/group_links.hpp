@@ -9,7 +9,11 @@
 //           20.0, SM86 12.0, SM90 20.6, SM100 40.1 GB/s); other architectures 0.8 x the catalog's
 //           rate (D: SM80's 20.0 over A100's 25 GB/s per link);
 //   PCIe:   NCCL's width x speed / 80 (12, 24, 48 GB/s for x16 gen3, 4, 5); a link whose file gives its
-//           own bandwidth keeps 0.76 of it (D: 24 / 31.5);
+//           own bandwidth keeps 0.76 of it (D: 24 / 31.5). PCIe P2P through CPU root complexes runs at
+//           these figures too, and no efficiency of its own is fitted: against the published P2P-driver
+//           all-reduces (shared/VALIDATION.md), the model gives 23.3 GB/s busbw at 32 MB on 6 x RTX 4090
+//           (measured 24.5: -5%), 44.8 on 8 x RTX 5090 (45.7: -2%; 47.2 at 128 MB against 43.9: +7%),
+//           and 20.6 us at 8 bytes there (NCCL's PCI step latencies; measured 24.5 us: -16%);
 //   CPU-CPU, socket and network links: their figure as given (NCCL uses the NIC's Mb/s / 8000).
 // A host-staged path (NCCL's SHM transport) moves data at kHostStagedEfficiency of its narrowest
 // link, a measured constant (below; the model's other measured terms are in comm_measured.hpp).

@@ -64,6 +64,7 @@ struct SearchResult {
   std::map<std::string, std::size_t> reasons;  // reason -> plans
   std::map<int, ClusterCost> cost_by_gpus;
   double seconds = 0.0;  // wall time of the search
+  std::vector<std::string> notes;  // what the caller changed of the search's inputs (what-if notes)
 };
 
 // Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive).

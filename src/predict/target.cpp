@@ -29,7 +29,8 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
   std::string clock_note;
   t.clock = clock_for(cluster.gpu, profile, &clock_note);
   if (t.host.framework.empty()) t.host.framework = "none";
-  t.notes = t.compute.notes();
+  t.notes = cluster.what_if_notes;
+  for (const std::string& note : t.compute.notes()) t.notes.push_back(note);
   if (!clock_note.empty()) t.notes.push_back(clock_note);
   if (profile != nullptr && !profile->collectives.empty() && profile->gpu.name != cluster.gpu.name) {
     t.notes.push_back(

@@ -33,6 +33,7 @@ nlohmann::json entry_json(const CompareEntry& e) {
                         {"usd_per_hour", e.cost.usd_per_hour}}},
                       {"usd_per_million_tokens", optional_json(e.usd_per_million_tokens)},
                       {"joules_per_token", optional_json(e.joules_per_token)}};
+  j["notes"] = e.notes;
   if (!e.prediction) {
     j["best"] = nullptr;
     j["closest"] = e.closest;
@@ -65,7 +66,9 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
                           {"price", describe(in.search.costs.basis)},
                           {"power", "GPUs at TDP (board power) plus the node's host power, else the host allowance"},
                           {"host_watts_per_node_assumed", in.search.costs.host_watts_per_node}}},
-                        {"clusters", entries}};
+                        {"clusters", entries},
+                        {"warnings", r.warnings}};
+  if (!r.notes.empty()) doc["scaling_notes"] = r.notes;
   if (!r.scaling_cluster.empty()) {
     nlohmann::json points = nlohmann::json::array();
     for (const ScalingPoint& p : r.scaling) {
@@ -189,6 +192,17 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
                        optional_text(e.usd_per_million_tokens, "{:.3f}"), optional_text(e.joules_per_token, "{:.3f}"),
                        describe_plan(p.plan));
   }
+  // A note shared by every value of a --sweep is printed once.
+  std::vector<std::string> printed;
+  for (const CompareEntry& e : r.entries) {
+    for (const std::string& note : e.notes) {
+      const std::string line = fmt::format("{}: {}", e.label.substr(0, e.label.find(" [")), note);
+      if (std::find(printed.begin(), printed.end(), line) != printed.end()) continue;
+      printed.push_back(line);
+      out << "note     " << line << "\n";
+    }
+  }
+  for (const std::string& w : r.warnings) out << "warning  " << w << "\n";
   const CostAssumptions& costs = in.search.costs;
   out << fmt::format("\ncosts    basis: {}", describe(costs.basis));
   if (costs.basis != CostBasis::kCloud) {
@@ -203,6 +217,7 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   if (r.scaling_cluster.empty()) return;
   out << fmt::format("\nscaling  {} from {} to {} GPUs, global batch {} fixed (stage model; best plan per size)\n",
                      r.scaling_cluster, r.scaling.front().gpus, r.scaling.back().gpus, in.search.global_batch);
+  for (const std::string& note : r.notes) out << "note     " << note << "\n";
   const auto base = std::find_if(r.scaling.begin(), r.scaling.end(), [](const ScalingPoint& p) { return p.best; });
   if (base != r.scaling.end()) {
     out << fmt::format(

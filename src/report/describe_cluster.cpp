@@ -25,7 +25,8 @@ std::string devices_line(const NodeSpec& node) {
 }
 
 std::string transports_line(const ClusterSpec& c) {
-  const std::string pcie = c.transports.pcie_p2p ? (*c.transports.pcie_p2p ? "on (set here)" : "off (set here)")
+  const std::string set_here = "on (set here: through CPUs too, as NCCL_P2P_LEVEL=SYS)";
+  const std::string pcie = c.transports.pcie_p2p ? (*c.transports.pcie_p2p ? set_here : "off (set here)")
                                                  : (c.pcie_p2p_allowed() ? "on (GPU catalog)" : "off (GPU catalog)");
   return fmt::format("P2P {}, SHM {}, PCIe P2P {}", c.transports.p2p ? "on" : "off (NCCL_P2P_DISABLE=1)",
                      c.transports.shm ? "on" : "off (NCCL_SHM_DISABLE=1)", pcie);

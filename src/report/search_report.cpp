@@ -132,7 +132,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"search_seconds", r.seconds},
           {"top", top},
           {"reasons", reasons},
-          {"costs", costs}};
+          {"costs", costs},
+          {"notes", r.notes}};
 }
 
 void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o, std::string_view predict_flags) {
@@ -142,6 +143,7 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                      "(--framework)\n",
                      r.cluster, gpus, r.candidates, r.fitting, r.seconds,
                      o.rank_by == RankBy::kCost ? "cost per token" : "throughput", name(o.framework));
+  for (const std::string& note : r.notes) out << "note     " << note << "\n";
   if (r.ranked.empty()) {
     if (r.candidates == 0) {
       out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";

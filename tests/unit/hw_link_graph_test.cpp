@@ -121,6 +121,32 @@ TEST(HwLinkGraph, PcieP2pOnlyUnderASwitch) {
   EXPECT_NEAR(to_us(staged.latency), 4.0, 1e-9);
 }
 
+TEST(HwLinkGraph, PcieP2pSetOnTheClusterPassesThroughCpus) {
+  // rtx4090-8x-pcie: gpu0-3 on cpu0's root ports, gpu4-7 on cpu1's, gen4 x16 (31.5 GB/s). The catalog
+  // allows no P2P on a 4090: host-staged. transports.pcie_p2p=true (a P2P-enabled driver, run with
+  // NCCL_P2P_LEVEL=SYS as the published runs were) makes every pair PCIe P2P: 0 -> 1 through cpu0's
+  // root complex, gpu0 -> cpu0 -> gpu1, 31.5 GB/s, 2 x 1.0 us; 0 -> 5 also across the sockets,
+  // gpu0 -> cpu0 -> cpu1 -> gpu5, min(31.5, 64) GB/s, 3 x 1.0 us.
+  EXPECT_EQ(graph("rtx4090-8x-pcie").path(0, 1).path_class, PathClass::kHostStaged);
+  const ClusterSpec patched =
+      catalog().cluster("rtx4090-8x-pcie", "test", parse_overrides({"transports.pcie_p2p=true"}, "--set"));
+  EXPECT_TRUE(patched.pcie_p2p_through_cpus());
+  const LinkGraph g = LinkGraph::build(patched, 1);
+  const Path near = g.path(0, 1);
+  EXPECT_EQ(near.path_class, PathClass::kPcie);
+  EXPECT_EQ(route(g, near), (std::vector<std::string>{"n0.gpu0", "n0.cpu0", "n0.gpu1"}));
+  EXPECT_DOUBLE_EQ(near.bw.value(), 31.5);
+  EXPECT_NEAR(to_us(near.latency), 2.0, 1e-9);
+  const Path far = g.path(0, 5);
+  EXPECT_EQ(far.path_class, PathClass::kPcie);
+  EXPECT_EQ(route(g, far), (std::vector<std::string>{"n0.gpu0", "n0.cpu0", "n0.cpu1", "n0.gpu5"}));
+  EXPECT_DOUBLE_EQ(far.bw.value(), 31.5);
+  EXPECT_NEAR(to_us(far.latency), 3.0, 1e-9);
+  // The catalog's own P2P figure keeps NCCL's default level: the L40S fixture's 0 -> 2 stays host-staged
+  // (PcieP2pOnlyUnderASwitch); a 4090 cluster that leaves transports.pcie_p2p unset has no P2P at all.
+  EXPECT_FALSE(catalog().cluster("rtx4090-8x-pcie", "test").pcie_p2p_through_cpus());
+}
+
 TEST(HwLinkGraph, CrossNodeThroughRailAlignedNics) {
   // HGX A100, 2 nodes: rank 0 is n0.gpu0, rank 8 is n1.gpu0. gpu0 shares pcie_switch0 with gpu1 and
   // nic0, nic1: the first GPU takes nic0, the second nic1. Route: gpu0 -> pcie_switch0 -> nic0 -> net

@@ -33,9 +33,6 @@ TEST(Overrides, FiguresKeepTheirFormAndTheLoaderChecksThem) {
   // A figure the file lacks is added as one; a GPU swapped by name.
   EXPECT_DOUBLE_EQ(*with("rtx4090-8x-pcie", {"host_price_USD=5000"}).host_price_USD->value, 5000.0);
   EXPECT_EQ(with("hgx-a100", {"gpu=a100-sxm4-40gb"}).gpu.name, "a100-sxm4-40gb");
-  // node.gpus is node.devices.gpu: 4 GPUs leave the links to gpu4..7 pointing nowhere, as in a file.
-  EXPECT_TRUE(
-      throws_input_error([] { (void)with("hgx-a100", {"node.gpus=4"}); }, {"--set node.gpus=4", "gpu4"}));
   EXPECT_EQ(with("rtx3090-6x-pcie", {"transports.pcie_p2p=true"}).transports.pcie_p2p, true);
   // Bad values get the loader's message with the --set named.
   EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"network.nic_rate_Gbps=fast"}); },
@@ -45,6 +42,41 @@ TEST(Overrides, FiguresKeepTheirFormAndTheLoaderChecksThem) {
   EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"node.links[99].lanes=2"}); },
                                  {"--set node.links[99].lanes=2", "node.links has 7 entries"}));
   EXPECT_TRUE(throws_input_error([] { (void)hw::parse_override("nic=", "--set"); }, {"--set", "KEY=VALUE"}));
+}
+
+TEST(Overrides, FewerDevicesDropTheirLinks) {
+  // hgx-a100 node.links: [0] gpu* - nvswitch0 (NVLink), [1..4] two GPUs and two NICs each under
+  // pcie_switch0..3, [5] the switches to the cpus (zip), [6] cpu0 - cpu1. Four GPUs: gpu4..7 leave [3]
+  // and [4], which keep their NICs; gpu* now names four; nothing else changes.
+  const hw::ClusterSpec four = with("hgx-a100", {"node.gpus=4"});
+  EXPECT_EQ(four.gpus_per_node(), 4);
+  EXPECT_EQ(four.node.count(hw::DeviceKind::kNic), 8);
+  // 4 NVLink bundles, 2 x 4 + 2 x 2 PCIe links under the switches, 4 switch uplinks, 1 between sockets.
+  EXPECT_EQ(four.node.links.size(), 4u + 12u + 4u + 1u);
+  ASSERT_EQ(four.what_if_notes.size(), 1u);
+  EXPECT_EQ(four.what_if_notes[0],
+            "--set node.gpus=4 removes gpu4 to gpu7 and their links (the file's entries: node.links[3], "
+            "node.links[4] without them)");
+  // rtx4090-8x-pcie: [1] joins gpu4..7 to cpu1; with 4 GPUs it names none and goes. cpu1 keeps [2].
+  const hw::ClusterSpec consumer = with("rtx4090-8x-pcie", {"node.gpus=4"});
+  EXPECT_EQ(consumer.node.links.size(), 4u + 1u);
+  EXPECT_NE(consumer.what_if_notes.at(0).find("node.links[1] dropped"), std::string::npos);
+  // a100-pcie-8x-bridged: [0] zips the NVLink pairs (0,1) (2,3) (4,5) (6,7); with 3 GPUs only (0,1) stays,
+  // and gpu2 keeps its PCIe link under pcie_switch1.
+  const hw::ClusterSpec three = with("a100-pcie-8x-bridged", {"node.gpus=3"});
+  int nvlinks = 0;
+  for (const hw::LinkSpec& l : three.node.links) nvlinks += l.type == hw::LinkType::kNvlink ? 1 : 0;
+  EXPECT_EQ(nvlinks, 1);
+  EXPECT_EQ(hw::LinkGraph::build(three, 1).path(0, 2).path_class, hw::PathClass::kHostStaged);
+  // Fewer NICs drop theirs the same way; an unchanged count changes nothing and says nothing.
+  EXPECT_EQ(with("hgx-a100", {"node.nics=4"}).node.count(hw::DeviceKind::kNic), 4);
+  EXPECT_TRUE(with("hgx-a100", {"node.gpus=8"}).what_if_notes.empty());
+  // More GPUs than the file's links reach: refused, saying what to do; where the links name them by
+  // kind (rtx3090-6x-pcie: gpu* - cpu0), more join.
+  EXPECT_TRUE(throws_input_error([] { (void)with("hgx-a100", {"node.gpus=16"}); },
+                                 {"--set node.gpus=16", "gpu8 has no PCIe path to a cpu",
+                                  "use at most 8 gpus", "commscale hw show hgx-a100 --json"}));
+  EXPECT_EQ(with("rtx3090-6x-pcie", {"node.gpus=8"}).gpus_per_node(), 8);
 }
 
 std::string write(const std::string& name, const std::string& text) {

@@ -1,0 +1,75 @@
+#include "predict/gpu_support.hpp"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "predict/nccl_tables.hpp"
+
+namespace commscale::predict {
+namespace {
+
+constexpr int kFlashAttentionMinMajor = 8;  // FlashAttention 2: Ampere (sm80) and later
+
+std::optional<hw::MathRate> training_rate(DataType dtype) {
+  switch (dtype) {
+    case DataType::kBFloat16:
+      return hw::MathRate::kBf16Fp32Acc;
+    case DataType::kFloat16:
+      return hw::MathRate::kFp16Fp32Acc;
+    case DataType::kFloat32:
+      return hw::MathRate::kFp32;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string architecture(const hw::GpuSpec& gpu) {
+  return fmt::format("{}, compute capability {}", gpu.architecture.value.value_or("unknown architecture"),
+                     gpu.compute_capability.value.value_or("unknown"));
+}
+
+}  // namespace
+
+bool gpu_trains_in(const hw::GpuSpec& gpu, DataType dtype) {
+  const std::optional<hw::MathRate> rate = training_rate(dtype);
+  return rate && gpu.rate(*rate).value.has_value();
+}
+
+bool gpu_runs_flash_attention(const hw::GpuSpec& gpu) {
+  return parse_capability(gpu.compute_capability.value.value_or("0.0")).major >= kFlashAttentionMinMajor;
+}
+
+std::vector<std::string> fit_to_gpu(const hw::GpuSpec& gpu, TrainingChoices& c) {
+  std::vector<std::string> notes;
+  if (!gpu_trains_in(gpu, c.dtype)) {
+    const std::string_view key = hw::rate_key(*training_rate(c.dtype));
+    if (!c.dtype_flag.empty()) {
+      throw InputError(c.dtype_flag,
+                       fmt::format("{} on {} ({}), which has no {} rate ({} is null in its file)", name(c.dtype),
+                                   gpu.name, architecture(gpu), name(c.dtype), key),
+                       "fp16 on this GPU (--dtype fp16)");
+    }
+    notes.push_back(fmt::format("{} has no {} rate ({}): trained in fp16 instead of the default {} (--dtype fp16 "
+                                "to say so)",
+                                gpu.name, name(c.dtype), architecture(gpu), name(c.dtype)));
+    c.dtype = DataType::kFloat16;
+  }
+  if (c.flash_attention && !gpu_runs_flash_attention(gpu)) {
+    if (!c.flash_flag.empty()) {
+      throw InputError(c.flash_flag,
+                       fmt::format("fused (flash) attention on {} ({}): FlashAttention's kernels need compute "
+                                   "capability 8.0 or later",
+                                   gpu.name, architecture(gpu)),
+                       "--no-flash-attn on this GPU");
+    }
+    notes.push_back(fmt::format("{} ({}) cannot run FlashAttention, which needs compute capability 8.0 or later: "
+                                "attention unfused (--no-flash-attn to say so)",
+                                gpu.name, architecture(gpu)));
+    c.flash_attention = false;
+  }
+  return notes;
+}
+
+}  // namespace commscale::predict
