@@ -70,7 +70,10 @@ rc=$?
 python3 "$root/launch/megatron_host.py" --megatron "$work" --layers 4 -o "$work/m.json" 2> "$work/l.err"
 rc_layers=$?
 set -e
-[ "$rc" = 2 ] && grep -q -- "--megatron: no megatron/core under" "$work/m.err" || fail "megatron_host.py: $(cat "$work/m.err")"
-[ "$rc_layers" = 2 ] && grep -q -- "--layers: expected at least two depths" "$work/l.err" ||
+if [ "$rc" != 2 ] || ! grep -q -- "--megatron: no megatron/core under" "$work/m.err"; then
+  fail "megatron_host.py: $(cat "$work/m.err")"
+fi
+if [ "$rc_layers" != 2 ] || ! grep -q -- "--layers: expected at least two depths" "$work/l.err"; then
   fail "megatron_host.py --layers 4: $(cat "$work/l.err")"
+fi
 echo "python_scripts: ok"
