@@ -81,7 +81,7 @@ void merge_compare_plan_file(CompareArguments& a) {
 
 // What a row shows, to tell whether a sweep changed it.
 std::string row_of(const predict::CompareEntry& e) {
-  if (!e.prediction) return fmt::format("no plan: {} {}", e.candidates, e.closest);
+  if (!e.prediction) return fmt::format("no plan: {} {} {}", e.candidates, e.closest, e.batch_hint);
   const predict::Prediction& p = *e.prediction;
   return fmt::format("{} {} {} {} {}", p.summary.tokens_per_s, p.summary.step_time_s, predict::describe_plan(p.plan),
                      e.usd_per_million_tokens.value_or(-1.0), e.joules_per_token.value_or(-1.0));

@@ -43,6 +43,8 @@ std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::Clus
     if (r.ranked.empty() && !r.not_fitting.empty()) {
       entry->closest = describe_plan(r.not_fitting.front().plan) + ": " + r.not_fitting.front().fit_message;
     }
+    entry->batch_hint = r.batch_hint;
+    for (const std::string& note : r.notes) entry->notes.push_back(note);
   }
   if (r.ranked.empty()) return std::nullopt;
   return r.ranked.front().estimate;

@@ -38,6 +38,7 @@ struct CompareEntry {
   std::size_t candidates = 0;
   std::size_t fitting = 0;
   std::string closest;               // when nothing fits: the plan needing the least memory, and by how much it misses
+  std::string batch_hint;            // with no valid plan: the nearest global batches that use all its GPUs
   std::vector<std::string> notes;    // what was changed for this cluster's GPU or by the what-if overrides
   std::optional<PlanEstimate> best;  // the stage model's best plan
   std::optional<Prediction> prediction;  // its full simulation

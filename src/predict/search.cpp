@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -76,7 +78,68 @@ std::string loses_by(const PlanEstimate& e, const PlanEstimate& best) {
   return "compute-heavy";
 }
 
+// The data-parallel sizes that the tp x pp layouts dividing the model leave of `gpus` GPUs.
+std::vector<int> layout_dps(const TransformerConfig& m, int gpus) {
+  std::vector<int> out;
+  for (const int tp : divisors(gpus)) {
+    if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0) continue;
+    for (const int pp : divisors(gpus / tp)) {
+      if (m.layers % pp == 0) out.push_back(gpus / (tp * pp));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// "258 (dp 6)": a global batch and the data-parallel sizes of its valid plans.
+std::string batch_with_dps(const TransformerConfig& m, int gpus, const SearchOptions& o, int batch) {
+  SearchOptions with = o;
+  with.global_batch = batch;
+  std::vector<int> dps;
+  for (const ParallelPlan& p : enumerate_plans(m, gpus, with)) dps.push_back(p.dp);
+  std::sort(dps.begin(), dps.end());
+  dps.erase(std::unique(dps.begin(), dps.end()), dps.end());
+  std::string text;
+  for (const int dp : dps) text += fmt::format("{}{}", text.empty() ? "" : ", ", dp);
+  return dps.empty() ? std::string() : fmt::format("{} (dp {})", batch, text);
+}
+
 }  // namespace
+
+std::string batch_hint(const TransformerConfig& m, int gpus, const SearchOptions& o) {
+  const std::int64_t batch = o.global_batch;
+  std::optional<int> below;
+  std::optional<int> above;
+  for (const int dp : layout_dps(m, gpus)) {
+    for (const std::int64_t candidate : {batch / dp * dp, (batch / dp + 1) * dp}) {
+      if (candidate < 1 || candidate == batch || candidate > std::numeric_limits<int>::max()) continue;
+      if (batch_with_dps(m, gpus, o, static_cast<int>(candidate)).empty()) continue;
+      std::optional<int>& side = candidate < batch ? below : above;
+      const bool nearer = !side || (candidate < batch ? candidate > *side : candidate < *side);
+      if (nearer) side = static_cast<int>(candidate);
+    }
+  }
+  std::string batches;
+  for (const std::optional<int>& b : {below, above}) {
+    if (b) batches += fmt::format("{}{}", batches.empty() ? "" : " or ", batch_with_dps(m, gpus, o, *b));
+  }
+  if (batches.empty()) return {};
+  return fmt::format("the nearest global batches that use all {} GPUs: {} (--global-batch)", gpus, batches);
+}
+
+std::string largest_dp_hint(const TransformerConfig& m, int gpus, const SearchOptions& o) {
+  const std::vector<int> dps = layout_dps(m, gpus);
+  if (dps.empty() || o.global_batch % dps.back() == 0) return {};
+  const int dp = dps.back();
+  const int below = o.global_batch / dp * dp;
+  const std::string batches =
+      below > 0 ? fmt::format("{} or {}", below, below + dp) : fmt::format("{}", below + dp);
+  return fmt::format(
+      "global batch {} does not split over dp {}, the most data parallelism {} GPUs give this model: its plans "
+      "take more tensor or pipeline parallelism instead; {} would (--global-batch)",
+      o.global_batch, dp, gpus, batches);
+}
 
 std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
   if (o.global_batch < 1)
@@ -132,6 +195,15 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     }
   }
   r.fitting = r.ranked.size();
+  for (PlanEvaluator* evaluator : evaluators) {
+    if (r.candidates == 0) {
+      const std::string hint = batch_hint(evaluator->model(), evaluator->gpus(), o);
+      if (!hint.empty()) r.batch_hint += fmt::format("{}{}", r.batch_hint.empty() ? "" : "; ", hint);
+    } else {
+      const std::string hint = largest_dp_hint(evaluator->model(), evaluator->gpus(), o);
+      if (!hint.empty()) r.notes.push_back(hint);
+    }
+  }
   const auto better = [&](const RankedPlan& a, const RankedPlan& b) {
     if (o.rank_by == RankBy::kCost && a.usd_per_million_tokens && b.usd_per_million_tokens) {
       return *a.usd_per_million_tokens < *b.usd_per_million_tokens;

@@ -64,12 +64,24 @@ struct SearchResult {
   std::map<std::string, std::size_t> reasons;  // reason -> plans
   std::map<int, ClusterCost> cost_by_gpus;
   double seconds = 0.0;  // wall time of the search
-  std::vector<std::string> notes;  // what the caller changed of the search's inputs (what-if notes)
+  std::string batch_hint;          // with no valid plan: batch_hint() for each GPU count
+  std::vector<std::string> notes;  // largest_dp_hint() for each GPU count, and the caller's (what-if, GPU)
 };
 
 // Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive).
 [[nodiscard]] std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& model, int gpus,
                                                         const SearchOptions& options);
+
+// When no plan of `gpus` GPUs takes the global batch (every dp that the model's tp x pp layouts leave
+// fails to divide it): the nearest global batches below and above that some plan using every GPU takes,
+// with their data-parallel sizes ("the nearest global batches that use all 6 GPUs: 255 (dp 3) or 258 (dp
+// 3, 6) (--global-batch)"). Empty when there is none.
+[[nodiscard]] std::string batch_hint(const TransformerConfig& model, int gpus, const SearchOptions& options);
+
+// When the global batch does not split over the largest data parallelism the model's tp x pp layouts
+// leave of `gpus` GPUs (6 GPUs and a batch of 64: dp 6 is out, dp 2 x pp 3 in): the nearest batches that
+// do. Empty when it splits.
+[[nodiscard]] std::string largest_dp_hint(const TransformerConfig& model, int gpus, const SearchOptions& options);
 
 // `evaluators` holds one evaluator per world size, over targets the caller keeps alive.
 [[nodiscard]] SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& options);

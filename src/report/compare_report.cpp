@@ -37,6 +37,7 @@ nlohmann::json entry_json(const CompareEntry& e) {
   if (!e.prediction) {
     j["best"] = nullptr;
     j["closest"] = e.closest;
+    if (!e.batch_hint.empty()) j["batch_hint"] = e.batch_hint;
     return j;
   }
   const Prediction& p = *e.prediction;
@@ -176,8 +177,8 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
       if (e.candidates == 0) {
         out << fmt::format(
             "{:<28} {:>5}  no valid plan: no dp x tp x pp of {} GPUs divides the model and the global "
-            "batch\n",
-            e.label, e.gpus, e.gpus);
+            "batch{}\n",
+            e.label, e.gpus, e.gpus, e.batch_hint.empty() ? "" : "; " + e.batch_hint);
       } else {
         out << fmt::format("{:<28} {:>5}  no plan fits ({} plans; closest: {})\n", e.label, e.gpus, e.candidates,
                            e.closest);

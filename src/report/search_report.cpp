@@ -133,7 +133,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"top", top},
           {"reasons", reasons},
           {"costs", costs},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"batch_hint", r.batch_hint.empty() ? nlohmann::json() : nlohmann::json(r.batch_hint)}};
 }
 
 void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o, std::string_view predict_flags) {
@@ -146,7 +147,8 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   for (const std::string& note : r.notes) out << "note     " << note << "\n";
   if (r.ranked.empty()) {
     if (r.candidates == 0) {
-      out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch\n";
+      out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch";
+      out << (r.batch_hint.empty() ? "\n" : fmt::format("; {}\n", r.batch_hint));
       return;
     }
     out << "no plan fits";

@@ -135,3 +135,17 @@ commscale_run(EXPECT 2 ERROR err ARGS compare --model gpt3-1.3b --global-batch 8
               --dtype bf16)
 expect_contains("${err}" "--dtype: bf16 on v100-sxm2-32gb")
 
+# --- E. a global batch that no plan of the box's GPUs takes: the nearest ones that use them all ---
+# llama2-7b: 32 layers and 32 heads leave tp and pp of 1 or 2 on 6 GPUs, so dp 3 or 6.
+commscale_run(EXPECT 1 OUTPUT out ARGS search --cluster rtx3090-6x-pcie --model llama2-7b --global-batch 256)
+expect_contains("${out}" "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch; the "
+                         "nearest global batches that use all 6 GPUs: 255 (dp 3) or 258 (dp 3, 6) (--global-batch)")
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model llama2-7b --global-batch 256 --clusters rtx3090-6x-pcie)
+expect_contains("${out}" "the nearest global batches that use all 6 GPUs: 255 (dp 3) or 258 (dp 3, 6)")
+# gpt3-1.3b (24 layers, 16 heads) on 6 GPUs: dp 6 needs a multiple of 6; 64 forces dp 2 x pp 3, and says so.
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster rtx3090-6x-pcie --model gpt3-1.3b --global-batch 64 --top 1)
+expect_contains("${out}" "note     global batch 64 does not split over dp 6, the most data parallelism 6 GPUs give "
+                         "this model: its plans take more tensor or pipeline parallelism instead; 60 or 66 would")
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster rtx3090-6x-pcie --model gpt3-1.3b --global-batch 66 --top 1)
+string(FIND "${out}" "does not split" at)
+expect_equal(${at} -1 "a note when the batch splits over dp 6")

@@ -48,6 +48,30 @@ TEST(Search, EnumeratesEachValidPlanOnce) {
   EXPECT_THROW((void)enumerate_plans(m, 4, SearchOptions{}), commscale::InputError);  // global batch 0
 }
 
+TEST(Search, NamesTheNearestBatchesThatUseEveryGpu) {
+  // llama2-7b: 32 layers, 32 heads, 32 KV heads, MLP 11008. On 6 GPUs tp and pp divide 6 and the model:
+  // 1 or 2 each, and tp x pp = 4 does not divide 6, so dp is 6 / 1 = 6 or 6 / 2 = 3. A batch of 256 is
+  // a multiple of neither: no plan. Nearest: 255 = 85 x 3 below; 258 = 86 x 3 = 43 x 6 above.
+  const TransformerConfig m = find_preset("llama2-7b", "test");
+  SearchOptions o;
+  o.global_batch = 256;
+  EXPECT_TRUE(enumerate_plans(m, 6, o).empty());
+  EXPECT_EQ(batch_hint(m, 6, o), "the nearest global batches that use all 6 GPUs: 255 (dp 3) or 258 (dp 3, 6) "
+                                 "(--global-batch)");
+  // A batch of 2 has nothing below: 3 (dp 3) is the nearest above.
+  o.global_batch = 2;
+  EXPECT_EQ(batch_hint(m, 6, o), "the nearest global batches that use all 6 GPUs: 3 (dp 3) (--global-batch)");
+  // gpt3-1.3b (24 layers, 16 heads) on 6 GPUs: pp may be 3 or 6, so dp 1, 2, 3 or 6. A batch of 64 takes
+  // dp 2 (x pp 3) or 1, not 6: 60 = 10 x 6 or 66 = 11 x 6 would; 66 itself is quiet.
+  const TransformerConfig gpt = find_preset("gpt3-1.3b", "test");
+  o.global_batch = 64;
+  EXPECT_EQ(largest_dp_hint(gpt, 6, o),
+            "global batch 64 does not split over dp 6, the most data parallelism 6 GPUs give this model: its plans "
+            "take more tensor or pipeline parallelism instead; 60 or 66 would (--global-batch)");
+  o.global_batch = 66;
+  EXPECT_EQ(largest_dp_hint(gpt, 6, o), "");
+}
+
 TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
   const Target t = testing::target("hgx-a100");
   const TransformerConfig m = find_preset("gpt3-1.3b", "test");
