@@ -158,7 +158,7 @@ def fit_line(points):
 def derivations(directory):
     """The measured terms of src/predict/comm_measured.hpp, derived again from the sweeps."""
     lines = []
-    base = 6.6  # NCCL's ring LL base latency (tuning.cc, shared/HARDWARE.md)
+    base = 6.6  # NCCL's ring LL base latency (NCCL's src/graph/tuning.cc)
     steps = {"all_reduce": 2, "all_gather": 1, "reduce_scatter": 1}
     for transport, label, _ in PATHS[1:]:
         points = [(steps[c], t - base) for c in steps

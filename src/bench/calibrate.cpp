@@ -133,7 +133,7 @@ Json measure_memory(const CalibrateOptions& o, GpuProbes& probes, std::ostream& 
 // the profile's GEMM row, the rate the predictor starts from (predict/clock.hpp). Each share runs 300 ms
 // after the heat, timed over its second half. The row is the grid's where `gemm_rows` has the shape:
 // timed again here, after the memory rows, the same 20 ms of heat left the GPU at a higher clock than
-// inside the grid (97.4 against 112.7 us: results/h200x1-2026-12-03c, run-16).
+// inside the grid (97.4 against 112.7 us: results/h200x1-2026-12-03c/run-16).
 Json measure_clock(const CalibrateOptions& o, const hw::GpuSpec& gpu, const RunContext& context, GpuProbes& probes,
                    const Json& gemm_rows, std::ostream& log) {
   const Gemm g = make_gemm(2048, 8192, 2048, 1, DataType::kBFloat16);

@@ -1,7 +1,7 @@
 #pragma once
 
 // `commscale calibrate`: measures this GPU machine into a calibration profile for the predictor
-// (format: src/predict/calibration.hpp). Rank 0's GPU runs the GEMM sweep (cuBLASLt, the step's
+// (format: src/predict/CALIBRATION.md). Rank 0's GPU runs the GEMM sweep (cuBLASLt, the step's
 // call) and the memory-kernel sweep (the step's kernel); when asked, the executor's host cost per op
 // class and the device's kernel floor, and the interference probe beside GEMMs and memory kernels
 // (runtime/calibration_probes.hpp; rows: calibrate_rows.hpp); then every rank runs collective sweeps

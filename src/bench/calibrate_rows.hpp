@@ -1,6 +1,6 @@
 #pragma once
 
-// The profile rows of `calibrate --measure host,interference` (src/predict/calibration.hpp): built as
+// The profile rows of `calibrate --measure host,interference` (src/predict/CALIBRATION.md): built as
 // the profile's own types, so that they are written by the readers' writers (section_json) and read
 // back by them unchanged.
 

@@ -16,7 +16,7 @@
 namespace commscale {
 
 inline constexpr int kDoctorSchemaVersion = 1;
-// The exit code of a run whose checks found something below expectation (README, "Exit codes").
+// The exit code of a run whose checks found something below expectation (src/runtime/RELIABILITY.md, "Exit codes").
 inline constexpr int kDoctorBelowExpectation = 6;
 
 // The phases, in the order they run.

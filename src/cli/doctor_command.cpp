@@ -187,7 +187,7 @@ void add_doctor_options(CLI::App& cmd, DoctorArguments& a) {
                  "node_all_reduce, all_reduce, all_gather, pair GB/s, nic Gb/s); repeatable");
   add_real_option(cmd, "--min-ratio", &a.min_ratio,
                   "a check fails below this fraction of its expectation (default 0.85 on GPUs, 0.15 on the CPU "
-                  "backend: README, commscale doctor)",
+                  "backend: src/bench/DOCTOR.md)",
                   {0.0, 2.0, "more than 0, at most 2", "", true});
   cmd.add_option("--skip", a.skip, "phases not to run, a comma list of gpu, node, job, pairs");
   cmd.add_option("--size", a.size,

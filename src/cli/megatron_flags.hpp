@@ -16,7 +16,7 @@ namespace commscale {
 
 // --swiglu --group-query-attention --normalization --position-embedding-type --disable-bias-linear
 // --untie-embeddings-and-output-weights --bf16 --fp16 --max-position-embeddings, and the rejected
-// model flags (hidden from --help; README lists them).
+// model flags (hidden from --help; src/cli/INPUTS.md lists them).
 void add_megatron_model_flags(CLI::App& command, MegatronArguments* args);
 // --num-layers-per-virtual-pipeline-stage --recompute-granularity --recompute-activations
 // --recompute-method --recompute-num-layers --use-distributed-optimizer, and the rejected plan flags.

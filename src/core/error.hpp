@@ -9,7 +9,7 @@
 
 namespace commscale {
 
-// Documented in the README; stable for scripts.
+// Documented in src/runtime/RELIABILITY.md ("Exit codes"); stable for scripts.
 enum class ExitCode : int {
   kOk = 0,
   kCheckFailed = 1,   // a benchmark ran but failed its checks: wrong data or below --min-busbw

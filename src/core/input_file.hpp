@@ -13,7 +13,7 @@
 
 namespace commscale {
 
-// Documented in the README ("Input files").
+// Documented in src/runtime/RELIABILITY.md ("Input files").
 inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;  // 256 MiB
 
 // The whole content of `file`. Throws InputError naming the file when it is not a regular file or a

@@ -1,6 +1,6 @@
 #pragma once
 
-// Every hardware figure in the catalog says where it came from, with the tags of shared/HARDWARE.md:
+// Every hardware figure in the catalog says where it came from, with a tag (topologies/README.md):
 // P vendor document, D derived from other figures, S secondary source only, U unverified, plus M for
 // figures measured on this project's machines. A figure may have no value: the part has no such unit
 // (V100 FP8) or nobody has a trustworthy number (tag U); its source says which.

@@ -1,4 +1,4 @@
-// Reading, checking and writing calibration profiles (the format is in calibration.hpp).
+// Reading, checking and writing calibration profiles (the format is in CALIBRATION.md).
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-// Interpolation in a calibration profile (the rules are in calibration.hpp).
+// Interpolation in a calibration profile (the rules are in CALIBRATION.md).
 
 #include <algorithm>
 #include <array>
@@ -24,7 +24,7 @@ std::array<double, 4> shape_point(std::int64_t m, std::int64_t n, std::int64_t k
 double lerp(double x, double x0, double y0, double x1, double y1) { return y0 + (y1 - y0) * (x - x0) / (x1 - x0); }
 
 // Time from the memory rows of `key` (the profile keeps them sorted by bytes; rules in
-// calibration.hpp); nullopt when there is no such row.
+// CALIBRATION.md); nullopt when there is no such row.
 std::optional<Seconds> interpolated_memory_time(const std::vector<MemoryPoint>& rows,
                                                 const std::optional<MemoryRowKey>& key, Bytes bytes, GBps bw) {
   const MemoryPoint* below = nullptr;
@@ -44,7 +44,7 @@ std::optional<Seconds> interpolated_memory_time(const std::vector<MemoryPoint>& 
 }
 
 
-// Nearest-rows interpolation (calibration.hpp): the rows `rows` keeps, as (point, value), weighted by
+// Nearest-rows interpolation (CALIBRATION.md): the rows `rows` keeps, as (point, value), weighted by
 // inverse squared distance to `q`; an exact point returns its own row's value.
 template <class Row, std::size_t N, class Keep, class Point, class Value>
 std::optional<double> nearest_efficiency(const std::vector<Row>& rows, const std::array<double, N>& q, Keep keep,

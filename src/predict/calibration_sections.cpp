@@ -1,5 +1,5 @@
 // Calibration profile sections: flash attention, host costs, device figures, interference
-// (calibration.hpp has the format).
+// (CALIBRATION.md has the format).
 
 #include "predict/calibration_sections.hpp"
 

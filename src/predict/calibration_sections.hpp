@@ -1,7 +1,7 @@
 #pragma once
 
 // Readers and writers of the calibration profile's sections beyond GEMMs, memory kernels and
-// collective curves (the format is in calibration.hpp): flash attention rows, host costs per
+// collective curves (the format is in CALIBRATION.md): flash attention rows, host costs per
 // framework, the device's kernel floor, the interference probe's rows and the clock curve. A host-costs object has
 // the same form in a profile and in the catalog's frameworks file (host_catalog.hpp).
 

@@ -5,7 +5,7 @@
 // time fill part of the step. calibrate's GEMM rows are timed at the clock 20 ms of an 8192^3 GEMM
 // (its heat) leaves, the most power-hungry load; a step runs its GEMMs faster, the more so the smaller
 // their share of its time. calibrate --measure clock times one GEMM alternating with the step's
-// memory-bound kernel for 300 ms at shares from 1 down to 0.2 (calibration.hpp, "clock"):
+// memory-bound kernel for 300 ms at shares from 1 down to 0.2 (CALIBRATION.md, "clock"):
 // speedup(s) = its time as its GEMM row is timed over its time at s (above 1 even at s = 1: that GEMM
 // back to back settles at a higher clock than the heat leaves), linear between the measured shares,
 // the end points' value beyond them.

@@ -4,8 +4,8 @@
 //
 // Peak: the link graph already prices a rail at min(NCCL's PCIe figure, the NIC's rate): 24 GB/s per
 // HDR NIC of an HGX A100 (PCIe gen4 24 < 25) and 48 GB/s per NDR NIC of an HGX H100 (gen5 48 < 50),
-// which is the maintainers' rule of thumb, ~24 GB/s per 200 Gb/s NIC (S, shared/HARDWARE.md), and
-// NVIDIA's 46-48 GB/s per NDR NIC (S, ibid.). No further peak factor is applied.
+// which is NCCL's maintainers' rule of thumb, ~24 GB/s per 200 Gb/s NIC (S, NVIDIA/nccl issues), and
+// NVIDIA's 46-48 GB/s per NDR NIC (S, NVIDIA's networking guidance). No further peak factor is applied.
 //
 // Size ramp: NCCL hands each chunk it sends between nodes to the network proxy, which costs the
 // network's post overhead (tuning.cc getNetOverhead: 1 us, x 3 with Simple; nccl_tables.hpp) that

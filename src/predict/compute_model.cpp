@@ -33,7 +33,7 @@ Bytes hbm_bytes(const Gemm& g, AttentionIssue attention) noexcept {
 // Catalog-only efficiencies of eager PyTorch's memory kernels (KernelSet::kEager) over the catalog's memory
 // bandwidth, per kind, forward and backward, each kernel also taking kMemoryKernelUs: the median over
 // launch/pytorch_kernels.py's rows of each curve on one H200 (torch 2.11), fitted by
-// results/h200x1-2026-12-03b/fit_eager_defaults.py to run-11's two eager profiles, which prints each
+// results/h200x1-2026-12-03b/fit_eager_defaults.py to the two eager profiles of its run-11/, which prints each
 // curve's spread (median |log error| under 2% but norm forward's 13% and bias_grad's 16%). Eager kernels
 // run at a third to all of a copy's bandwidth, where one fitted generic figure missed them by 25-33%.
 struct EagerMemoryEfficiency {

@@ -29,14 +29,14 @@
 //       results/h200x1-2026-12-03/run-4/cal.json;
 //       m, n, k from 256 to 16384 and attention's batched shapes): median |log error| 4.7%, 90th
 //       percentile 18% (the form before, 0.70 and 2 us without split-K: 17% and 63%). Large square GEMMs
-//       run at 780-815 TFLOP/s there (0.79-0.82); shared/HARDWARE.md's PyTorch figures for LLM shapes,
+//       run at 780-815 TFLOP/s there (0.79-0.82); PyTorch 2.11's GEMMs at LLM shapes on the same GPU,
 //       600-713, were the previous source. Those rows were later found to be timed on a probe pool whose
 //       operands had degenerated towards inf and NaN (results/h200x1-2026-12-03c): calibrate's rows since
 //       run 650-672 TFLOP/s at 8192^3 (1637-1692 us against these defaults' 1461), and the 132 bf16 rows
-//       above 100 GFLOP of its run-16 take a median 1.09x these defaults' time. Not refitted: the same form
+//       above 100 GFLOP of its second run take a median 1.09x these defaults' time. Not refitted: the same form
 //       refits those rows to 0.71 and 8 us (results/h200x1-2026-12-03c/fit_defaults_clean.py: median 5.0%,
 //       p90 16.5%), but commscale's own steps then need the H200's clock curve, and even with it they
-//       miss issue 21's 10% at one point (that README, section 7): its GEMMs run 5-20% faster in a step
+//       miss 10% at one point (that README, section 7): its GEMMs run 5-20% faster in a step
 //       than back to back (section 2), and 0.80 / 6 us stays the executor's figure.
 //   PyTorch's GEMMs (every framework but commscale: AttentionIssue::kPerKernel) run at the clean rows'
 //       rate, in and out of a step (sections 1 and 5: randn 8192^3 1621 us, its rows 1637-1692), so
@@ -49,8 +49,8 @@
 //   0.78 and 4.5 us: fitted to the 26 rows of the step's memory kernel (read half, write half; 1 MiB to
 //   4 GiB) of the same two calibrate runs: median |log error| 3.8%, largest 13% (the form before, a
 //   copy's 4273 / 4800 and 2 us: 25% and 72%). The GEMM's memory roofline keeps a device-to-device
-//   copy's fraction, kMemoryEfficiency = 4273 / 4800 (HARDWARE.md, H200, read + write over the
-//   catalog's 4800 GB/s). Calibrated times replace both.
+//   copy's fraction, kMemoryEfficiency = 4273 / 4800 (a device-to-device copy on one H200 under PyTorch
+//   2.11, read + write, over the catalog's 4800 GB/s). Calibrated times replace both.
 // Peak rates: bf16 -> the catalog's BF16 tensor FP32-accumulate rate, fp16 -> FP16 tensor with the op's
 // accumulate type (GeForce halves FP32 accumulate; the catalog says so), fp32 -> non-tensor FP32 (no
 // TF32, as cuBLAS computes FP32 by default). A GPU without the rate (V100 and bf16) falls back to
@@ -97,7 +97,7 @@ class ComputeModel {
 
   // `phase` picks a flash-attention product's calibration rows (forward or backward kernel).
   [[nodiscard]] Seconds time(const Gemm& gemm, Phase phase = Phase::kForward) const;
-  // `phase` picks a calibration's rows for the kernel's kind in that direction (calibration.hpp).
+  // `phase` picks a calibration's rows for the kernel's kind in that direction (CALIBRATION.md).
   [[nodiscard]] Seconds time(const MemoryKernel& kernel, Phase phase = Phase::kForward) const;
   [[nodiscard]] Seconds time(const OpPayload& payload, Phase phase = Phase::kForward) const;  // 0 for communication
   // The fraction of the dense peak the GEMM's math runs at (before the memory roofline).

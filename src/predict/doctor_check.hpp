@@ -86,7 +86,7 @@ struct Verdict {
 };
 [[nodiscard]] Verdict tally(const std::vector<DoctorCheck>& checks) noexcept;
 
-// The default --min-ratio and why (README, "commscale doctor"): healthy runs of the same path on the
+// The default --min-ratio and why (src/bench/DOCTOR.md, "The threshold"): healthy runs of the same path on the
 // project's GPUs differ by up to 8% between repetitions (nccl-tests' all_gather 4 GiB in place, 301.9
 // and 325.8 GB/s, results/h200x2-2026-12-01) and the expectations below are set to what a healthy
 // machine delivers; twice that spread below 1 passes every healthy repetition seen, while the faults

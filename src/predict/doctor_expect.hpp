@@ -34,7 +34,7 @@ namespace commscale::predict {
 
 // bf16 8192^3 on the project's H200s, on operands like a model's: 1637-1692 us in calibrate (650-672
 // TFLOP/s, results/h200x1-2026-12-03c), 1605-1621 us in PyTorch (685-678), 662 TFLOP/s in doctor's own
-// GEMM (results/h200x1-2026-12-03e, run-23): 0.66-0.69 of the catalog's 989.5 dense. (The 783-811
+// GEMM (results/h200x1-2026-12-03e/run-23): 0.66-0.69 of the catalog's 989.5 dense. (The 783-811
 // TFLOP/s of the first calibrations, 0.80, ran on NaN operands, which multiply 15% faster: a healthy
 // H200 at 662 then read 0.84 of its expectation and failed doctor's 0.85.)
 inline constexpr double kGemmFraction = 0.67;
@@ -48,7 +48,7 @@ struct Expected {
   bool judged = true;  // false: shown beside the measurement, not judged (a figure known to be loose)
 };
 
-// The keys --expect takes, with their units, for messages and the README.
+// The keys --expect takes, with their units, for messages and src/bench/DOCTOR.md.
 struct StatedKey {
   std::string key;
   std::string unit;

@@ -9,7 +9,7 @@
 namespace commscale::predict {
 namespace {
 
-// "199000 USD (S: shared/HARDWARE.md ...)": a figure with its tag and source.
+// "199000 USD (S: ...)": a figure with its tag and source.
 std::string cited(double usd, const hw::Provenance& p) {
   return fmt::format("{:.0f} USD ({}: {})", usd, hw::tag_letter(p.tag), p.source);
 }

@@ -5,7 +5,7 @@
 // groups run at once, and the path classes and latencies of its steps.
 //
 // Achievable bandwidth per link (achievable_link_bw) is NCCL's own figure, not the line rate:
-//   NVLink: links x NCCL's per-link bandwidth for the GPU's compute capability (HARDWARE.md: SM80
+//   NVLink: links x NCCL's per-link bandwidth for the GPU's compute capability (NCCL's topo.h: SM80
 //           20.0, SM86 12.0, SM90 20.6, SM100 40.1 GB/s); other architectures 0.8 x the catalog's
 //           rate (D: SM80's 20.0 over A100's 25 GB/s per link);
 //   PCIe:   NCCL's width x speed / 80 (12, 24, 48 GB/s for x16 gen3, 4, 5); a link whose file gives its
@@ -43,7 +43,7 @@
 
 namespace commscale::predict {
 
-// NCCL_P2P_DISABLE=1 all_reduce on the project's 2 x H200 (HARDWARE.md, 4 GiB): 27.0 GB/s busbw, over
+// NCCL_P2P_DISABLE=1 all_reduce on the project's 2 x H200 (nccl-tests, 4 GiB): 27.0 GB/s busbw, over
 // NCCL's 48 GB/s for the PCIe gen5 x16 links of the path: 27.0 / 48 = 0.5625. Set from that measurement;
 // the sweeps of 2026-12-01 (results/collective-latency/) found 27.4 (bench) and 28.3 (nccl-tests) at
 // 1 GiB, and the published 8 x RTX 5090 figure (28 GB/s, gen5) is an independent check.

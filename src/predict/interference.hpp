@@ -6,7 +6,7 @@
 //
 // The figures come from a probe (calibrate --measure interference): a kernel that holds k SMs and
 // streams memory at a measured rate (or only holds them), run beside a large GEMM and beside the
-// step's memory-bound kernel; each row gives both slowdowns (calibration.hpp, "interference"). A
+// step's memory-bound kernel; each row gives both slowdowns (CALIBRATION.md, "interference"). A
 // communication op is mapped onto the probe by the share of the GPU it takes: its SMs (NCCL's channel
 // count for its path, nccl_channels) over the GPU's SMs, and the HBM traffic it makes (twice its bus
 // bandwidth: every byte it sends is read from HBM and every byte it receives written) over the GPU's

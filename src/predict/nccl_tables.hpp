@@ -1,8 +1,8 @@
 #pragma once
 
-// NCCL's own cost-model constants (src/graph/tuning.cc, NCCL 2.30.7; units µs and GB/s): the tables
-// shared/HARDWARE.md quotes (base and per-step latencies, llMaxBws) and the factors, caps and
-// thresholds of the same code that it does not quote, each marked "tuning.cc" or "enqueue.cc" below
+// NCCL's own cost-model constants (src/graph/tuning.cc, NCCL 2.30.7; units µs and GB/s): its tables
+// (base and per-step latencies, llMaxBws, per-link bandwidths) and the factors, caps and thresholds
+// of the same code, those beside the tables each marked "tuning.cc" or "enqueue.cc" below
 // (2.28.3, the version the project's measurements ran, has the same values). The predictor's
 // collective model (comm_model.hpp) is NCCL's structure with these numbers, plus the few terms that
 // come from the project's own measurements (comm_measured.hpp).
@@ -36,12 +36,12 @@ struct ComputeCapability {
 [[nodiscard]] ComputeCapability parse_capability(std::string_view text) noexcept;
 [[nodiscard]] NcclArch nccl_arch(int cc_major) noexcept;
 
-// baseLatencies[algo][proto], µs (HARDWARE.md); kP2p takes the ring's.
+// baseLatencies[algo][proto], µs (tuning.cc); kP2p takes the ring's.
 [[nodiscard]] double base_latency_us(NcclAlgo a, NcclProto p) noexcept;
-// hwLat[hw][algo][proto], µs: the latency NCCL charges per step on a path of that class (HARDWARE.md);
+// hwLat[hw][algo][proto], µs: the latency NCCL charges per step on a path of that class (tuning.cc);
 // kP2p takes the ring's.
 [[nodiscard]] double hw_latency_us(hw::NcclHwClass c, NcclAlgo a, NcclProto p) noexcept;
-// llMaxBws, GB/s: the LL protocol's bandwidth ceiling (HARDWARE.md). tuning.cc indexes its rows by the
+// llMaxBws, GB/s: the LL protocol's bandwidth ceiling (tuning.cc). tuning.cc indexes its rows by the
 // GPU's architecture on one node and by the CPU's vendor across nodes ("for multi-node, we look at CPU
 // type": row 0 Intel, row 1 AMD); the catalog does not say the vendor, so nodes > 1 take row 0, as
 // NCCL does for any CPU that is not AMD. Columns: 1, 2, 3+ nodes.
@@ -83,11 +83,11 @@ inline constexpr std::uint64_t kP2pLLThresholdBytes = 16384;
 [[nodiscard]] int p2p_channels(bool nvlink, int nvlink_links) noexcept;
 [[nodiscard]] NcclProto p2p_protocol(Bytes bytes_per_peer, int channels) noexcept;
 
-// The per-link NVLink bandwidth NCCL assumes (HARDWARE.md): SM80 20.0, SM86 12.0, SM90 20.6,
+// The per-link NVLink bandwidth NCCL assumes (src/graph/topo.h): SM80 20.0, SM86 12.0, SM90 20.6,
 // SM100 40.1 GB/s per direction. 0 for other architectures (the caller falls back to a ratio).
 [[nodiscard]] double nccl_nvlink_bw_GBps(int cc_major, int cc_minor) noexcept;
 // NCCL's PCIe bandwidth, width x speed / 80: 12, 24, 48 GB/s per direction for x16 gen3, 4, 5
-// (HARDWARE.md), scaled by width / 16. 0 for a generation NCCL's table does not reach.
+// (src/graph/topo.cc), scaled by width / 16. 0 for a generation NCCL's table does not reach.
 [[nodiscard]] double nccl_pcie_bw_GBps(int generation, int width) noexcept;
 
 }  // namespace commscale::predict

@@ -1,7 +1,7 @@
 #pragma once
 
 // Merging calibration profiles (`commscale calibrate --merge`): one run measures one transport, so a
-// profile of a machine is the merge of several runs. Works on the file form (src/predict/calibration.hpp).
+// profile of a machine is the merge of several runs. Works on the file form (src/predict/CALIBRATION.md).
 
 #include <string>
 

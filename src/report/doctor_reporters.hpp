@@ -2,7 +2,7 @@
 
 // Reporters for `commscale doctor`: text (a table per phase as each ends, then the suspects and the
 // verdict), JSON (rewritten atomically as each phase ends, "complete": false until the end) and JSON
-// Lines (a line per check as it is judged). Schema: README, "commscale doctor".
+// Lines (a line per check as it is judged). Schema: src/bench/DOCTOR.md.
 
 #include <iosfwd>
 #include <memory>

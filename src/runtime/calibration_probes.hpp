@@ -1,7 +1,7 @@
 #pragma once
 
 // `calibrate --measure host,interference` on rank 0's GPU (src/bench/calibrate_probes.cpp turns the
-// results into profile rows; the method is in the README's calibrate section).
+// results into profile rows; the method is in src/bench/CALIBRATE.md).
 //
 // Host: the time commscale's executor spends on the host issuing one op of each class, on its own
 // launch path (runtime/cuda/cuda_step_engine.cpp), measured while a spin kernel keeps the GPU busy so

@@ -1,6 +1,6 @@
 #pragma once
 
-// The control plane's watch over a running job, beside the data path (README, "Reliability"):
+// The control plane's watch over a running job, beside the data path (RELIABILITY.md beside this file):
 //
 //  - a watchdog thread notices when another rank of this node ends (runtime/peer_watchdog.hpp); the
 //    main thread's wait loops call poll_control_plane(), which then throws RankLostError (exit 5);

@@ -1,7 +1,7 @@
 #pragma once
 
 // SIGINT and SIGTERM (Ctrl-C, a launcher passing on a kill, a scheduler's time limit) end a run of the
-// ranks cleanly rather than at once (README, "Reliability"). The handler only records the signal, which
+// ranks cleanly rather than at once (RELIABILITY.md, "Signals"). The handler only records the signal, which
 // is all it can safely do; the run's waits and loops call throw_if_interrupted() (poll_control_plane()
 // does), unwind from there and leave every result line already written whole; run_on_all_ranks then
 // says in one line what was kept and exits with 128 + the signal.

@@ -6,7 +6,7 @@
 // What happens then is the owner's: the main thread sees lost() in its wait loops and reports the
 // lost rank itself; if it does not within `grace` (it is inside a blocking call that will never
 // return), the thread calls `last_resort` once. Ranks on other nodes are not watched: the launcher,
-// their own node's watchdogs or --timeout end them (README, "Reliability").
+// their own node's watchdogs or --timeout end them (RELIABILITY.md, "A dead rank").
 
 #include <atomic>
 #include <chrono>

@@ -1,8 +1,8 @@
 #pragma once
 
-// FLOPs of a training step in closed form (shared/MODEL.md), to check the per-op counts against and
-// to report model FLOPs (the MFU basis, no recompute). `batch` is the number of sequences in the step
-// (the global batch); a multiply-add counts as two FLOPs.
+// FLOPs of a training step in closed form (Narayanan et al. 2021, arXiv 2104.04473, eq. 3), to check
+// the per-op counts against and to report model FLOPs (the MFU basis, no recompute). `batch` is the
+// number of sequences in the step (the global batch); a multiply-add counts as two FLOPs.
 
 #include <cstdint>
 

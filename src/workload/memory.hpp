@@ -1,6 +1,6 @@
 #pragma once
 
-// Memory primitives per rank (shared/MODEL.md): model states per ZeRO stage (Rajbhandari et al.,
+// Memory primitives per rank: model states per ZeRO stage (Rajbhandari et al.,
 // arXiv 1910.02054) and activations per layer (Korthikanti et al., arXiv 2205.05198). The pipeline
 // composition (how many microbatches are in flight on each stage) is in parallel/plan_memory.hpp.
 
@@ -18,7 +18,7 @@ struct ModelStateBytes {
   Bytes optimizer;  // the optimizer's state: for adam fp32 master weights and moments
 };
 
-// `parameters` is this rank's share after tensor and pipeline sharding (Psi in MODEL.md); w = bytes of
+// `parameters` is this rank's share after tensor and pipeline sharding (Psi in the ZeRO paper); w = bytes of
 // the model dtype, o = the optimizer's state per parameter (optimizer_bytes_per_parameter: mixed
 // precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, SGD and none 0):
 // stage 0 (w + w + o) Psi; 1: optimizer / d; 2: gradients too; 3: weights too. Shards round up.

@@ -72,7 +72,7 @@ string(FIND "${err}" "${esc}" raw)
 expect_equal("${raw}" "-1" "a raw ESC in CLI11's message")
 
 # A long value on the command line (128 KiB is the most Linux passes in one argument) is quoted cut
-# to 1 KiB (README, "Input files"), not whole.
+# to 1 KiB (src/runtime/RELIABILITY.md, "Input files"), not whole.
 string(REPEAT "m" 100000 long_name)
 commscale_run(EXPECT 2 ERROR err ARGS plan --model ${long_name})
 expect_contains("${err}" [[--model: unknown model "mmmm]])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a folder of src/ (or kernels/) includes a folder it must not.
 
-Dependencies run one way (README, "Layout"): a folder includes only itself and the folders below it
+Dependencies run one way (src/README.md, "Layout"): a folder includes only itself and the folders below it
 in FLOORS. Folders on one floor are siblings and include neither each other. Run by ctest
 (layout.includes); prints every offending line as FILE:LINE: FROM -> TO.
 

@@ -6,7 +6,7 @@
 #   slowed:  node-c's link throttled both ways with tc (a token bucket of RATE on both ends of its veth
 #            pair): doctor must exit 6 and name node-c, and nothing else, as the one suspect.
 # With --measure it runs only the healthy case and prints the pair rounds' count and times (for the
-# README's "rounds grow as log N"), and passes whatever the verdict.
+# "Time" of src/bench/DOCTOR.md: rounds grow as log N), and passes whatever the verdict.
 #
 # usage: tests/multinode/doctor_netns.sh COMMSCALE WORK_DIR [NODES] [--measure]
 # Exit codes: 0 passed, 1 failed, 77 skipped (not root, no ip/tc/unshare, or namespaces not allowed).

@@ -1,4 +1,4 @@
-// Every catalog file loads and validates; spot checks of figures against shared/HARDWARE.md; the file
+// Every catalog file loads and validates; spot checks of figures against the vendors' documents; the file
 // form round-trips; the topologies directory is found.
 
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ TEST(HwCatalog, EveryGpuLoadsWithConsistentRates) {
     const auto& fp16acc = gpu.rate(MathRate::kFp16Fp16Acc).value;
     const auto& fp32acc = gpu.rate(MathRate::kFp16Fp32Acc).value;
     ASSERT_TRUE(fp32acc.has_value());
-    // GeForce halves FP32 accumulate; nothing else does (shared/HARDWARE.md).
+    // GeForce halves FP32 accumulate; nothing else does (the vendors' whitepapers).
     if (fp16acc) {
       EXPECT_EQ(gpu.halves_fp32_accumulate(), gpu.market == Market::kGeforce);
     }
@@ -97,7 +97,7 @@ TEST(HwCatalog, EveryClusterLoadsAndEveryPairHasAPath) {
   }
 }
 
-// Figures HARDWARE.md singles out, including the wrong claims in circulation.
+// Figures often quoted wrong, each against the vendor's document.
 TEST(HwCatalog, FiguresMatchHardwareMd) {
   const GpuSpec a100 = catalog().gpu("a100-sxm4-80gb", "test");
   EXPECT_DOUBLE_EQ(a100.rate(MathRate::kTf32Tensor).value->value(), 156e12);   // TF32, not FP16

@@ -98,7 +98,7 @@ TEST(CommModel, RingAllReduceOnEightA100sByHand) {
   EXPECT_NEAR(to_us(e.time), 56.0 + nvlink_simple_us(1073741824.0, 240.0 * 8.0 / 14.0, 1073741824.0 * 14.0 / 8.0),
               1e-6);
   // busbw as bench reports it: 2^30 / 8716.2 us x 14 / 8 = 215.6 GB/s (the published 8 x A100 figures are
-  // 200-231 GB/s, HARDWARE.md; NCCL's own estimate, 238.3, is above them).
+  // 200-231 GB/s, nccl-tests issues #149 and #178; NCCL's own estimate, 238.3, is above them).
   const double busbw = CommModel::bus_bandwidth(Collective::kAllReduce, size, DataType::kBFloat16, 8, e.time).value();
   EXPECT_NEAR(busbw, 215.6, 0.05);
 }

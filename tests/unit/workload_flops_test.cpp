@@ -131,8 +131,8 @@ TEST(StepFlops, FullRecomputeAddsOneForwardPerLayer) {
 }
 
 TEST(StepFlops, SelectiveRecomputeAndFlashAddAttentionGemmsOnly) {
-  // Selective recompute re-runs QK^T and PV: 2 * 2 B s^2 h per layer. (MODEL.md quotes Korthikanti
-  // et al.'s appendix as 72 B s l h^2 (1 + s/(3h) + ...), i.e. 12 B s^2 h more per layer: that is
+  // Selective recompute re-runs QK^T and PV: 2 * 2 B s^2 h per layer. (Korthikanti et al.'s appendix,
+  // arXiv 2205.05198, prints 72 B s l h^2 (1 + s/(3h) + ...), i.e. 12 B s^2 h more per layer: that is
   // three times what re-running the two attention GEMMs costs, so it is not what the ops count.)
   const TransformerConfig m = find_preset("gpt3-175b", "");
   const double s = 2048, h = 12288;
