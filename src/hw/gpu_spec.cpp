@@ -69,6 +69,19 @@ std::vector<std::string> parse_notes(JsonObject& top) {
 std::string_view name(Market m) noexcept { return kMarketNames[static_cast<std::size_t>(m)]; }
 std::string_view rate_key(MathRate r) noexcept { return kRateKeys[static_cast<std::size_t>(r)]; }
 
+MathRate gemm_rate(DataType dtype, DataType accumulate) noexcept {
+  switch (dtype) {
+    case DataType::kBFloat16:
+      return MathRate::kBf16Fp32Acc;
+    case DataType::kFloat16:
+      return accumulate == DataType::kFloat16 ? MathRate::kFp16Fp16Acc : MathRate::kFp16Fp32Acc;
+    case DataType::kFloat64:
+      return MathRate::kFp64Tensor;
+    default:
+      return MathRate::kFp32;
+  }
+}
+
 GBps NvlinkSpec::bw_per_direction() const noexcept {
   if (!links.value || *links.value == 0 || !link_bw.value) return GBps(0.0);
   return *link_bw.value * static_cast<double>(*links.value);

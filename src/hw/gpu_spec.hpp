@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dtype.hpp"
 #include "core/units.hpp"
 #include "hw/figure.hpp"
 #include "hw/reference.hpp"
@@ -36,6 +37,9 @@ enum class MathRate : std::uint8_t {
 };
 inline constexpr std::size_t kMathRateCount = 8;
 [[nodiscard]] std::string_view rate_key(MathRate r) noexcept;  // the file key, with its _TFLOPS unit
+// The rate a GEMM of inputs `dtype` accumulating in `accumulate` runs at: BF16 and FP16 on tensor cores
+// (FP16 accumulate only when asked), FP64 on FP64 tensor cores, anything else at the non-tensor FP32 rate.
+[[nodiscard]] MathRate gemm_rate(DataType dtype, DataType accumulate = DataType::kFloat32) noexcept;
 
 struct NvlinkSpec {
   Figure<int> generation;

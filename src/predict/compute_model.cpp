@@ -94,24 +94,11 @@ std::optional<FlopsPerSecond> rate_of(const hw::GpuSpec& gpu, MathRate r) {
   return f.value ? std::optional<FlopsPerSecond>(*f.value) : std::nullopt;
 }
 
-MathRate primary_rate(DataType dtype, DataType accumulate) {
-  switch (dtype) {
-    case DataType::kBFloat16:
-      return MathRate::kBf16Fp32Acc;
-    case DataType::kFloat16:
-      return accumulate == DataType::kFloat16 ? MathRate::kFp16Fp16Acc : MathRate::kFp16Fp32Acc;
-    case DataType::kFloat64:
-      return MathRate::kFp64Tensor;
-    default:
-      return MathRate::kFp32;
-  }
-}
-
 }  // namespace
 
 std::optional<FlopsPerSecond> dense_rate(const hw::GpuSpec& gpu, DataType dtype, DataType accumulate,
                                          std::string* fallback_note) {
-  const MathRate wanted = primary_rate(dtype, accumulate);
+  const MathRate wanted = hw::gemm_rate(dtype, accumulate);
   if (auto r = rate_of(gpu, wanted)) return r;
   const MathRate fallback = dtype == DataType::kFloat64 ? MathRate::kFp64 : MathRate::kFp16Fp32Acc;
   auto r = rate_of(gpu, fallback);

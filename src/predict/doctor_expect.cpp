@@ -15,21 +15,6 @@ bool at_gpu(const hw::LinkSpec& l, int gpu) {
   return l.a == d || l.b == d;
 }
 
-hw::MathRate gemm_rate(DataType type) {
-  switch (type) {
-    case DataType::kBFloat16:
-      return hw::MathRate::kBf16Fp32Acc;
-    case DataType::kFloat16:
-      return hw::MathRate::kFp16Fp32Acc;
-    case DataType::kFloat32:
-      return hw::MathRate::kFp32;
-    case DataType::kFloat64:
-      return hw::MathRate::kFp64;
-    default:
-      return hw::MathRate::kBf16Fp32Acc;
-  }
-}
-
 std::string describe_estimate(const CommEstimate& e) { return fmt::format("{} {}", name(e.algo), name(e.proto)); }
 
 }  // namespace
@@ -108,7 +93,7 @@ std::optional<double> DoctorExpectations::pcie_GBps(int generation, int width) c
 std::optional<Expected> DoctorExpectations::gemm_TFLOPS(DataType type) const {
   if (auto s = stated("gemm")) return s;
   if (!node_) return std::nullopt;
-  const hw::Figure<FlopsPerSecond>& peak = node_->gpu.rate(gemm_rate(type));
+  const hw::Figure<FlopsPerSecond>& peak = node_->gpu.rate(hw::gemm_rate(type));
   if (!peak.known()) return std::nullopt;
   const double tflops = peak.value->value() / 1e12;
   return Expected{tflops * kGemmFraction,

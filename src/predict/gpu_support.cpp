@@ -12,19 +12,6 @@ namespace {
 
 constexpr int kFlashAttentionMinMajor = 8;  // FlashAttention 2: Ampere (sm80) and later
 
-std::optional<hw::MathRate> training_rate(DataType dtype) {
-  switch (dtype) {
-    case DataType::kBFloat16:
-      return hw::MathRate::kBf16Fp32Acc;
-    case DataType::kFloat16:
-      return hw::MathRate::kFp16Fp32Acc;
-    case DataType::kFloat32:
-      return hw::MathRate::kFp32;
-    default:
-      return std::nullopt;
-  }
-}
-
 std::string architecture(const hw::GpuSpec& gpu) {
   return fmt::format("{}, compute capability {}", gpu.architecture.value.value_or("unknown architecture"),
                      gpu.compute_capability.value.value_or("unknown"));
@@ -33,8 +20,7 @@ std::string architecture(const hw::GpuSpec& gpu) {
 }  // namespace
 
 bool gpu_trains_in(const hw::GpuSpec& gpu, DataType dtype) {
-  const std::optional<hw::MathRate> rate = training_rate(dtype);
-  return rate && gpu.rate(*rate).value.has_value();
+  return gpu.rate(hw::gemm_rate(dtype)).value.has_value();
 }
 
 bool gpu_runs_flash_attention(const hw::GpuSpec& gpu) {
@@ -44,7 +30,7 @@ bool gpu_runs_flash_attention(const hw::GpuSpec& gpu) {
 std::vector<std::string> fit_to_gpu(const hw::GpuSpec& gpu, TrainingChoices& c) {
   std::vector<std::string> notes;
   if (!gpu_trains_in(gpu, c.dtype)) {
-    const std::string_view key = hw::rate_key(*training_rate(c.dtype));
+    const std::string_view key = hw::rate_key(hw::gemm_rate(c.dtype));
     if (!c.dtype_flag.empty()) {
       throw InputError(c.dtype_flag,
                        fmt::format("{} on {} ({}), which has no {} rate ({} is null in its file)", name(c.dtype),

@@ -215,34 +215,29 @@ const Architecture& find_architecture(const json& doc, std::string_view origin) 
   return *arch;
 }
 
-// The key names of a family for the shape (GPT-2 has its own; old Falcon configs say n_layer, n_head).
-struct ShapeKeys {
-  std::string_view hidden = "hidden_size";
-  std::string_view layers = "num_hidden_layers";
-  std::string_view heads = "num_attention_heads";
-  std::string_view ffn = "intermediate_size";
-  std::string_view positions = "max_position_embeddings";
+// The config's own names of the fields validate_model checks, by family (GPT-2 has its own; old Falcon
+// configs say n_layer, n_head; KV heads under whichever key the file uses), and of its activation.
+struct ConfigKeys {
+  ModelKeys model{"num_hidden_layers", "hidden_size", "num_attention_heads", "num_attention_heads",
+                  "intermediate_size", "max_position_embeddings", "vocab_size"};
   std::string_view activation = "hidden_act";
 };
 
-ShapeKeys shape_keys(Family family, const json& doc) {
-  ShapeKeys k;
-  if (family == Family::kGpt2) return {"n_embd", "n_layer", "n_head", "n_inner", "n_positions", "activation_function"};
-  if (family == Family::kFalcon) {
-    k.ffn = "ffn_hidden_size";
-    k.activation = "activation";
-    if (doc.contains("n_layer")) k.layers = "n_layer";
-    if (doc.contains("n_head")) k.heads = "n_head";
+ConfigKeys config_keys(Family family, const json& doc) {
+  ConfigKeys k;
+  if (family == Family::kGpt2) {
+    k.model = {"n_layer", "n_embd", "n_head", "n_head", "n_inner", "n_positions", "vocab_size"};
+    k.activation = "activation_function";
   }
-  return k;
-}
-
-// The config's own names of the fields validate_model checks (the key read for KV heads, when any).
-ModelKeys model_keys(const ShapeKeys& shape, const json& doc) {
-  ModelKeys k{shape.layers, shape.hidden, shape.heads, shape.heads, shape.ffn, shape.positions, "vocab_size"};
+  if (family == Family::kFalcon) {
+    k.model.ffn = "ffn_hidden_size";
+    k.activation = "activation";
+    if (doc.contains("n_layer")) k.model.layers = "n_layer";
+    if (doc.contains("n_head")) k.model.heads = k.model.kv_heads = "n_head";
+  }
   for (const std::string_view kv : {"num_key_value_heads", "num_kv_heads", "n_head_kv"}) {
     if (doc.contains(kv)) {
-      k.kv_heads = kv;
+      k.model.kv_heads = kv;
       break;
     }
   }
@@ -357,27 +352,27 @@ TransformerConfig model_from_hf_config(const json& doc, std::string_view origin,
   if (!doc.is_object()) throw InputError(origin, "the config is not a JSON object", "a Hugging Face config.json");
   const Architecture& arch = find_architecture(doc, origin);
   ConfigReader r(doc, origin, arch);
-  const ShapeKeys keys = shape_keys(arch.family, doc);
+  const ConfigKeys keys = config_keys(arch.family, doc);
   TransformerConfig m;
   m.name = model_name(doc, origin);
-  m.layers = r.whole<int>(keys.layers);
-  m.hidden = r.whole<std::int64_t>(keys.hidden);
-  m.heads = r.whole<int>(keys.heads);
+  m.layers = r.whole<int>(keys.model.layers);
+  m.hidden = r.whole<std::int64_t>(keys.model.hidden);
+  m.heads = r.whole<int>(keys.model.heads);
   m.kv_heads = read_kv_heads(r, m.heads);
   m.vocab = r.whole<std::int64_t>("vocab_size");
   m.activation = read_activation(r, keys.activation, arch.family == Family::kGated);
   // GPT-2's n_inner and Falcon's ffn_hidden_size are optional (4 x hidden); the others' required.
   const bool ffn_optional = arch.family == Family::kGpt2 || arch.family == Family::kFalcon;
-  m.ffn = ffn_optional ? r.optional_whole<std::int64_t>(keys.ffn).value_or(4 * std::min(m.hidden, kMaxHidden + 1))
-                       : r.whole<std::int64_t>(keys.ffn);
+  m.ffn = ffn_optional ? r.optional_whole<std::int64_t>(keys.model.ffn).value_or(4 * std::min(m.hidden, kMaxHidden + 1))
+                       : r.whole<std::int64_t>(keys.model.ffn);
   m.norm = arch.family == Family::kGated ? NormKind::kRmsNorm : NormKind::kLayerNorm;
   m.positions = arch.family == Family::kGpt2 ? PositionEmbedding::kLearned : PositionEmbedding::kRotary;
   m.linear_bias = read_linear_bias(r);
   m.tied_embeddings = r.flag("tie_word_embeddings", arch.tied);
-  m.seq = training_seq(r, m, keys.positions, seq);
+  m.seq = training_seq(r, m, keys.model.seq, seq);
   check_unmodelled(r, m);
   r.finish();
-  ModelKeys names = model_keys(keys, doc);
+  ModelKeys names = keys.model;
   if (seq) names.seq = "seq";  // the sequence is --seq's, not the file's
   validate_model(m, origin, names);
   return m;
