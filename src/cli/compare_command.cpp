@@ -239,6 +239,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
       ->capture_default_str();
   cmd->add_option("--max-micro-batch", o.max_micro_batch, "largest micro-batch tried (powers of two)")
       ->capture_default_str();
+  add_threads_option(*cmd, &o.threads);
   o.flash_attention = true;  // every current training recipe uses it
   cmd->add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", o.flash_attention,
                 "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");

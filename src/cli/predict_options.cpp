@@ -70,6 +70,13 @@ CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {
                                         names, name(kDefaultFramework)));
 }
 
+void add_threads_option(CLI::App& command, int* threads) {
+  command.add_option("--threads", *threads,
+                     "threads estimating plans (default 0: one per CPU this process may use; the plans found do not "
+                     "depend on it)")
+      ->capture_default_str();
+}
+
 void check_search_ranges(const predict::SearchOptions& o) {
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
   if (o.max_micro_batch < 1 || o.max_micro_batch > kMaxMicroBatch) {
@@ -78,6 +85,10 @@ void check_search_ranges(const predict::SearchOptions& o) {
   if (o.max_chunks < 1 || o.max_chunks > kMaxSearchChunks) {
     throw InputError("--max-chunks", fmt::format("{}", o.max_chunks),
                      fmt::format("1 to {} (a chunk holds at least one layer)", kMaxSearchChunks));
+  }
+  if (o.threads < 0 || o.threads > kMaxSearchThreads) {
+    throw InputError("--threads", fmt::format("{}", o.threads),
+                     fmt::format("0 (one per CPU this process may use) to {}", kMaxSearchThreads));
   }
 }
 

@@ -40,10 +40,14 @@ CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework
 // flash attention where neither the flags nor the plan file (`from_file`) gave them, its optimizer and its
 // gradient reduction. Throws InputError naming --framework.
 CLI::Option* add_framework_option(CLI::App& command, std::string* framework);
+// --threads of search and compare: the threads that estimate plans (0: one per CPU this process may use).
+void add_threads_option(CLI::App& command, int* threads);
 
 // The ranges a search enumerates, bounded before it starts (search and compare): a positive global batch,
-// --max-micro-batch 1 to kMaxMicroBatch, --max-chunks 1 to kMaxSearchChunks. Throws InputError naming the flag.
+// --max-micro-batch 1 to kMaxMicroBatch, --max-chunks 1 to kMaxSearchChunks, --threads 0 to kMaxSearchThreads.
+// Throws InputError naming the flag.
 inline constexpr int kMaxSearchChunks = 1024;
+inline constexpr int kMaxSearchThreads = 1024;
 void check_search_ranges(const predict::SearchOptions& o);
 void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
                              predict::SearchOptions& o);

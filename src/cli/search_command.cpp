@@ -237,6 +237,7 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
       ->capture_default_str();
   cmd->add_option("--max-chunks", o.max_chunks, "most model chunks per stage of the interleaved schedule")
       ->capture_default_str();
+  add_threads_option(*cmd, &o.threads);
   o.flash_attention = true;  // every current training recipe uses it
   cmd->add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", o.flash_attention,
                 "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");

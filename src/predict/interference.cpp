@@ -159,19 +159,29 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
                                       Simulation& sim, int max_iterations) {
   InterferenceResult result;
   if (model.empty()) return result;
-  const Simulation first = sim;
-  const OpShares table = op_shares(set, first, costs, loads);
+  // The first simulation's classes serve the re-simulations: the program, hence its classes, is the same.
+  const std::vector<int> stand_in = sim.stand_in;
+  const OpShares table = op_shares(set, sim, costs, loads);
   const std::vector<std::vector<double>>& base = table.seconds;
   const std::vector<std::vector<double>>& share = table.gemm_share;
-  std::vector<std::vector<InterferenceModel::Load>> load(first.simulated.size());  // of communication ops
-  for (std::size_t i = 0; i < first.simulated.size(); ++i) {
-    const int rank = first.simulated[i];
-    const std::vector<Op>& ops = ops_of(set, rank);
-    load[i].resize(ops.size());
-    for (const Op& op : ops) {
-      if (share[i][op.id] < 0) load[i][op.id] = loads.comm_load(rank, op);
+  // A communication op's slowdowns depend only on its load: worked out at its first overlap, once.
+  struct Slowdowns {
+    bool known = false;
+    double compute_gemm = 1.0, compute_memory = 1.0, comm_gemm = 1.0, comm_memory = 1.0;
+  };
+  std::vector<std::vector<Slowdowns>> slow(sim.simulated.size());  // of communication ops
+  for (std::size_t i = 0; i < sim.simulated.size(); ++i) slow[i].resize(ops_of(set, sim.simulated[i]).size());
+  const auto slowdowns = [&](std::size_t i, OpId id) -> const Slowdowns& {
+    Slowdowns& s = slow[i][id];
+    if (!s.known) {
+      const InterferenceModel::Load l = loads.comm_load(sim.simulated[i], ops_of(set, sim.simulated[i])[id]);
+      s = {true, model.compute_slowdown(Beside::kGemm, l), model.compute_slowdown(Beside::kMemory, l),
+           model.comm_slowdown(Beside::kGemm, l), model.comm_slowdown(Beside::kMemory, l)};
     }
-  }
+    return s;
+  };
+  std::vector<Busy> compute;  // storage reused from rank to rank and iteration to iteration
+  std::array<std::vector<Busy>, kStreamCount> comm;
   double previous = sim.step_time.value();
   for (int iteration = 0; iteration < max_iterations; ++iteration) {
     std::vector<std::vector<double>> seconds = base;
@@ -179,8 +189,8 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
     double added_comm = 0.0;
     for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
       const std::vector<Op>& ops = ops_of(set, sim.simulated[i]);
-      std::vector<Busy> compute;
-      std::array<std::vector<Busy>, kStreamCount> comm;
+      compute.clear();
+      for (auto& stream : comm) stream.clear();
       for (const Op& op : ops) {
         const Busy b{sim.data_start[i][op.id], sim.end[i][op.id], op.id};
         if (share[i][op.id] >= 0) {
@@ -192,10 +202,9 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
       for (auto& stream : comm) {
         overlapping_pairs(compute, stream, [&](const Busy& c, const Busy& m, double o) {
           const double g = share[i][c.op];
-          const InterferenceModel::Load& l = load[i][m.op];
-          const double slow_c = g * model.compute_slowdown(Beside::kGemm, l) +
-                                (1 - g) * model.compute_slowdown(Beside::kMemory, l);
-          const double slow_m = g * model.comm_slowdown(Beside::kGemm, l) + (1 - g) * model.comm_slowdown(Beside::kMemory, l);
+          const Slowdowns& l = slowdowns(i, m.op);
+          const double slow_c = g * l.compute_gemm + (1 - g) * l.compute_memory;
+          const double slow_m = g * l.comm_gemm + (1 - g) * l.comm_memory;
           seconds[i][c.op] += o * (1 - 1 / slow_c);
           seconds[i][m.op] += o * (1 - 1 / slow_m);
           added_compute += o * (1 - 1 / slow_c);
@@ -207,7 +216,7 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
     const auto ranks = static_cast<double>(sim.simulated.size());
     result.added_compute_s = added_compute / ranks;
     result.added_comm_s = added_comm / ranks;
-    const TabledCosts lengthened(first.stand_in, std::move(seconds));
+    const TabledCosts lengthened(stand_in, std::move(seconds));
     simulate(set, lengthened, options, sim);
     ++result.iterations;
     const double now = sim.step_time.value();

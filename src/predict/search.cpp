@@ -1,9 +1,17 @@
 #include "predict/search.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <numeric>
 #include <optional>
+#include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -105,6 +113,70 @@ std::string batch_with_dps(const TransformerConfig& m, int gpus, const SearchOpt
   return dps.empty() ? std::string() : fmt::format("{} (dp {})", batch, text);
 }
 
+// The CPUs this process may run on (taskset, a Slurm allocation's cpuset), else the machine's.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+// Every plan's estimate, in the plans' order, on `threads` threads (0: one per usable CPU). The
+// plans come in runs of one layout (dp, tp, pp), whose shapes an evaluator's caches keep: a thread
+// takes a whole run at a time, with an evaluator of its own, and goes through it by program shape
+// (sp, ZeRO stage, schedule and chunks: the plans between differ in recompute and micro-batch size,
+// whose coarse programs are the same or resized), so the evaluator keeps only the latest few programs.
+// An estimate depends only on its plan, so the result is the same on any number of threads.
+std::vector<PlanEstimate> estimate_all(PlanEvaluator& evaluator, const std::vector<ParallelPlan>& plans,
+                                       int threads) {
+  std::vector<std::size_t> runs;  // where each layout's run starts
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const bool same = i > 0 && plans[i].dp == plans[i - 1].dp && plans[i].tp == plans[i - 1].tp &&
+                      plans[i].pp == plans[i - 1].pp;
+    if (!same) runs.push_back(i);
+  }
+  runs.push_back(plans.size());
+  std::vector<std::size_t> order(plans.size());
+  for (std::size_t k = 0; k + 1 < runs.size(); ++k) {
+    const auto begin = order.begin() + static_cast<std::ptrdiff_t>(runs[k]);
+    const auto end = order.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]);
+    std::iota(begin, end, runs[k]);
+    const auto shape = [&](std::size_t i) {
+      const ParallelPlan& p = plans[i];
+      return std::make_tuple(p.sequence_parallel, p.zero_stage, p.schedule, p.chunks);
+    };
+    std::stable_sort(begin, end, [&](std::size_t a, std::size_t b) { return shape(a) < shape(b); });
+  }
+  const unsigned hardware = usable_cpus();
+  const std::size_t workers =
+      std::min<std::size_t>(threads > 0 ? static_cast<std::size_t>(threads) : hardware, runs.size() - 1);
+  std::vector<PlanEstimate> out(plans.size());
+  std::atomic<std::size_t> next_run{0};
+  std::vector<std::exception_ptr> failed(std::max<std::size_t>(workers, 1));
+  const auto work = [&](PlanEvaluator& e, std::size_t w) {
+    try {
+      for (std::size_t k = next_run++; k + 1 < runs.size(); k = next_run++) {
+        for (std::size_t j = runs[k]; j < runs[k + 1]; ++j) out[order[j]] = e.estimate(plans[order[j]]);
+      }
+    } catch (...) {
+      failed[w] = std::current_exception();
+      next_run = runs.size();  // the others stop after their run
+    }
+  };
+  std::vector<std::unique_ptr<PlanEvaluator>> siblings;
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) {
+    siblings.push_back(evaluator.sibling());
+    pool.emplace_back(work, std::ref(*siblings.back()), w);
+  }
+  work(evaluator, 0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& f : failed) {
+    if (f) std::rethrow_exception(f);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string batch_hint(const TransformerConfig& m, int gpus, const SearchOptions& o) {
@@ -181,14 +253,18 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     r.cluster = t.cluster.name;
     r.gpus.push_back(gpus);
     r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
+    std::vector<ParallelPlan> fitting;
     for (const ParallelPlan& plan : enumerate_plans(evaluator->model(), gpus, o)) {
       ++r.candidates;
       PlanEstimate e = evaluator->memory_only(plan);
-      if (!e.fits) {
+      if (e.fits) {
+        fitting.push_back(plan);
+      } else {
         r.not_fitting.push_back(std::move(e));
-        continue;
       }
-      RankedPlan ranked{evaluator->estimate(plan), "", {}, {}};
+    }
+    for (PlanEstimate& e : estimate_all(*evaluator, fitting, o.threads)) {
+      RankedPlan ranked{std::move(e), "", {}, {}};
       ranked.usd_per_million_tokens = usd_per_million_tokens(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
       ranked.joules_per_token = joules_per_token(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
       r.ranked.push_back(std::move(ranked));

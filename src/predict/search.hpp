@@ -43,6 +43,7 @@ struct SearchOptions {
   std::string order = "tp-dp-pp";
   RankBy rank_by = RankBy::kThroughput;
   int top = 10;
+  int threads = 0;  // threads estimating plans: 0 = one per CPU this process may use (results do not depend on it)
   MemoryOptions memory;
   CostAssumptions costs;
 };

@@ -85,6 +85,11 @@ class PlanEvaluator {
   // The coarse simulation of exactly this plan (no extrapolation): for tests.
   [[nodiscard]] CoarseFigures simulate_coarse(const ParallelPlan& plan);
 
+  // An evaluator of the same model, target and memory options with caches of its own, for another thread.
+  [[nodiscard]] std::unique_ptr<PlanEvaluator> sibling() const {
+    return std::make_unique<PlanEvaluator>(model_, target_, memory_, gpus_);
+  }
+
   [[nodiscard]] const TransformerConfig& model() const noexcept { return model_; }
   [[nodiscard]] const Target& target() const noexcept { return target_; }
   [[nodiscard]] int gpus() const noexcept { return gpus_; }

@@ -1,6 +1,6 @@
-// How long `commscale search` takes: the full search of issue 6 (every valid plan of GPT-3 175B on
-// 1024 A100s, 128 HGX A100 nodes, global batch 1536 as GPT-3 trained) on one core, and a one-node
-// search for scale. Results and the command line: results/search-bench/README.md.
+// How long `commscale search` takes: the full search of GPT-3 175B (every valid plan on 1024 A100s,
+// 128 HGX A100 nodes, global batch 1536 as GPT-3 trained) on the CPUs the process may use (`taskset -c 0`
+// for one), and a one-node search for scale. Results and the command line: results/search-bench/README.md.
 //
 // The first two keep the options the benchmark was first run with (no flash attention, so three
 // recompute choices; the host issuing at no cost); `_cli` is the search as `commscale search` runs it

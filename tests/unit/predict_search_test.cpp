@@ -94,6 +94,29 @@ TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
   EXPECT_NEAR(best.tokens_per_s, 32.0 * m.seq / best.step_time.value(), 1e-9 * best.tokens_per_s);
 }
 
+TEST(Search, FindsTheSamePlansOnAnyNumberOfThreads) {
+  // Each thread estimates whole layouts with an evaluator of its own; an estimate depends only on its
+  // plan, so one thread and three give the same ranking, to the last bit of every step time.
+  const Target t = testing::target("hgx-a100");
+  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
+  SearchOptions o;
+  o.global_batch = 32;
+  o.max_micro_batch = 4;
+  o.top = 1000;
+  const auto ranking = [&](int threads) {
+    o.threads = threads;
+    PlanEvaluator evaluator(m, t, o.memory);
+    std::vector<std::pair<std::string, double>> out;
+    for (const RankedPlan& r : search_plans({&evaluator}, o).ranked) {
+      out.emplace_back(describe_plan(r.estimate.plan), r.estimate.step_time.value());
+    }
+    return out;
+  };
+  const auto one = ranking(1);
+  ASSERT_GT(one.size(), 10u);
+  EXPECT_EQ(one, ranking(3));
+}
+
 TEST(Economics, CostPerMillionTokensByHand) {
   // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each plus the 500 W host allowance
   // (the cluster file gives no host power) at 0.15 USD/kWh:
