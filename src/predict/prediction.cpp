@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "predict/clock.hpp"
 #include "predict/op_costs.hpp"
+#include "predict/timed_simulation.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -145,17 +145,15 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
         "batch_p2p_sync) is not modelled for the interleaved schedule");
   }
   const SimulationOptions sim_options{.reduce = options.reduce, .host = &host};
-  Simulation sim = simulate(step.program, costs, sim_options);
-  ClockResult clock;
-  const std::unique_ptr<OpCosts> clocked =
-      apply_clock(step.program, costs, costs, target.clock, sim_options, sim, &clock);
+  Simulation sim;
+  const TimedSimulation passes =
+      simulate_timed(step.program, costs, costs, target.clock, target.interference, sim_options, sim);
   p.clock_source = target.clock.source();
-  p.clock_gemm_share = clock.gemm_share;
-  p.clock_speedup = clock.speedup;
-  p.clock_iterations = clock.iterations;
-  const OpCosts& timed = clocked ? *clocked : static_cast<const OpCosts&>(costs);
-  const InterferenceResult interference =
-      apply_interference(step.program, timed, costs, target.interference, sim_options, sim);
+  p.clock_gemm_share = passes.clock.gemm_share;
+  p.clock_speedup = passes.clock.speedup;
+  p.clock_iterations = passes.clock.iterations;
+  const OpCosts& timed = passes.timed(costs);
+  const InterferenceResult& interference = passes.interference;
   p.interference_source = target.interference.source();
   p.interference_compute = Seconds(interference.added_compute_s);
   p.interference_comm = Seconds(interference.added_comm_s);

@@ -6,6 +6,7 @@
 
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
+#include "predict/timed_simulation.hpp"
 #include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
 
@@ -217,14 +218,11 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   host.sync = target_.host.sync;
   const SimulationOptions options{
       .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
-  simulate(coarse.set, costs, options, sim_);
-  // The GEMMs' clock at the step's GEMM share, then interference between the fused ops and the
-  // data-parallel and pipeline communication beside them (inside a unit it is in the unit's cost); two
-  // re-simulations at most each keep a search fast (interference's second keeps the coarse model within
-  // the full simulation's figures: one alone missed them by 0.9% on a ZeRO-2 data-parallel plan).
-  const std::unique_ptr<OpCosts> clocked = apply_clock(coarse.set, costs, costs, target_.clock, options, sim_, nullptr, 2);
-  const OpCosts& timed = clocked ? *clocked : static_cast<const OpCosts&>(costs);
-  apply_interference(coarse.set, timed, costs, target_.interference, options, sim_, 2);
+  // Two re-simulations at most for each pass keep a search fast (interference's second keeps the coarse
+  // model within the full simulation's figures: one alone missed them by 0.9% on a ZeRO-2 data-parallel
+  // plan). Inside a unit its interference is in the unit's cost; here it is between the fused ops and the
+  // data-parallel and pipeline communication beside them.
+  simulate_timed(coarse.set, costs, costs, target_.clock, target_.interference, options, sim_, 2);
   CoarseFigures f = coarse_breakdown(coarse.set, program->indexes, sim_);
   for (const double waited : sim_.host_wait) f.host_wait += waited / static_cast<double>(plan.pp);
   // The tensor-parallel time the fused ops hold: exposed where compute idled inside a unit.
