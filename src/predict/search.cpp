@@ -147,6 +147,16 @@ std::vector<PlanEstimate> estimate_all(PlanEvaluator& evaluator, const std::vect
     };
     std::stable_sort(begin, end, [&](std::size_t a, std::size_t b) { return shape(a) < shape(b); });
   }
+  // The longest runs first, so that no thread is left with a long one at the end: a run's cost grows
+  // with its plans and with the square of its stages (more stages, and more microbatches per simulation).
+  std::vector<std::size_t> longest_first(runs.size() - 1);
+  std::iota(longest_first.begin(), longest_first.end(), std::size_t{0});
+  const auto weight = [&](std::size_t k) {
+    const auto pp = static_cast<double>(plans[runs[k]].pp);
+    return static_cast<double>(runs[k + 1] - runs[k]) * pp * pp;
+  };
+  std::stable_sort(longest_first.begin(), longest_first.end(),
+                   [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
   const unsigned hardware = usable_cpus();
   const std::size_t workers =
       std::min<std::size_t>(threads > 0 ? static_cast<std::size_t>(threads) : hardware, runs.size() - 1);
@@ -155,12 +165,13 @@ std::vector<PlanEstimate> estimate_all(PlanEvaluator& evaluator, const std::vect
   std::vector<std::exception_ptr> failed(std::max<std::size_t>(workers, 1));
   const auto work = [&](PlanEvaluator& e, std::size_t w) {
     try {
-      for (std::size_t k = next_run++; k + 1 < runs.size(); k = next_run++) {
+      for (std::size_t n = next_run++; n < longest_first.size(); n = next_run++) {
+        const std::size_t k = longest_first[n];
         for (std::size_t j = runs[k]; j < runs[k + 1]; ++j) out[order[j]] = e.estimate(plans[order[j]]);
       }
     } catch (...) {
       failed[w] = std::current_exception();
-      next_run = runs.size();  // the others stop after their run
+      next_run = longest_first.size();  // the others stop after their run
     }
   };
   std::vector<std::unique_ptr<PlanEvaluator>> siblings;

@@ -14,7 +14,8 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py megatron_host.py; do
+for script in pytorch_reference.py pytorch_host.py pytorch_kernels.py regime_grid.py gemm_context.py megatron_host.py \
+    fp8_gemm_probe.py offload_probe.py; do
   python3 "$root/launch/$script" --help > /dev/null || fail "$script --help"
 done
 points="$root/tests/data/results/h200x1-2026-12-02b/points.jsonl"
