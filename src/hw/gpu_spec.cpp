@@ -8,6 +8,7 @@
 namespace commscale::hw {
 namespace {
 
+constexpr const char* kNoPrice = "the GPU file gives no price";
 constexpr std::array<std::string_view, 3> kMarketNames = {"datacenter", "professional", "geforce"};
 constexpr std::array<std::string_view, kMathRateCount> kRateKeys = {
     "fp64_TFLOPS",
@@ -58,6 +59,23 @@ void parse_rates(JsonObject& top, const SourceCitations& c, GpuSpec& gpu) {
     gpu.rates[i] =
         from_tflops(read_number_figure(top, kRateKeys[i], c, required ? Nullable::kNo : Nullable::kYes, 1e-9));
   }
+}
+
+// Most a price may be: a guard against a slipped digit, far above any GPU's.
+constexpr double kMaxPurchaseUsd = 1e6;
+constexpr double kMaxRentalUsdPerHour = 1e3;
+
+// A price figure, which a file may leave out (no price then, and its source says so); a value must be
+// more than 0 and at most `max`.
+Figure<double> read_price(JsonObject& top, std::string_view key, const SourceCitations& c, double max,
+                          std::string_view unit) {
+  if (!top.has(key)) return Figure<double>{std::nullopt, Provenance{SourceTag::kUnverified, kNoPrice, {}}};
+  Figure<double> f = read_number_figure(top, key, c, Nullable::kYes, 1e-9);
+  if (f.value && *f.value > max) {
+    throw InputError(top.where(key) + ".value", fmt::format("is {:g}", *f.value),
+                     fmt::format("more than 0 and at most {:g} {}", max, unit));
+  }
+  return f;
 }
 
 std::vector<std::string> parse_notes(JsonObject& top) {
@@ -122,6 +140,8 @@ GpuSpec parse_gpu(const nlohmann::json& json, const std::string& file, const Ref
   gpu.tdp_W = read_number_figure(top, "tdp_W", c, Nullable::kYes, 1.0);
   gpu.launch_price_USD = read_number_figure(top, "launch_price_USD", c, Nullable::kYes);
   gpu.launch_date = read_string_figure(top, "launch_date", c, Nullable::kYes);
+  gpu.purchase_price_USD = read_price(top, "purchase_price_USD", c, kMaxPurchaseUsd, "USD");
+  gpu.rental_USD_per_gpu_hour = read_price(top, "rental_USD_per_gpu_hour", c, kMaxRentalUsdPerHour, "USD per GPU-hour");
   gpu.notes = parse_notes(top);
   top.finish();
   return gpu;
@@ -159,6 +179,8 @@ nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu) {
   out["tdp_W"] = figure_json(gpu.tdp_W);
   out["launch_price_USD"] = figure_json(gpu.launch_price_USD);
   out["launch_date"] = figure_json(gpu.launch_date);
+  out["purchase_price_USD"] = figure_json(gpu.purchase_price_USD);
+  out["rental_USD_per_gpu_hour"] = figure_json(gpu.rental_USD_per_gpu_hour);
   if (!gpu.notes.empty()) out["notes"] = gpu.notes;
   return out;
 }

@@ -77,6 +77,11 @@ struct GpuSpec {
   Figure<double> tdp_W;
   Figure<double> launch_price_USD;
   Figure<std::string> launch_date;  // "2022-10"
+  // What one GPU costs today, the two ways people pay for it (predict/economics.hpp), each with its
+  // source and month: bought (street or used-market price) and rented (on-demand USD per GPU-hour, host
+  // and energy included). Empty when the file gives none.
+  Figure<double> purchase_price_USD;
+  Figure<double> rental_USD_per_gpu_hour;
   std::vector<std::string> notes;
 
   [[nodiscard]] const Figure<FlopsPerSecond>& rate(MathRate r) const { return rates[static_cast<std::size_t>(r)]; }
