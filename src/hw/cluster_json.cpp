@@ -88,6 +88,9 @@ nlohmann::ordered_json cluster_to_json(const ClusterSpec& c) {
   if (c.nic_price_USD) out["nic_price_USD"] = figure_json(*c.nic_price_USD);
   if (c.switch_port_price_USD) out["switch_port_price_USD"] = figure_json(*c.switch_port_price_USD);
   if (c.host_power_W) out["host_power_W"] = figure_json(*c.host_power_W);
+  if (c.host_memory_GiB) out["host_memory_GiB"] = figure_json(*c.host_memory_GiB);
+  if (c.host_memory_bw_GBps) out["host_memory_bw_GBps"] = figure_json(*c.host_memory_bw_GBps);
+  if (c.host_cpu_cores) out["host_cpu_cores"] = figure_json(*c.host_cpu_cores);
   if (!c.measurements.empty()) {
     out["measurements"] = nlohmann::ordered_json::array();
     for (const Measurement& m : c.measurements) out["measurements"].push_back(measurement_json(m));

@@ -123,7 +123,10 @@ ClusterSpec parse_cluster(const nlohmann::json& json, const std::string& file, c
                              std::pair{"host_price_USD", &c.host_price_USD},
                              std::pair{"nic_price_USD", &c.nic_price_USD},
                              std::pair{"switch_port_price_USD", &c.switch_port_price_USD},
-                             std::pair{"host_power_W", &c.host_power_W}}) {
+                             std::pair{"host_power_W", &c.host_power_W},
+                             std::pair{"host_memory_GiB", &c.host_memory_GiB},
+                             std::pair{"host_memory_bw_GBps", &c.host_memory_bw_GBps},
+                             std::pair{"host_cpu_cores", &c.host_cpu_cores}}) {
     if (top.has(key)) *field = read_number_figure(top, key, ref.citations, Nullable::kYes);
   }
   if (top.has("measurements")) {

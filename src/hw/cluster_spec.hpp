@@ -105,6 +105,11 @@ struct ClusterSpec {
   std::optional<Figure<double>> nic_price_USD;
   std::optional<Figure<double>> switch_port_price_USD;
   std::optional<Figure<double>> host_power_W;  // a node's power beside its GPUs' TDP
+  // A node's host, for offloaded training (ZeRO-Offload): its memory (the offloaded states must fit), the
+  // memory's bandwidth (CPU Adam streams its state: bytes / bandwidth) and its CPU cores (FLOPs / cores).
+  std::optional<Figure<double>> host_memory_GiB;
+  std::optional<Figure<double>> host_memory_bw_GBps;
+  std::optional<Figure<double>> host_cpu_cores;
   std::vector<Measurement> measurements;
   std::vector<std::string> notes;
   // What what-if overrides changed beyond their keys (links dropped with node.gpus: override_devices.hpp);
