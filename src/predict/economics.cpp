@@ -78,12 +78,23 @@ void price_gpus(const hw::ClusterSpec& c, int gpus, ClusterCost& out) {
 }
 
 void price_cloud(const hw::ClusterSpec& c, const CostAssumptions& a, ClusterCost& out) {
-  if (!a.usd_per_gpu_hour) {
-    out.price_source = fmt::format("no cloud price: give one with --usd-per-gpu-hour {}=USD", c.name);
+  if (a.usd_per_gpu_hour) {
+    out.priced = true;
+    out.usd_per_gpu_hour = *a.usd_per_gpu_hour;
+    out.price_source = fmt::format("given: {:g} USD per GPU-hour, energy included", *a.usd_per_gpu_hour);
+    return;
+  }
+  const hw::Figure<double>& rate = c.gpu.rental_USD_per_gpu_hour;
+  if (!rate.value) {
+    out.price_source =
+        fmt::format("no cloud price: {} has no rental_USD_per_gpu_hour; give one with --usd-per-gpu-hour {}=USD",
+                    c.gpu.name, c.name);
     return;
   }
   out.priced = true;
-  out.price_source = fmt::format("given: {:g} USD per GPU-hour, energy included", *a.usd_per_gpu_hour);
+  out.usd_per_gpu_hour = *rate.value;
+  out.price_source = fmt::format("{:g} USD per GPU-hour, energy included ({}: {})", *rate.value,
+                                 hw::tag_letter(rate.provenance.tag), rate.provenance.source);
 }
 
 }  // namespace
@@ -129,7 +140,7 @@ ClusterCost cluster_cost(const hw::ClusterSpec& cluster, int gpus, const CostAss
           : fmt::format("GPU TDP + host allowance {:.0f} W per node (assumed: --host-watts)", host_w);
   const double energy = c.power_w / 1000.0 * a.usd_per_kwh;
   if (a.basis == CostBasis::kCloud) {
-    c.usd_per_hour = c.priced ? *a.usd_per_gpu_hour * gpus : 0.0;
+    c.usd_per_hour = c.usd_per_gpu_hour * gpus;
   } else {
     c.usd_per_hour = (c.priced ? c.price_usd / (a.years * kHoursPerYear) : 0.0) + energy;
   }

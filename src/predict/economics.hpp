@@ -9,7 +9,8 @@
 //           basis, and the output says which part, rather than pricing it on another basis.
 //   gpus    the GPUs alone at launch price (host, NICs and switches excluded for every cluster alike);
 //           data-centre GPUs have no launch price.
-//   cloud   rented: the user's USD per GPU-hour (--usd-per-gpu-hour CLUSTER=X), energy included.
+//   cloud   rented: the user's USD per GPU-hour (--usd-per-gpu-hour CLUSTER=X), else the GPU file's
+//           rental_USD_per_gpu_hour (an on-demand marketplace rate), energy included.
 //
 //   USD per hour      = price / (years x 8766 h) + power / 1000 x USD per kWh   (system, gpus)
 //                     = GPUs x USD per GPU-hour                                  (cloud)
@@ -58,6 +59,7 @@ struct ClusterCost {
   double power_w = 0.0;      // GPUs x TDP + host share
   std::string power_source;
   double usd_per_hour = 0.0;
+  double usd_per_gpu_hour = 0.0;  // cloud: the rate charged (0 where not priced)
 };
 
 [[nodiscard]] ClusterCost cluster_cost(const hw::ClusterSpec& cluster, int gpus, const CostAssumptions& a);

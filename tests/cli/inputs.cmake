@@ -79,7 +79,7 @@ commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 
 string(JSON basis GET "${out}" assumptions cost_basis)
 expect_equal(${basis} system "the default cost basis")
 string(JSON priced GET "${out}" clusters 1 price priced)
-expect_equal(${priced} OFF "rtx4090-8x-pcie on whole systems (no host price)")
+expect_equal(${priced} ON "rtx4090-8x-pcie on whole systems (priced from its parts: GPUs and host)")
 commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
               --clusters hgx-a100,rtx4090-8x-pcie --cost-basis gpus)
 expect_contains("${out}" "basis: GPUs only at launch price")

@@ -141,17 +141,23 @@ TEST(Economics, EveryClusterOnOneBasisOrNone) {
   const hw::ClusterSpec& a100 = hw::testing::catalog().cluster("hgx-a100", "test");
   const hw::ClusterSpec& rtx = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
   CostAssumptions system;
-  // Whole systems: the DGX A100's 199,000 USD; the RTX box has no system price and no host price, so it
-  // has none on this basis (not its GPUs' prices instead).
+  // Whole systems: the DGX A100's 199,000 USD; the RTX box has no system price, so its parts are priced
+  // (GPUs, host, NICs and switch ports); without a host price it has none on this basis (not its GPUs'
+  // prices instead).
   const ClusterCost dgx = cluster_cost(a100, 8, system);
   ASSERT_TRUE(dgx.priced);
   EXPECT_DOUBLE_EQ(dgx.price_usd, 199000.0);
   // Power: 8 x 400 W + the file's host_power_W 3300 W.
   EXPECT_DOUBLE_EQ(dgx.power_w, 8 * 400.0 + 3300.0);
   const ClusterCost box = cluster_cost(rtx, 8, system);
-  EXPECT_FALSE(box.priced);
-  EXPECT_NE(box.price_source.find("host_price_USD"), std::string::npos) << box.price_source;
-  EXPECT_FALSE(usd_per_million_tokens(box, 1000.0));
+  ASSERT_TRUE(box.priced);
+  EXPECT_DOUBLE_EQ(box.price_usd, 8 * 1599.0 + *rtx.host_price_USD->value);  // no NICs in one box
+  hw::ClusterSpec bare = rtx;
+  bare.host_price_USD.reset();
+  const ClusterCost unpriced = cluster_cost(bare, 8, system);
+  EXPECT_FALSE(unpriced.priced);
+  EXPECT_NE(unpriced.price_source.find("host_price_USD"), std::string::npos) << unpriced.price_source;
+  EXPECT_FALSE(usd_per_million_tokens(unpriced, 1000.0));
   // GPUs only: 8 x 1599 USD for the RTX 4090s; none for the A100s (no launch price).
   CostAssumptions gpus;
   gpus.basis = CostBasis::kGpus;
@@ -161,10 +167,16 @@ TEST(Economics, EveryClusterOnOneBasisOrNone) {
   hw::ClusterSpec parts = rtx;
   parts.host_price_USD = hw::figure(6000.0, hw::SourceTag::kUnverified, "test");
   EXPECT_DOUBLE_EQ(cluster_cost(parts, 8, system).price_usd, 8 * 1599.0 + 6000.0);
-  // Cloud: 2.5 USD per GPU-hour x 8 = 20 USD/h, energy included; none without a rate.
+  // Cloud: the GPU file's on-demand rate x 8, energy included; none where the GPU has no rate; the
+  // user's 2.5 USD per GPU-hour x 8 = 20 USD/h replaces it.
   CostAssumptions cloud;
   cloud.basis = CostBasis::kCloud;
-  EXPECT_FALSE(cluster_cost(a100, 8, cloud).priced);
+  const ClusterCost rented = cluster_cost(a100, 8, cloud);
+  ASSERT_TRUE(rented.priced);
+  EXPECT_DOUBLE_EQ(rented.usd_per_hour, 8 * *a100.gpu.rental_USD_per_gpu_hour.value);
+  hw::ClusterSpec unrated = a100;
+  unrated.gpu.rental_USD_per_gpu_hour.value.reset();
+  EXPECT_FALSE(cluster_cost(unrated, 8, cloud).priced);
   cloud.usd_per_gpu_hour = 2.5;
   EXPECT_DOUBLE_EQ(cluster_cost(a100, 8, cloud).usd_per_hour, 20.0);
 }
