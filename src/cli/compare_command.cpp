@@ -50,21 +50,59 @@ struct CompareArguments {
   std::string command_line;
 };
 
-// A --price or --usd-per-gpu-hour must name a cluster being compared: else it is a typo that silently
-// changes nothing.
-void check_prices(const predict::CompareInputs& in, const hw::Catalog& catalog) {
-  std::set<std::string> names;
-  for (const predict::ClusterChoice& c : in.clusters) names.insert(catalog.cluster(c.cluster, "--clusters").name);
-  if (in.scaling) names.insert(catalog.cluster(in.scaling->cluster, "--scaling").name);
-  for (const auto& [flag, prices] :
-       {std::pair{"--price", &in.node_prices}, std::pair{"--usd-per-gpu-hour", &in.gpu_hour_prices}}) {
-    for (const auto& [cluster, usd] : *prices) {
-      if (!names.contains(cluster)) {
-        throw InputError(flag, fmt::format("\"{}\" is not a cluster of --clusters or --scaling", cluster),
-                         "CLUSTER=USD for a cluster being compared");
+constexpr const char* kPriceForms =
+    "GPU=USD (one GPU bought), CLUSTER=USD (one node) or CLUSTER:GPUS=USD (that entry of --clusters)";
+
+// The names a price may be given for: the clusters being compared (and swept) and their GPUs.
+struct PriceNames {
+  std::set<std::string> clusters;
+  std::set<std::string> gpus;
+};
+PriceNames price_names(const predict::CompareInputs& in, const hw::Catalog& catalog) {
+  PriceNames out;
+  std::vector<predict::ClusterChoice> all = in.clusters;
+  if (in.scaling) all.push_back(*in.scaling);
+  for (const predict::ClusterChoice& c : all) {
+    const hw::ClusterSpec cluster = catalog.cluster(c.cluster, "--clusters");
+    out.clusters.insert(cluster.name);
+    out.gpus.insert(cluster.gpu.name);
+  }
+  return out;
+}
+
+// Each --price by what it names: an entry of --clusters as given (with ":"), a cluster, or a GPU of one;
+// each --usd-per-gpu-hour a cluster or a GPU. Anything else is a typo that would silently change
+// nothing, and is refused.
+predict::UserPrices user_prices(const CompareArguments& a, const hw::Catalog& catalog) {
+  const predict::CompareInputs& in = a.inputs;
+  const PriceNames names = price_names(in, catalog);
+  predict::UserPrices out;
+  for (const auto& [key, usd] : parse_cluster_values(a.costs.node_prices, "--price", kPriceForms)) {
+    if (key.find(':') != std::string::npos) {
+      if (std::find(in.labels.begin(), in.labels.end(), key) == in.labels.end()) {
+        throw InputError("--price", fmt::format("\"{}\" is not an entry of --clusters", key),
+                         fmt::format("CLUSTER:GPUS as --clusters gives it; {}", kPriceForms));
       }
+      out.entries[key] = usd;
+    } else if (names.clusters.contains(key)) {
+      out.nodes[key] = usd;
+    } else if (names.gpus.contains(key)) {
+      out.gpus[key] = usd;
+    } else {
+      throw InputError("--price", fmt::format("\"{}\" is not a cluster of --clusters or --scaling, nor their GPU", key),
+                       kPriceForms);
     }
   }
+  for (const auto& [key, usd] : parse_cluster_values(a.costs.gpu_hour_prices, "--usd-per-gpu-hour",
+                                                     "CLUSTER=USD or GPU=USD per GPU-hour")) {
+    if (!names.clusters.contains(key) && !names.gpus.contains(key)) {
+      throw InputError("--usd-per-gpu-hour",
+                       fmt::format("\"{}\" is not a cluster of --clusters or --scaling, nor their GPU", key),
+                       "CLUSTER=USD or GPU=USD per GPU-hour for a cluster being compared");
+    }
+    out.gpu_hours[key] = usd;
+  }
+  return out;
 }
 
 // A plan file gives compare its model, global batch and what-if overrides (the clusters are compare's).
@@ -165,9 +203,6 @@ int run_compare(CompareArguments& a) {
                      fmt::format("1 to {}, the most a plan search takes", kMaxSearchGpus));
   }
   in.search.memory.workspace = gib_to_bytes(a.workspace_gib);
-  in.node_prices = parse_cluster_values(a.costs.node_prices, "--price", "USD, the price of one node");
-  in.gpu_hour_prices = parse_cluster_values(a.costs.gpu_hour_prices, "--usd-per-gpu-hour", "USD per GPU-hour");
-  finish_cost_basis(a.costs, !in.node_prices.empty(), !in.gpu_hour_prices.empty(), &in.search.costs);
   for (const std::string& label : split_list(a.clusters, "--clusters")) {
     if (std::find(in.labels.begin(), in.labels.end(), label) != in.labels.end()) {
       throw InputError("--clusters", fmt::format("\"{}\" is given twice", label), "each cluster once");
@@ -181,7 +216,10 @@ int run_compare(CompareArguments& a) {
   }
   if (!a.scaling.empty()) in.scaling = predict::parse_cluster_choice(a.scaling, "--scaling");
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
-  check_prices(in, catalog);
+  in.prices = user_prices(a, catalog);
+  const predict::UserPrices& p = in.prices;
+  finish_cost_basis(a.costs, {!p.entries.empty() || !p.nodes.empty(), !p.gpus.empty(), !p.gpu_hours.empty()},
+                    &in.search.costs);
   in.calibration = load_calibration_option(a.calibration, catalog);
   in.host = resolve_host_framework(a.host_framework, in.search.framework, in.search.kernels,
                                    in.calibration.get());
@@ -227,9 +265,10 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
                   "sequences per step over all replicas (required unless the --plan-file has it)");
   add_cost_options(*cmd, &o.costs, &args->costs);
   cmd->add_option("--price", args->costs.node_prices,
-                  "CLUSTER=USD: price of one whole node (--cost-basis system; default: the cluster file's)");
+                  "GPU=USD (one GPU bought: --cost-basis system or gpus), CLUSTER=USD (one whole node) or "
+                  "CLUSTER:GPUS=USD (that entry of --clusters; both --cost-basis system); default: the catalog's");
   cmd->add_option("--usd-per-gpu-hour", args->costs.gpu_hour_prices,
-                  "CLUSTER=USD: cloud price per GPU-hour (--cost-basis cloud)");
+                  "CLUSTER=USD or GPU=USD: rental price per GPU-hour (--cost-basis cloud; default: the GPU file's)");
   mark_input_file(cmd->add_option("--scaling", args->scaling, "also sweep this cluster from 1 GPU up (CLUSTER)"));
   add_set_option(*cmd, &args->set);
   cmd->add_option("--sweep", args->sweep,

@@ -1,8 +1,8 @@
 #pragma once
 
 // The cost flags of search and compare (predict/economics.hpp): --cost-basis, --years, --usd-per-kwh,
-// --host-watts, and the per-cluster prices of compare (--price CLUSTER=USD, --usd-per-gpu-hour
-// CLUSTER=X), which search takes as plain numbers for its one cluster.
+// --host-watts, and the prices of compare (--price GPU=USD | CLUSTER=USD | CLUSTER:GPUS=USD,
+// --usd-per-gpu-hour CLUSTER=X | GPU=X), which search takes as plain numbers for its one cluster.
 
 #include <map>
 #include <string>
@@ -15,20 +15,31 @@
 namespace commscale {
 
 struct CostArguments {
-  std::string basis;                         // empty: cloud when a GPU-hour price is given, else system
-  std::vector<std::string> node_prices;      // compare: CLUSTER=USD
-  std::vector<std::string> gpu_hour_prices;  // compare: CLUSTER=USD per GPU-hour
+  std::string basis;                         // empty: cloud, or system when --price is given
+  std::vector<std::string> node_prices;      // compare: --price items
+  std::vector<std::string> gpu_hour_prices;  // compare: CLUSTER=USD or GPU=USD per GPU-hour
+  double host_watts = 0.0;
+  const CLI::Option* host_watts_flag = nullptr;
 };
 
 // --cost-basis --years --usd-per-kwh --host-watts.
 void add_cost_options(CLI::App& command, predict::CostAssumptions* costs, CostArguments* args);
 
-// Sets costs->basis; `cloud_given` says whether some GPU-hour price was given, `system_given` whether a
-// node price was. A price of the other basis than the one chosen is an error naming its flag.
-void finish_cost_basis(const CostArguments& args, bool system_given, bool cloud_given, predict::CostAssumptions* costs);
+// Which kinds of price the user gave: a whole system's (a node or an entry), a GPU's purchase price, a
+// rate per GPU-hour.
+struct PricesGiven {
+  bool system = false;
+  bool gpu = false;
+  bool cloud = false;
+};
 
-// "CLUSTER=VALUE" items of `flag` (comma lists allowed), each value checked against `range`.
+// Sets costs->basis and the host power. A price of another basis than the one chosen is an error naming
+// its flag: every cluster of a table is priced on one basis.
+void finish_cost_basis(const CostArguments& args, PricesGiven given, predict::CostAssumptions* costs);
+
+// "KEY=VALUE" items of `flag` (comma lists allowed), each value checked against the price range;
+// `form` is what the message says is expected ("CLUSTER=USD per GPU-hour").
 [[nodiscard]] std::map<std::string, double> parse_cluster_values(const std::vector<std::string>& items,
-                                                                 const std::string& flag, const std::string& meaning);
+                                                                 const std::string& flag, const std::string& form);
 
 }  // namespace commscale

@@ -78,7 +78,7 @@ void check_options(SearchArguments& a) {
   if (o.top < 1) throw InputError("--top", fmt::format("{}", o.top), "at least 1");
   if (a.node_price_usd > 0) o.costs.node_price_usd = a.node_price_usd;
   if (a.usd_per_gpu_hour > 0) o.costs.usd_per_gpu_hour = a.usd_per_gpu_hour;
-  finish_cost_basis(a.costs, a.node_price_usd > 0, a.usd_per_gpu_hour > 0, &o.costs);
+  finish_cost_basis(a.costs, {a.node_price_usd > 0, false, a.usd_per_gpu_hour > 0}, &o.costs);
   o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");

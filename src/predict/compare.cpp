@@ -8,12 +8,22 @@
 namespace commscale::predict {
 namespace {
 
-CostAssumptions costs_for(const CompareInputs& in, const std::string& cluster) {
+template <class T>
+std::optional<double> find(const std::map<std::string, double>& prices, const T& key) {
+  const auto it = prices.find(key);
+  return it == prices.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+// The assumptions for one cluster with the user's prices for it; `label` (the entry as --clusters names
+// it) is empty for the points of a scaling sweep, which no entry price fits.
+CostAssumptions costs_for(const CompareInputs& in, const hw::ClusterSpec& cluster, const std::string& label) {
   CostAssumptions c = in.search.costs;
-  const auto price = in.node_prices.find(cluster);
-  if (price != in.node_prices.end()) c.node_price_usd = price->second;
-  const auto rate = in.gpu_hour_prices.find(cluster);
-  if (rate != in.gpu_hour_prices.end()) c.usd_per_gpu_hour = rate->second;
+  const UserPrices& p = in.prices;
+  if (!label.empty()) c.entry_price_usd = find(p.entries, label);
+  c.node_price_usd = find(p.nodes, cluster.name);
+  c.gpu_price_usd = find(p.gpus, cluster.gpu.name);
+  c.usd_per_gpu_hour = find(p.gpu_hours, cluster.name);
+  if (!c.usd_per_gpu_hour) c.usd_per_gpu_hour = find(p.gpu_hours, cluster.gpu.name);
   return c;
 }
 
@@ -35,7 +45,7 @@ std::optional<PlanEstimate> best_plan(const hw::Catalog& catalog, const hw::Clus
   const Target target = make_target(catalog, cluster, nodes, in.calibration, in.host);
   PlanEvaluator evaluator(in.model, target, in.search.memory, gpus);
   SearchOptions options = in.search;
-  options.costs = costs_for(in, cluster.name);
+  options.costs = costs_for(in, cluster, {});
   const SearchResult r = search_plans({&evaluator}, options);
   if (entry != nullptr) {
     entry->candidates = r.candidates;
@@ -60,7 +70,7 @@ CompareEntry compare_one(const hw::Catalog& catalog, const ClusterChoice& choice
   e.gpu = cluster.gpu.name;
   e.gpus = choice.gpus > 0 ? choice.gpus : cluster.gpus_per_node();
   e.nodes = nodes_for(cluster, e.gpus, "--clusters");
-  e.cost = cluster_cost(cluster, e.gpus, costs_for(in, cluster.name));
+  e.cost = cluster_cost(cluster, e.gpus, costs_for(in, cluster, label.substr(0, label.find(" ["))));
   e.best = best_plan(catalog, cluster, e.gpus, in, &e);
   if (!e.best) return e;
   const Target target = make_target(catalog, cluster, e.nodes, in.calibration, in.host);
@@ -133,7 +143,7 @@ CompareResult compare_clusters(const hw::Catalog& catalog, const CompareInputs& 
     point.best = best_plan(catalog, cluster, gpus, scaled, nullptr);
     if (point.best) {
       point.usd_per_million_tokens =
-          usd_per_million_tokens(cluster_cost(cluster, gpus, costs_for(in, cluster.name)), point.best->tokens_per_s);
+          usd_per_million_tokens(cluster_cost(cluster, gpus, costs_for(in, cluster, {})), point.best->tokens_per_s);
     }
     r.scaling.push_back(point);
   }

@@ -67,13 +67,21 @@ struct CompareResult {
 // of two (only one node without a network).
 [[nodiscard]] std::vector<int> scaling_sizes(const hw::ClusterSpec& cluster, int max_gpus);
 
+// The user's prices (compare --price, --usd-per-gpu-hour), by what they name; economics.hpp says which
+// basis uses which. A cluster's own (entry, then node) goes before its GPU's.
+struct UserPrices {
+  std::map<std::string, double> entries;    // by label as --clusters gives it ("hgx-a100:1"): USD for that entry
+  std::map<std::string, double> nodes;      // by cluster name: USD per node
+  std::map<std::string, double> gpus;       // by GPU name: USD per GPU bought
+  std::map<std::string, double> gpu_hours;  // by cluster or GPU name: USD per GPU-hour
+};
+
 struct CompareInputs {
   TransformerConfig model;
   std::vector<ClusterChoice> clusters;
   std::vector<std::string> labels;
   SearchOptions search;
-  std::map<std::string, double> node_prices;      // by cluster name: USD per node (system basis)
-  std::map<std::string, double> gpu_hour_prices;  // by cluster name: USD per GPU-hour (cloud basis)
+  UserPrices prices;
   std::shared_ptr<const CalibrationProfile> calibration;
   HostCosts host;  // the framework whose host issues every plan's ops
   std::optional<ClusterChoice> scaling;  // the cluster to sweep

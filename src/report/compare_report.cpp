@@ -51,6 +51,14 @@ nlohmann::json entry_json(const CompareEntry& e) {
   return j;
 }
 
+// How host power was counted, for the JSON's assumptions.
+std::string host_power_rule(const CostAssumptions& c) {
+  if (c.host_watts_per_node) return fmt::format("GPUs at TDP plus {:g} W per node (--host-watts)", *c.host_watts_per_node);
+  return fmt::format("GPUs at TDP plus, per node, {:g} W a CPU socket + {:g} W a NIC + {:g}% of the GPUs' TDP "
+                     "(a cluster file's host_power_W in its place)",
+                     kHostWattsPerSocket, kHostWattsPerNic, 100 * kHostShareOfGpuPower);
+}
+
 }  // namespace
 
 nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) {
@@ -65,8 +73,7 @@ nlohmann::json compare_to_json(const CompareResult& r, const CompareInputs& in) 
                           {"usd_per_kwh", in.search.costs.usd_per_kwh},
                           {"cost_basis", name(in.search.costs.basis)},
                           {"price", describe(in.search.costs.basis)},
-                          {"power", "GPUs at TDP (board power) plus the node's host power, else the host allowance"},
-                          {"host_watts_per_node_assumed", in.search.costs.host_watts_per_node}}},
+                          {"power", host_power_rule(in.search.costs)}}},
                         {"clusters", entries},
                         {"warnings", r.warnings}};
   if (!r.notes.empty()) doc["scaling_notes"] = r.notes;
@@ -170,6 +177,8 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   out << fmt::format(
       "compare  {} across {} clusters, global batch {}; each with its best plan that fits, as {} runs it (--framework)\n",
       r.model, r.entries.size(), in.search.global_batch, name(in.search.framework));
+  out << fmt::format("USD/Mtok on one cost basis, {}: {} (--cost-basis)\n", name(in.search.costs.basis),
+                     describe(in.search.costs.basis));
   out << fmt::format("\n{:<28} {:>5} {:>11} {:>6} {:>9} {:>8} {:>10} {:>9}  {}\n", "cluster", "GPUs", "tokens/s", "MFU",
                      "step s", "mem GiB", "USD/Mtok", "J/token", "best plan");
   for (const CompareEntry& e : r.entries) {
@@ -209,8 +218,10 @@ void print_compare(std::ostream& out, const CompareResult& r, const CompareInput
   if (costs.basis != CostBasis::kCloud) {
     out << fmt::format("; over {} years + power at {:.3f} USD/kWh", costs.years, costs.usd_per_kwh);
   }
-  out << "\n         (a cluster with no price on this basis shows n/a: no other basis is mixed in)\n";
-  for (const CompareEntry& e : r.entries) out << fmt::format("         {:<28} {}\n", e.label, e.cost.price_source);
+  out << "\n         (a cluster with no price on this basis shows n/a, and why: no other basis is mixed in)\n";
+  for (const CompareEntry& e : r.entries) {
+    out << fmt::format("         {:<28} {}{}\n", e.label, e.cost.priced ? "" : "n/a: ", e.cost.price_source);
+  }
   out << "power    J/token from GPU TDP plus host power per node:\n";
   for (const CompareEntry& e : r.entries) {
     out << fmt::format("         {:<28} {:.0f} W: {}\n", e.label, e.cost.power_w, e.cost.power_source);

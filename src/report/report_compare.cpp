@@ -2,6 +2,7 @@
 // page that puts every section together.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/charts.hpp"
 #include "report/compare_report.hpp"
@@ -88,12 +89,15 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
         {}};
     HtmlTable t{
         "clusters", {"cluster", "GPUs", "tokens/s", "MFU", "step s", "USD per Mtoken", "J per token", "best plan"}, {}};
+    std::vector<std::string> left_out;  // clusters not on the cost chart, and why
     for (const predict::CompareEntry& c : result.entries) {
       const std::string label = !c.label.empty() ? c.label : !c.cluster.empty() ? c.cluster : "?";
       if (!c.prediction) {
         t.rows.push_back({label, fmt::format("{}", c.gpus), "no plan fits", "", "", "", "", c.closest});
+        left_out.push_back(fmt::format("{} (no plan fits)", label));
         continue;
       }
+      if (!c.usd_per_million_tokens) left_out.push_back(fmt::format("{} (no price on this basis)", label));
       const JobSummary& s = c.prediction->summary;
       bars.bars.push_back({label, {{"tokens/s", s.tokens_per_s}}});
       if (c.usd_per_million_tokens) cost.points.push_back({label, s.tokens_per_s, *c.usd_per_million_tokens});
@@ -107,8 +111,15 @@ std::vector<HtmlSection> compare_sections(const ResultRefs& compare) {
     s.paragraphs.push_back(fmt::format("{} on each cluster with its best plan that fits (predicted), global batch {}.",
                                        root.has("model") ? result.model : "the model", inputs.search.global_batch));
     if (!bars.bars.empty()) s.charts.push_back(stacked_bars_svg(bars));
-    // Clusters without a price on the file's basis are left out of the cost chart, not priced otherwise.
-    if (!cost.points.empty()) s.charts.push_back(scatter_chart_svg(cost));
+    // Clusters without a price on the file's basis are left out of the cost chart, not priced otherwise, and
+    // named; a front of one point is no comparison, so the chart needs two.
+    if (cost.points.size() >= 2) s.charts.push_back(scatter_chart_svg(cost));
+    if (cost.points.size() == 1) {
+      s.paragraphs.push_back(fmt::format("No cost chart: only {} has a price and a plan.", cost.points[0].label));
+    }
+    if (!left_out.empty()) {
+      s.paragraphs.push_back(fmt::format("Not on the cost chart: {}.", fmt::join(left_out, ", ")));
+    }
     s.tables.push_back(std::move(t));
     out.push_back(std::move(s));
     if (!root.has("scaling")) continue;

@@ -77,17 +77,55 @@ expect_contains("${out}" "hgx-a100:8 [network.nic_rate_Gbps=400]")
 commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
               --clusters hgx-a100,rtx4090-8x-pcie --json)
 string(JSON basis GET "${out}" assumptions cost_basis)
-expect_equal(${basis} system "the default cost basis")
-string(JSON priced GET "${out}" clusters 1 price priced)
-expect_equal(${priced} ON "rtx4090-8x-pcie on whole systems (priced from its parts: GPUs and host)")
+expect_equal(${basis} cloud "the default cost basis (every catalog GPU has a rental rate)")
+string(JSON rate GET "${out}" clusters 1 price usd_per_hour)
+if(rate LESS 3.19 OR rate GREATER 3.21)
+  message(FATAL_ERROR "8 RTX 4090s at the catalog's 0.40 USD per GPU-hour: ${rate} USD per hour, expected 3.2")
+endif()
+# Whole systems: every node from its parts by one rule, the A100 node too (8 x 9000 + 25000 + 8 x (700 + 500)).
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
+              --clusters hgx-a100,rtx4090-8x-pcie --cost-basis system)
+expect_contains("${out}" "hgx-a100                     106600 USD per node from parts: 8 GPUs x 9000 USD")
+expect_contains("${out}" "rtx4090-8x-pcie              26400 USD per node from parts: 8 GPUs x 1800 USD")
+# Host power by one rule for every node: 2 sockets x 300 + 8 NICs x 25 + 10% of 8 x 400 W.
+expect_contains("${out}" "4320 W: GPU TDP + host 1120 W per node by the one host rule")
 commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
               --clusters hgx-a100,rtx4090-8x-pcie --cost-basis gpus)
-expect_contains("${out}" "basis: GPUs only at launch price")
-expect_contains("${out}" "no GPU price: a100-sxm4-80gb has no launch price")
-expect_contains("${out}" "8 GPUs x 1599 USD (S: shared/HARDWARE.md (S)) launch price, 2022-10")
+expect_contains("${out}" "basis: GPUs only, bought at purchase price")
+expect_contains("${out}" "rtx4090-8x-pcie              8 GPUs x 1800 USD (U: ")
+# --price in its three forms: a GPU's, a node's, an entry's.
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
+              --clusters hgx-a100,hgx-a100:1,rtx4090-8x-pcie --price a100-sxm4-80gb=12000 --price hgx-a100:1=15000
+              --price rtx4090-8x-pcie=30000)
+expect_contains("${out}" "basis: whole systems bought")
+expect_contains("${out}" "hgx-a100                     130600 USD per node from parts: 8 GPUs x 12000 USD (given: --price)")
+expect_contains("${out}" "hgx-a100:1                   given: 15000 USD for 1 GPU and their host")
+expect_contains("${out}" "rtx4090-8x-pcie              given: 30000 USD per node")
+commscale_run(EXPECT 2 ERROR err ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100 --price foo=1)
+expect_contains("${err}" [[--price: "foo" is not a cluster of --clusters or --scaling, nor their GPU]])
+commscale_run(EXPECT 2 ERROR err ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100
+              --price hgx-a100:4=1)
+expect_contains("${err}" [[--price: "hgx-a100:4" is not an entry of --clusters]])
+commscale_run(EXPECT 2 ERROR err ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100
+              --price hgx-a100=1 --cost-basis cloud)
+expect_contains("${err}" "--price: given with --cost-basis cloud")
 commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
               --clusters hgx-a100,rtx4090-8x-pcie --usd-per-gpu-hour hgx-a100=1.5,rtx4090-8x-pcie=0.4 --json)
 string(JSON basis GET "${out}" assumptions cost_basis)
 expect_equal(${basis} cloud "the basis with --usd-per-gpu-hour")
 string(JSON rate GET "${out}" clusters 0 price usd_per_hour)
 expect_equal(${rate} 12.0 "8 A100s at 1.5 USD per GPU-hour")
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64
+              --clusters rtx4090-8x-pcie,rtx4090-8x-roce100:16 --usd-per-gpu-hour rtx4090=0.5 --json)
+string(JSON rate GET "${out}" clusters 1 price usd_per_hour)
+expect_equal(${rate} 8.0 "16 RTX 4090s at 0.5 USD per GPU-hour given for the GPU")
+# report: the clusters a cost chart leaves out are named; one priced point draws no "Pareto front".
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model llama2-7b --global-batch 64 --clusters hgx-a100,rtx3090-6x-pcie
+              --json)
+file(WRITE "${WORK_DIR}/compare-one-fits.json" "${out}")
+commscale_run(EXPECT 0 ARGS report compare-one-fits.json -o one-fits.html)
+file(READ "${WORK_DIR}/one-fits.html" html)
+expect_contains("${html}" "Not on the cost chart: rtx3090-6x-pcie (no plan fits).")
+expect_contains("${html}" "No cost chart: only hgx-a100 has a price and a plan.")
+string(FIND "${html}" "Pareto" pareto)
+expect_equal(${pareto} -1 "a Pareto front of one point")

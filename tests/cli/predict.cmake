@@ -127,10 +127,10 @@ string(JSON usd GET "${out}" clusters 0 usd_per_million_tokens)
 if(NOT usd GREATER 0)
   message(FATAL_ERROR "hgx-a100 usd_per_million_tokens is ${usd}")
 endif()
-# The default basis is whole systems; the RTX 4090 box has no system price and is priced from its parts.
+# The default basis is cloud rental: every catalog GPU has an on-demand rate.
 string(JSON usd GET "${out}" clusters 1 usd_per_million_tokens)
 if(NOT usd GREATER 0)
-  message(FATAL_ERROR "rtx4090-8x-pcie usd_per_million_tokens on the system basis is ${usd}")
+  message(FATAL_ERROR "rtx4090-8x-pcie usd_per_million_tokens on the cloud basis is ${usd}")
 endif()
 string(JSON points LENGTH "${out}" scaling points)
 expect_equal(${points} 5 "scaling points 1, 2, 4, 8, 16")

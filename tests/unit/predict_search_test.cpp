@@ -118,55 +118,74 @@ TEST(Search, FindsTheSamePlansOnAnyNumberOfThreads) {
 }
 
 TEST(Economics, CostPerMillionTokensByHand) {
-  // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each plus the 500 W host allowance
-  // (the cluster file gives no host power) at 0.15 USD/kWh:
-  //   24000 / (3 x 8766) = 0.912617 USD/h, 8 x 450 + 500 = 4.1 kW x 0.15 = 0.615 USD/h: 1.527617 USD/h.
-  // At 10,000 tokens/s: 1.527617 / 3.6e7 x 1e6 = 0.0424338 USD per million tokens; 4100 W / 10,000 =
-  // 0.41 J per token.
+  // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each plus the host rule's 960 W (2 sockets
+  // x 300 W, no NICs, 10% of 3,600 W) at 0.15 USD/kWh:
+  //   24000 / (3 x 8766) = 0.912617 USD/h, 8 x 450 + 960 = 4.56 kW x 0.15 = 0.684 USD/h: 1.596617 USD/h.
+  // At 10,000 tokens/s: 1.596617 / 3.6e7 x 1e6 = 0.0443505 USD per million tokens; 4560 W / 10,000 =
+  // 0.456 J per token.
   const hw::ClusterSpec& cluster = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
   CostAssumptions a;
+  a.basis = CostBasis::kSystem;
   a.node_price_usd = 24000.0;
   const ClusterCost c = cluster_cost(cluster, 8, a);
   ASSERT_TRUE(c.priced);
-  ASSERT_DOUBLE_EQ(c.power_w, 8 * 450.0 + 500.0);
-  EXPECT_NEAR(c.usd_per_hour, 24000.0 / (3 * 8766.0) + 0.615, 1e-12);
-  EXPECT_NEAR(*usd_per_million_tokens(c, 10000.0), (24000.0 / (3 * 8766.0) + 0.615) / 36.0, 1e-12);
-  EXPECT_NEAR(*joules_per_token(c, 10000.0), 0.41, 1e-12);
+  ASSERT_DOUBLE_EQ(c.power_w, 8 * 450.0 + 960.0);
+  EXPECT_NEAR(c.usd_per_hour, 24000.0 / (3 * 8766.0) + 0.684, 1e-12);
+  EXPECT_NEAR(*usd_per_million_tokens(c, 10000.0), (24000.0 / (3 * 8766.0) + 0.684) / 36.0, 1e-12);
+  EXPECT_NEAR(*joules_per_token(c, 10000.0), 0.456, 1e-12);
   // Half the node pays half its price, and half its host.
   EXPECT_NEAR(cluster_cost(cluster, 4, a).price_usd, 12000.0, 1e-9);
-  EXPECT_NEAR(cluster_cost(cluster, 4, a).power_w, 4 * 450.0 + 250.0, 1e-9);
+  EXPECT_NEAR(cluster_cost(cluster, 4, a).power_w, 4 * 450.0 + 480.0, 1e-9);
 }
 
 TEST(Economics, EveryClusterOnOneBasisOrNone) {
   const hw::ClusterSpec& a100 = hw::testing::catalog().cluster("hgx-a100", "test");
   const hw::ClusterSpec& rtx = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
+  // The default basis is cloud rental, the one every catalog GPU has.
+  EXPECT_EQ(CostAssumptions{}.basis, CostBasis::kCloud);
   CostAssumptions system;
-  // Whole systems: the DGX A100's 199,000 USD; the RTX box has no system price, so its parts are priced
-  // (GPUs, host, NICs and switch ports); without a host price it has none on this basis (not its GPUs'
-  // prices instead).
-  const ClusterCost dgx = cluster_cost(a100, 8, system);
-  ASSERT_TRUE(dgx.priced);
-  EXPECT_DOUBLE_EQ(dgx.price_usd, 199000.0);
-  // Power: 8 x 400 W + the file's host_power_W 3300 W.
-  EXPECT_DOUBLE_EQ(dgx.power_w, 8 * 400.0 + 3300.0);
+  system.basis = CostBasis::kSystem;
+  // Whole systems, every node from its parts by one rule: 8 x 9,000 USD A100s + host 25,000 + 8 NICs x
+  // (700 + 500) = 106,600 USD; 8 x 1,800 USD RTX 4090s + host 12,000 = 26,400 USD (no NICs in one box).
+  const ClusterCost node = cluster_cost(a100, 8, system);
+  ASSERT_TRUE(node.priced);
+  EXPECT_DOUBLE_EQ(node.price_usd, 8 * 9000.0 + 25000.0 + 8 * (700.0 + 500.0));
+  // Power by the one host rule: 8 x 400 W + 2 sockets x 300 W + 8 NICs x 25 W + 10% of 3,200 W.
+  EXPECT_DOUBLE_EQ(node.power_w, 8 * 400.0 + 2 * 300.0 + 8 * 25.0 + 320.0);
   const ClusterCost box = cluster_cost(rtx, 8, system);
   ASSERT_TRUE(box.priced);
-  EXPECT_DOUBLE_EQ(box.price_usd, 8 * 1599.0 + *rtx.host_price_USD->value);  // no NICs in one box
-  hw::ClusterSpec bare = rtx;
-  bare.host_price_USD.reset();
-  const ClusterCost unpriced = cluster_cost(bare, 8, system);
+  EXPECT_DOUBLE_EQ(box.price_usd, 8 * 1800.0 + 12000.0);
+  // A node whose parts lack a price falls back to its list price (the DGX A100's 199,000 USD), and with
+  // neither has none on this basis (not its GPUs' prices instead), naming the missing part.
+  hw::ClusterSpec hostless = a100;
+  hostless.host_price_USD.reset();
+  EXPECT_DOUBLE_EQ(cluster_cost(hostless, 8, system).price_usd, 199000.0);
+  hostless.system_price_USD.reset();
+  const ClusterCost unpriced = cluster_cost(hostless, 8, system);
   EXPECT_FALSE(unpriced.priced);
   EXPECT_NE(unpriced.price_source.find("host_price_USD"), std::string::npos) << unpriced.price_source;
   EXPECT_FALSE(usd_per_million_tokens(unpriced, 1000.0));
-  // GPUs only: 8 x 1599 USD for the RTX 4090s; none for the A100s (no launch price).
+  // The user's prices: of one GPU (in the parts), of the entry (the GPUs used and their host, not shared).
+  CostAssumptions given = system;
+  given.gpu_price_usd = 1000.0;
+  EXPECT_DOUBLE_EQ(cluster_cost(rtx, 8, given).price_usd, 8 * 1000.0 + 12000.0);
+  given.entry_price_usd = 5000.0;
+  EXPECT_DOUBLE_EQ(cluster_cost(rtx, 2, given).price_usd, 5000.0);
+  // GPUs only, at purchase price: 8 x 1,800 USD and 8 x 9,000 USD; none without a purchase price.
   CostAssumptions gpus;
   gpus.basis = CostBasis::kGpus;
-  EXPECT_DOUBLE_EQ(cluster_cost(rtx, 8, gpus).price_usd, 8 * 1599.0);
-  EXPECT_FALSE(cluster_cost(a100, 8, gpus).priced);
-  // Parts: 8 x 1599 + host 6000 + no NICs = 18792 USD for a node of 8 RTX 4090s.
-  hw::ClusterSpec parts = rtx;
-  parts.host_price_USD = hw::figure(6000.0, hw::SourceTag::kUnverified, "test");
-  EXPECT_DOUBLE_EQ(cluster_cost(parts, 8, system).price_usd, 8 * 1599.0 + 6000.0);
+  EXPECT_DOUBLE_EQ(cluster_cost(rtx, 8, gpus).price_usd, 8 * 1800.0);
+  EXPECT_DOUBLE_EQ(cluster_cost(a100, 8, gpus).price_usd, 8 * 9000.0);
+  hw::ClusterSpec unbought = a100;
+  unbought.gpu.purchase_price_USD.value.reset();
+  EXPECT_FALSE(cluster_cost(unbought, 8, gpus).priced);
+  // Host power: a cluster file's measured host_power_W replaces the rule; --host-watts replaces both.
+  hw::ClusterSpec measured = a100;
+  measured.host_power_W = hw::figure(2000.0, hw::SourceTag::kUnverified, "test");
+  EXPECT_DOUBLE_EQ(cluster_cost(measured, 8, system).power_w, 8 * 400.0 + 2000.0);
+  CostAssumptions watts = system;
+  watts.host_watts_per_node = 500.0;
+  EXPECT_DOUBLE_EQ(cluster_cost(measured, 8, watts).power_w, 8 * 400.0 + 500.0);
   // Cloud: the GPU file's on-demand rate x 8, energy included; none where the GPU has no rate; the
   // user's 2.5 USD per GPU-hour x 8 = 20 USD/h replaces it.
   CostAssumptions cloud;
