@@ -35,6 +35,7 @@ import argparse
 import csv
 import difflib
 import glob
+import gzip
 import json
 import math
 import os
@@ -70,10 +71,26 @@ def human(size):
     return f"{size} B"
 
 
+def open_text(path):
+    """A text file, or its gzip-compressed copy (PATH.gz, as results/ stores bulky files)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt")
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt")
+    return open(path)
+
+
+def shown(path):
+    """PATH as the README names it: relative to the repository, a fixture (tests/data/results/...: a copy of
+    the file of the same path under results/) by the path of what it copies."""
+    rel = os.path.relpath(path, ROOT)
+    return rel[len("tests/data/"):] if rel.startswith("tests/data/results/") else rel
+
+
 def read_table(path):
-    """{size: out-of-place time in us} of one bench or nccl-tests text output."""
+    """{size: out-of-place time in us} of one bench or nccl-tests text output (or its .gz)."""
     rows = {}
-    with open(path) as f:
+    with open_text(path) as f:
         for line in f:
             m = ROW.match(line)
             if m and int(m.group(1)) > 0:
@@ -86,7 +103,10 @@ def measured(directory, transport, collective):
     def tables(prefix):
         paths = []
         for tool in ("cs", "nt"):
-            paths += sorted(glob.glob(os.path.join(directory, f"{prefix}{tool}-{transport}-{collective}-[0-9]*.txt")))
+            pattern = os.path.join(directory, f"{prefix}{tool}-{transport}-{collective}-[0-9]*.txt")
+            found = {p[:-3]: p for p in glob.glob(pattern + ".gz")}
+            found.update({p: p for p in glob.glob(pattern)})  # the plain file where both are there
+            paths += [found[p] for p in sorted(found)]
         return [read_table(p) for p in paths]
     full, small = tables(""), tables("small-")
     out = {}
@@ -249,7 +269,7 @@ def full_md(rows, before_rows):
 
 
 def read_csv(path):
-    with open(path) as f:
+    with open_text(path) as f:
         rows = list(csv.DictReader(f))
     for r in rows:
         r["ratio"] = float(r["ratio"])
@@ -264,8 +284,8 @@ def write_readme(path, args, rows, commands, before_rows):
              "Written by `launch/collective_latency.py` (its docstring says how measured and predicted times are "
              "taken); do not edit by hand. Re-run:", "", "```",
              "launch/collective_latency.py --commscale build/src/commscale"
-             + (f" --measured {os.path.relpath(args.measured, ROOT)}" if args.measured != DEFAULT_MEASURED else "")
-             + (f" --before {os.path.relpath(args.before, ROOT)}" if args.before else ""), "```", "",
+             + (f" --measured {shown(args.measured)}" if shown(args.measured) != shown(DEFAULT_MEASURED) else "")
+             + (f" --before {shown(args.before)}" if args.before else ""), "```", "",
              "Predictions:", "", "```", *commands, "```", "",
              "What the model is, what changed in it and why, and the predictions of the README's examples before and "
              "after: [NOTES.md](NOTES.md).", "",
@@ -326,7 +346,7 @@ def differences(out, expect):
     for name in ("README.md", "comparison.csv"):
         with open(os.path.join(out, name)) as f:
             written = f.read().splitlines()
-        with open(os.path.join(expect, name)) as f:
+        with open_text(os.path.join(expect, name)) as f:  # README.md or README.md.gz (tests/data)
             committed = f.read().splitlines()
         if written != committed:
             differ.append(name)

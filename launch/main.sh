@@ -9,7 +9,7 @@
 #      measured and predicted side by side), and `commscale compare` of an A100 node against
 #      consumer-card clusters (RTX 3090, 4090, 5090) with a scaling sweep;
 #   4. `commscale report` over all of it,
-# writing results/<host>-<date>/ (results/README.md describes the files) and printing where.
+# writing results/<host>-<date>/ (launch/README.md describes the files) and printing where.
 #
 # Environment:
 #   COMMSCALE_BUILD_DIR  build folder (default build/)

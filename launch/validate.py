@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Predicts every published training step of a validation table with commscale and reports the error.
 
-Each row of the table (results/validation/published.json) describes a published run as its user would
+Each row of the table (launch/validate-published.json) describes a published run as its user would
 describe it to commscale: a catalog cluster and node count, the framework it ran, and the launch line's
 flags (Megatron-LM's names are commscale's second names). The script runs `commscale predict --json` per
 row and compares the predicted step time with the measured one: a row gives either the step time
@@ -28,8 +28,8 @@ import time
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p.add_argument("--rows", default=os.path.join(root, "results", "validation", "published.json"),
-                   help="validation table (default: results/validation/published.json)")
+    p.add_argument("--rows", default=os.path.join(root, "launch", "validate-published.json"),
+                   help="validation table (default: launch/validate-published.json)")
     p.add_argument("--commscale", default=os.path.join(root, "build", "src", "commscale"),
                    help="commscale executable (default: build/src/commscale)")
     p.add_argument("--out", help="folder for validation.json and validation.md (default: print only)")

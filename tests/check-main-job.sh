@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks what one run of launch/main.sh left: usage: tests/check-main-job.sh RESULTS_DIR [MAIN_LOG]
-#   - every file results/README.md lists for `<host>-<date>/`: unconditional rows must all exist; a
+#   - every file launch/README.md lists for `<host>-<date>/`: unconditional rows must all exist; a
 #     row whose "written by" column says when it applies (parentheses) must exist whole or not at
 #     all, and the "GPUs only" rows must exist where bench ran on GPUs;
 #   - report.html is a page of drawn charts, bench.json is complete and passed;
@@ -19,10 +19,10 @@ problem() { echo "check-main-job: $*" >&2; problems=$((problems + 1)); }
 on_gpus=0
 if grep -q '"backend": "gpu"' "$out/bench.json" 2>/dev/null; then on_gpus=1; fi
 
-# The table of results/README.md's `<host>-<date>/` section: "| `a`, `b` | written by | what |".
+# The table of launch/README.md's `<host>-<date>/` section: "| `a`, `b` | written by | what |".
 # shellcheck disable=SC2016 # backquotes are the markdown, not a command
-rows=$(sed -n '/^## `<host>-<date>\/`/,/^## /p' "$root/results/README.md" | grep '^| `' || true)
-[ -n "$rows" ] || problem "results/README.md has no table of main.sh's files"
+rows=$(sed -n '/^## `<host>-<date>\/`/,/^## /p' "$root/launch/README.md" | grep '^| `' || true)
+[ -n "$rows" ] || problem "launch/README.md has no table of main.sh's files"
 while IFS= read -r row; do
   files_cell=$(printf '%s\n' "$row" | cut -d'|' -f2)
   written_by=$(printf '%s\n' "$row" | cut -d'|' -f3)
@@ -33,9 +33,9 @@ while IFS= read -r row; do
   required=1
   case "$written_by" in *"GPUs only"*) required=$on_gpus ;; *"("*) required=0 ;; esac
   if [ "$required" = 1 ] && [ "$present" -ne "${#files[@]}" ]; then
-    problem "missing or empty, though results/README.md lists them: ${files[*]} (found $present of ${#files[@]})"
+    problem "missing or empty, though launch/README.md lists them: ${files[*]} (found $present of ${#files[@]})"
   elif [ "$present" -ne 0 ] && [ "$present" -ne "${#files[@]}" ]; then
-    problem "only $present of ${files[*]} written (a row of results/README.md is written whole or not at all)"
+    problem "only $present of ${files[*]} written (a row of launch/README.md is written whole or not at all)"
   fi
 done <<<"$rows"
 
@@ -63,4 +63,4 @@ if [ "$problems" -gt 0 ]; then
   echo "check-main-job: $problems problem(s) in $out" >&2
   exit 1
 fi
-echo "check-main-job: $out has every file results/README.md lists for this machine, and a report"
+echo "check-main-job: $out has every file launch/README.md lists for this machine, and a report"

@@ -51,7 +51,7 @@ expect_contains("${html}" "bench: all_reduce")
 expect_contains("${html}" "measured on train: tiny, dp 2 × tp 1 × pp 1")
 expect_contains("${html}" "step timeline: train-trace")
 
-# The checker itself: a folder that lacks a file results/README.md lists must fail it.
+# The checker itself: a folder that lacks a file launch/README.md lists must fail it.
 file(REMOVE "${out}/train.csv")
 execute_process(COMMAND bash ${source_dir}/tests/check-main-job.sh ${out} RESULT_VARIABLE rc ERROR_VARIABLE check)
 if(rc EQUAL 0)

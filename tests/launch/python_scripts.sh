@@ -4,7 +4,7 @@
 # pytorch_kernels.py --dry-run checks its profile and counts its cases, gemm_context.py refuses bad
 # shapes and contexts, and regime_grid.py writes the
 # grid both engines share and refuses a bad points file. (The scripts' measurements need a GPU: the
-# run-2.sh dry run and the GPU machine.)
+# launch/regime-grid-device.sh dry run and the GPU machine.)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# results/h200x1-2026-12-02b/run-2.sh --dry-run on the CPU machine: the GPU script's steps in order,
-# every line marked as a dry run, calibrate refusing without a GPU (exit 2), every train run's flags
-# accepted by `commscale plan`, the first of each run list trained on the CPU backend (at PyTorch's host
-# costs too), the PyTorch grid listed, the table printed and one archive written.
+# launch/regime-grid-device.sh (results/h200x1-2026-12-02b's run-2) --dry-run on the CPU machine, on the
+# fixtures' copies of its points and of the profile it takes: the GPU script's steps in order, every line
+# marked as a dry run, calibrate refusing without a GPU (exit 2), every train run's flags accepted by
+# `commscale plan`, the first of each run list trained on the CPU backend (at PyTorch's host costs too),
+# the PyTorch grid listed, the table printed and one archive written.
 #
 # usage: tests/launch/run2_dry.sh COMMSCALE WORK_DIR
 set -euo pipefail
@@ -18,8 +19,10 @@ fail() {
 }
 
 cd "$root"
-OUT="$work/out" COMMSCALE_BIN="$commscale" bash results/h200x1-2026-12-02b/run-2.sh --dry-run > "$work/log.txt" 2>&1 ||
-  fail "run-2.sh --dry-run exited $?: $(tail -20 "$work/log.txt")"
+OUT="$work/out" COMMSCALE_BIN="$commscale" POINTS=tests/data/results/h200x1-2026-12-02b/points.jsonl \
+  DRY_PROFILE=tests/data/results/h200x1-2026-12-01b/calibration/cal-heat20.json \
+  bash launch/regime-grid-device.sh --dry-run > "$work/log.txt" 2>&1 ||
+  fail "regime-grid-device.sh --dry-run exited $?: $(tail -20 "$work/log.txt")"
 log=$(cat "$work/log.txt")
 echo "$log" | tail -30
 

@@ -2,8 +2,13 @@
 # 1 x H200, issue 21: the calibration profile's new sections and the accuracy-by-regime grid, in one
 # device call of at most ~9 minutes, build included. Run from the repository's root with $OUT set:
 #
-#   bash results/h200x1-2026-12-02b/run-2.sh                      on the GPU machine (~8 minutes)
-#   OUT=/tmp/dry COMMSCALE_BIN=build-tests/src/commscale bash results/h200x1-2026-12-02b/run-2.sh --dry-run
+#   bash launch/regime-grid-device.sh                      on the GPU machine (~8 minutes)
+#   OUT=/tmp/dry COMMSCALE_BIN=build-tests/src/commscale bash launch/regime-grid-device.sh --dry-run
+#
+# This was results/h200x1-2026-12-02b/run-2.sh (that folder holds what its runs measured); it moved
+# here so that tests/launch/run2_dry.sh runs no file of results/. POINTS (default
+# results/h200x1-2026-12-02b/points.jsonl, the grid it ran) names the train points; DRY_PROFILE (default
+# results/h200x1-2026-12-01b/calibration/cal-heat20.json) the profile a dry run takes for calibrate's.
 #
 # In order (each step under `timeout`, the later ones within what is left of RUN2_LIMIT_S, default 530 s,
 # so that the call ends before the device's 600 s; the most important first):
@@ -24,7 +29,7 @@
 # --dry-run runs the same steps on a machine without a GPU, and says so on every line it prints: the
 # build is skipped when COMMSCALE_BIN names a binary; calibrate runs and must refuse (exit 2: no GPU);
 # the PyTorch scripts check their inputs and list what they would time (--dry-run); the later steps take
-# an earlier session's profile (results/h200x1-2026-12-01b/calibration/cal-heat20.json) with a host row
+# an earlier session's profile (DRY_PROFILE) with a host row
 # marked as a fixture in place of the measured ones; the train points are checked by `commscale plan` and
 # the first of each list is trained on the CPU backend at a reduced size. Nothing of a dry run is a
 # measurement.
@@ -45,7 +50,8 @@ budget() {
   if [ "$b" -lt 5 ]; then b=0; fi
   echo "$b"
 }
-here=results/h200x1-2026-12-02b
+points=${POINTS:-results/h200x1-2026-12-02b/points.jsonl}
+dry_profile=${DRY_PROFILE:-results/h200x1-2026-12-01b/calibration/cal-heat20.json}
 W=/tmp/run2
 rm -rf "$W" && mkdir -p "$W/train" "$W/pytorch" "$OUT"
 save() { tar czf "$OUT/h200x1-run-2.tgz.part" -C /tmp run2 && mv "$OUT/h200x1-run-2.tgz.part" "$OUT/h200x1-run-2.tgz"; }
@@ -87,8 +93,8 @@ rc=$?; echo "$(tag)calibrate rc=$rc"
 if [ "$rc" = 0 ]; then grep -E "^host|^probe|^#" "$W/calibrate.txt" | tail -30
 else grep -m 1 "^commscale:" "$W/calibrate.txt" || tail -3 "$W/calibrate.txt"; fi  # its own message, not mpirun's
 if [ "$dry" = 1 ]; then
-  cp results/h200x1-2026-12-01b/calibration/cal-heat20.json "$W/cal.json"
-  echo "DRY RUN: calibrate cannot measure without a GPU (it must exit 2, above); the next steps take results/h200x1-2026-12-01b/calibration/cal-heat20.json, an earlier session's profile, as cal.json"
+  cp "$dry_profile" "$W/cal.json"
+  echo "DRY RUN: calibrate cannot measure without a GPU (it must exit 2, above); the next steps take $dry_profile, an earlier session's profile, as cal.json"
 fi
 save
 
@@ -126,13 +132,13 @@ done
 save
 
 el "6. train at every point"
-cmd "python3 launch/regime_grid.py train $here/points.jsonl --commscale commscale --out W/train"
-timeout "$(budget 200 150)" python3 launch/regime_grid.py train "$here/points.jsonl" --commscale "$bin" --out "$W/train" \
+cmd "python3 launch/regime_grid.py train $points --commscale commscale --out W/train"
+timeout "$(budget 200 150)" python3 launch/regime_grid.py train "$points" --commscale "$bin" --out "$W/train" \
   --budget-s "$(budget 180 160)" "${dryflag[@]}"
 save
 
 el "7. PyTorch at every point"
-python3 launch/regime_grid.py pytorch-grid "$here/points.jsonl" --out "$W/pytorch" > /dev/null
+python3 launch/regime_grid.py pytorch-grid "$points" --out "$W/pytorch" > /dev/null
 cmd "mpirun -np 1 python3 launch/pytorch_reference.py --mode dp --grid W/pytorch/grid.jsonl"
 if [ "$dry" = 1 ]; then
   python3 launch/pytorch_reference.py --mode dp --grid "$W/pytorch/grid.jsonl" --dry-run > "$W/pytorch/grid.txt" 2>&1
@@ -146,8 +152,8 @@ python3 launch/regime_grid.py split-pytorch "$W/pytorch/grid.txt" "$W/pytorch"
 save
 
 el "8. train at PyTorch's host costs"
-cmd "python3 launch/regime_grid.py host-framework $here/points.jsonl --commscale commscale --out W/train --calibration W/cal-full.json"
-timeout "$(budget 70 40)" python3 launch/regime_grid.py host-framework "$here/points.jsonl" --commscale "$bin" \
+cmd "python3 launch/regime_grid.py host-framework $points --commscale commscale --out W/train --calibration W/cal-full.json"
+timeout "$(budget 70 40)" python3 launch/regime_grid.py host-framework "$points" --commscale "$bin" \
   --out "$W/train" --calibration "$W/cal-full.json" --budget-s "$(budget 60 45)" "${dryflag[@]}"
 save
 
@@ -169,6 +175,6 @@ save
 el "10. table"
 grep -E "^host|kernel floor" "$W/calibrate.txt" | head -3
 grep -E "^# (pytorch-eager|megatron)" "$W/pytorch-host.txt" 2>/dev/null
-python3 launch/regime_grid.py table "$here/points.jsonl" --train "$W/train" --pytorch "$W/pytorch" | tee "$W/table.txt"
+python3 launch/regime_grid.py table "$points" --train "$W/train" --pytorch "$W/pytorch" | tee "$W/table.txt"
 save
 el "done: $OUT/h200x1-run-2.tgz"
