@@ -6,7 +6,7 @@ tiny shapes where the GPU keeps up with the host (hidden 256, seq 128, micro-bat
 inside Megatron's forward_step and backward_step is taken with time.perf_counter around each call (the
 schedule calls them by their module names, which this script wraps); the median over --steps steps of
 each stack depth, fitted against the layer count, gives the host time one layer costs per microbatch
-(forward, backward). results/h100x1-2026-12-06/derive_row.py turns that into the `megatron` host row.
+(forward, backward). launch/studies/derive_row.py turns that into the `megatron` host row.
 
 The Megatron tree is the user's (--megatron: a checkout whose megatron/core imports with this PyTorch);
 nothing here builds or installs it. Where Megatron's fused options cannot run on this PyTorch (no apex,

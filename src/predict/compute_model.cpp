@@ -33,9 +33,10 @@ Bytes hbm_bytes(const Gemm& g, AttentionIssue attention) noexcept {
 // Catalog-only efficiencies of eager PyTorch's memory kernels (KernelSet::kEager) over the catalog's memory
 // bandwidth, per kind, forward and backward, each kernel also taking kMemoryKernelUs: the median over
 // launch/pytorch_kernels.py's rows of each curve on one H200 (torch 2.11), fitted by
-// results/h200x1-2026-12-03b/fit_eager_defaults.py to the two eager profiles of its run-11/, which prints each
-// curve's spread (median |log error| under 2% but norm forward's 13% and bias_grad's 16%). Eager kernels
-// run at a third to all of a copy's bandwidth, where one fitted generic figure missed them by 25-33%.
+// launch/studies/fit_eager_defaults.py to the two eager profiles of results/h200x1-2026-12-03b/run-11/,
+// which prints each curve's spread (median |log error| under 2% but norm forward's 13% and bias_grad's
+// 16%). Eager kernels run at a third to all of a copy's bandwidth, where one fitted generic figure missed
+// them by 25-33%.
 struct EagerMemoryEfficiency {
   MemoryKernelKind kind;
   double forward;
@@ -80,7 +81,7 @@ std::optional<double> eager_memory_efficiency(const MemoryKernel& k, bool backwa
 // AttentionIssue::kPerKernel) run at the GEMM default of their shapes times this factor, [backward]
 // [dropout]: the median over launch/pytorch_kernels.py's 30 SDPA rows of each (causal, bf16, head sizes
 // 64 and 128, sequences 512-8192, batch x heads 8-128; one H200, torch 2.11) of the catalog's time over
-// the measured (results/h200x1-2026-12-03b/fit_eager_defaults.py: median |log error| 8-15%, largest
+// the measured (launch/studies/fit_eager_defaults.py: median |log error| 8-15%, largest
 // 39-48%, at the shortest sequences). With dropout SDPA runs another, slower kernel. Megatron-LM's
 // flash-attn or TransformerEngine kernels were not measured: their products keep the GEMM default.
 // The factors are relative to PyTorch's GEMM default (0.71, 8 us on Hopper: results/h200x1-2026-12-03c

@@ -24,7 +24,7 @@
 //       1): cuBLAS then splits k so that more SMs work, each on its share of k (split-K);
 //   depth = k' / (k' + 128) over the share k' = k / split: a tile's fixed prologue and epilogue;
 //   kGemmEfficiency 0.80 and the call time kGemmCallUs 6 us, with the 256-deep split and 128 of depth:
-//       fitted (results/h200x1-2026-12-03/fit_defaults.py) to the 882 bf16 GEMM rows of two `calibrate`
+//       fitted (launch/studies/fit_defaults.py) to the 882 bf16 GEMM rows of two `calibrate`
 //       runs on one H200 (cuBLASLt, the call the step makes: results/h200x1-2026-12-02b/run-2/cal.json,
 //       results/h200x1-2026-12-03/run-4/cal.json;
 //       m, n, k from 256 to 16384 and attention's batched shapes): median |log error| 4.7%, 90th
@@ -34,7 +34,7 @@
 //       operands had degenerated towards inf and NaN (results/h200x1-2026-12-03c): calibrate's rows since
 //       run 650-672 TFLOP/s at 8192^3 (1637-1692 us against these defaults' 1461), and the 132 bf16 rows
 //       above 100 GFLOP of its second run take a median 1.09x these defaults' time. Not refitted: the same form
-//       refits those rows to 0.71 and 8 us (results/h200x1-2026-12-03c/fit_defaults_clean.py: median 5.0%,
+//       refits those rows to 0.71 and 8 us (launch/studies/fit_defaults_clean.py: median 5.0%,
 //       p90 16.5%), but commscale's own steps then need the H200's clock curve, and even with it they
 //       miss 10% at one point (that README, section 7): its GEMMs run 5-20% faster in a step
 //       than back to back (section 2), and 0.80 / 6 us stays the executor's figure.

@@ -4,12 +4,14 @@
 call counts once), its step time and the GPU's busy time in the profiled step, each round's and their
 median, and each round's spread against the median.
 
-    python3 results/h200x1-2026-12-03d/ladder_table.py W/ladder/ladder.jsonl
+    python3 launch/studies/ladder_table.py W/ladder/ladder.jsonl
 """
 
 import json
 import statistics
 import sys
+
+from study_files import open_data
 
 
 def launches(row):
@@ -17,7 +19,7 @@ def launches(row):
 
 
 def main():
-    rows = [json.loads(line) for line in open(sys.argv[1])]
+    rows = [json.loads(line) for line in open_data(sys.argv[1])]
     by_id, first = {}, {}
     for r in rows:
         if r["kind"] == "cpu":

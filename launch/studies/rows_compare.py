@@ -4,13 +4,15 @@ to back (the old timing, `cal-idle.json`), and behind a spin (the new one, `cal.
 ratio idle / queued by the idle row's time, the fastest rows of each dtype, and a profile with the idle
 rows in place of the queued ones (everything else the queued profile's), for predictions side by side.
 
-    python3 results/h200x1-2026-12-03e/rows_compare.py run-22/cal-idle.json run-22/cal.json \\
+    python3 launch/studies/rows_compare.py run-22/cal-idle.json run-22/cal.json \\
         --merged run-22/cal-idle-rows.json > run-22/rows_compare.md
 """
 
 import argparse
 import json
 import statistics
+
+from study_files import open_data
 
 
 def key(r):
@@ -23,7 +25,7 @@ def main():
     p.add_argument("queued")
     p.add_argument("--merged", help="write the queued profile with the idle GEMM rows here")
     args = p.parse_args()
-    idle_doc, queued_doc = json.load(open(args.idle)), json.load(open(args.queued))
+    idle_doc, queued_doc = json.load(open_data(args.idle)), json.load(open_data(args.queued))
     idle = {key(r): r["seconds"] for r in idle_doc["gemm"]}
     queued = {key(r): r["seconds"] for r in queued_doc["gemm"]}
     common = [k for k in idle if k in queued]

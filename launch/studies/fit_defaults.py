@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The default (catalog-only) compute model's constants, fitted to calibrate's rows on one H200.
 
-    python3 results/h200x1-2026-12-03/fit_defaults.py \
+    python3 launch/studies/fit_defaults.py \
         results/h200x1-2026-12-02b/run-2/cal.json results/h200x1-2026-12-03/run-4/cal.json
 
 GEMM (bf16 rows): time = max(flops / (peak x E x tiles x depth), bytes / (4800 GB/s x 4273/4800)) + O, the
@@ -15,6 +15,8 @@ import json
 import math
 import statistics
 import sys
+
+from study_files import open_data
 
 PEAK, SMS, TILE, BW = 989.5e12, 132, 128, 4800e9
 
@@ -42,7 +44,7 @@ def summary(errs):
 def main():
     gemm, memory = [], []
     for path in sys.argv[1:]:
-        profile = json.load(open(path))
+        profile = json.load(open_data(path))
         gemm += [r for r in profile["gemm"] if r["dtype"] == "bf16"]
         memory += [r for r in profile["memory"] if "kind" not in r]
     print(f"{len(gemm)} bf16 GEMM rows, {len(memory)} memory rows from {len(sys.argv) - 1} profiles")

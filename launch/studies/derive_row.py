@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The `megatron` host row of topologies/frameworks.json from this directory's measurements.
+"""The `megatron` host row of topologies/frameworks.json from results/h100x1-2026-12-06's measurements.
 
 Megatron-Core's host time per layer and microbatch (megatron_host.py, two runs) is divided by what the
 eager PyTorch row measured in the same device call on the same host (eager-host-rows.json) charges for
@@ -8,7 +8,9 @@ that ran: the local layer spec's unfused DotProductAttention). The per-phase fac
 host, scale the catalog's eager row (measured on the H200 machine's host), so the machine's host speed
 cancels out. Step, collective and p2p costs are not measured on Megatron and stay the eager row's.
 
-    python3 results/h100x1-2026-12-06/derive_row.py --commscale build/src/commscale
+    python3 launch/studies/derive_row.py --commscale build/src/commscale [--folder results/h100x1-2026-12-06]
+
+(This script was results/h100x1-2026-12-06/derive_row.py; its inputs are read as FILE or FILE.gz.)
 """
 
 import argparse
@@ -19,8 +21,10 @@ import statistics
 import subprocess
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from study_files import open_data
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FOLDER = os.path.join(ROOT, "results", "h100x1-2026-12-06")
 SHAPE = ["--framework", "megatron-lm", "--no-flash-attn", "--hidden-size", "256", "--num-attention-heads", "4",
          "--seq-length", "128", "--max-position-embeddings", "128", "--vocab-size", "1024",
          "--micro-batch-size", "1", "--global-batch-size", "4", "--bf16"]
@@ -50,10 +54,11 @@ def per_layer_cost(ops_a, ops_b, layers_a, layers_b, microbatches, row):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commscale", required=True)
+    parser.add_argument("--folder", default=FOLDER, help="the measurements' folder (default: %(default)s)")
     args = parser.parse_args()
-    runs = [json.load(open(os.path.join(HERE, f))) for f in ("megatron-host-nofusion.json", "megatron-host.json")]
+    runs = [json.load(open_data(os.path.join(args.folder, f))) for f in ("megatron-host-nofusion.json", "megatron-host.json")]
     measured = {p: statistics.fmean(r["per_layer_us"][p] for r in runs) for p in ("fwd", "bwd")}
-    same_host = next(h for h in json.load(open(os.path.join(HERE, "eager-host-rows.json")))["host"]
+    same_host = next(h for h in json.load(open_data(os.path.join(args.folder, "eager-host-rows.json")))["host"]
                      if h["framework"] == "pytorch-eager")["issue_us"]
     catalog = next(f for f in json.load(open(os.path.join(ROOT, "topologies", "frameworks.json")))["frameworks"]
                    if f["framework"] == "pytorch-eager")["issue_us"]

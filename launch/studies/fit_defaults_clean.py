@@ -2,11 +2,11 @@
 """The catalog-only GEMM default refitted to calibrate's clean rows (operands that stay the fill: README.md,
 section 1) on one H200:
 
-    python3 results/h200x1-2026-12-03c/fit_defaults_clean.py \
+    python3 launch/studies/fit_defaults_clean.py \
         results/h200x1-2026-12-03c/run-15/cal.json results/h200x1-2026-12-03c/run-16/cal.json \
         > results/h200x1-2026-12-03c/fit_defaults_clean.txt
 
-The form is results/h200x1-2026-12-03/fit_defaults.py's (src/predict/compute_model.cpp): bf16 rows,
+The form is launch/studies/fit_defaults.py's (src/predict/compute_model.cpp): bf16 rows,
 time = max(flops / (peak x E x tiles x depth), bytes / (4800 GB/s x 4273/4800)) + O, tiles: 128 x 128
 output tiles over 132 SMs with split-K in shares of Kc where the tiles fill fewer SMs, depth k' / (k' + D).
 That script's grid stopped at E 0.78, the fast end for these rows; this one runs E from 0.60. Chosen:
@@ -21,6 +21,8 @@ import math
 import os
 import statistics
 import sys
+
+from study_files import open_data
 
 PEAK, SMS, TILE, BW = 989.5e12, 132, 128, 4800e9
 FORMER = (0.80, 128, 6e-6, 256)
@@ -51,7 +53,7 @@ def summary(errs):
 
 
 def bf16_rows(path):
-    return [r for r in json.load(open(path))["gemm"] if r["dtype"] == "bf16"]
+    return [r for r in json.load(open_data(path))["gemm"] if r["dtype"] == "bf16"]
 
 
 def describe(constants):
@@ -61,6 +63,10 @@ def describe(constants):
 
 def main():
     paths = sys.argv[1:]
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "results",
+                          "h200x1-2026-12-03c")
+    if paths[:1] == ["--folder"]:
+        folder, paths = paths[1], paths[2:]
     if not paths:
         sys.exit(__doc__)
     rows = [r for path in paths for r in bf16_rows(path)]
@@ -81,7 +87,7 @@ def main():
     print(f"former  ({describe(FORMER)}): {summary(errors(rows, lambda r: gemm_time(r, *FORMER)))}")
     print("each clean run (run-13 and run-14: not fitted), chosen | former:")
     for run in ("run-13", "run-14", "run-15", "run-16"):
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), run, "cal.json")
+        path = os.path.join(folder, run, "cal.json")
         own = bf16_rows(path)
         print(f"  {run}: {summary(errors(own, lambda r: gemm_time(r, *chosen)))} | "
               f"{summary(errors(own, lambda r: gemm_time(r, *FORMER)))}")

@@ -7,7 +7,7 @@ launch/predict_accuracy.py:
   - "one": one figure per phase, the four block stacks' time over their launches (no class split).
 Medians: each stack's phase times and each run's step and host times, over the rounds chosen (--rounds).
 
-    python3 results/h200x1-2026-12-03d/host_rounds.py --commscale build/src/commscale \\
+    python3 launch/studies/host_rounds.py --commscale build/src/commscale \\
         --ladder results/h200x1-2026-12-03d/run-17/ladder --base results/h200x1-2026-12-03b/run-11/cal-eager.json \\
         --base-llama results/h200x1-2026-12-03b/run-11/cal-eager-llama.json --rounds 1,2,3 --out OUT
 """
@@ -19,15 +19,17 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAUNCH = os.path.join(HERE, "..", "..", "launch")
+LAUNCH = os.path.join(HERE, "..")
 sys.path.insert(0, LAUNCH)
 from pytorch_host import CHAIN, PHASES, host_rows  # noqa: E402
+from study_files import open_data, plain_path  # noqa: E402
 
 
 def median_details(ladder, rounds):
-    docs = [json.load(open(os.path.join(ladder, f"host-r{r}.json"))) for r in rounds]
+    docs = [json.load(open_data(os.path.join(ladder, f"host-r{r}.json"))) for r in rounds]
     out = dict(docs[0])
     out["stacks"] = []
     for i, stack in enumerate(docs[0]["stacks"]):
@@ -48,9 +50,10 @@ def clamp_other(details):
 
 def median_runs(ladder, rounds, folder):
     os.makedirs(folder, exist_ok=True)
-    for path in sorted(glob.glob(os.path.join(ladder, f"r{rounds[0]}", "pytorch-*.txt"))):
-        name = os.path.basename(path)
-        lines = [json.loads(open(os.path.join(ladder, f"r{r}", name)).readline()) for r in rounds]
+    first = os.path.join(ladder, f"r{rounds[0]}")
+    names = {os.path.basename(p).removesuffix(".gz") for p in glob.glob(os.path.join(first, "pytorch-*.txt*"))}
+    for name in sorted(names):
+        lines = [json.loads(open_data(os.path.join(ladder, f"r{r}", name)).readline()) for r in rounds]
         line = dict(lines[0])
         line["step_time_s"] = statistics.median(x["step_time_s"] for x in lines)
         line["host_s"] = {k: statistics.median(x["host_s"][k] for x in lines) for k in lines[0]["host_s"]}
@@ -70,7 +73,7 @@ def one_figure_profile(details, base, out):
         fits[p] = {"gemm": cost, "attention": cost, "kernel": cost,
                    "fit": f"one figure: {len(stacks)} block stacks' time over their {launches} launches"}
     step_s = statistics.median(s["host_s_free"]["other"] for s in stacks)
-    profile = json.load(open(base))
+    profile = json.load(open_data(base))
     rows = host_rows(fits, step_s, details["collective_host_s"], "host_rounds.py: one figure per phase")
     profile["host"] = [r for r in profile.get("host", []) if r["framework"] not in {x["framework"] for x in rows}] + rows
     with open(out, "w") as f:
@@ -93,6 +96,8 @@ def main():
     args = p.parse_args()
     rounds = [int(r) for r in args.rounds.split(",")]
     os.makedirs(args.out, exist_ok=True)
+    plain = tempfile.TemporaryDirectory()  # the base profiles uncompressed, for pytorch_host.py
+    args.base_plain = {base: plain_path(base, plain.name) for base in (args.base, args.base_llama)}
     cases = [(f"r{r}", [r]) for r in rounds] + [("median-r" + "".join(map(str, rounds)), rounds)]
     for name, chosen in cases:
         details = clamp_other(median_details(args.ladder, chosen))
@@ -105,7 +110,7 @@ def main():
             for arch, base in (("gpt", args.base), ("llama", args.base_llama)):
                 out = os.path.join(args.out, f"cal-{arch}-{name}-{fit}.json")
                 if fit == "classes":
-                    subprocess.run([sys.executable, os.path.join(LAUNCH, "pytorch_host.py"), "--base", base, "-o", out,
+                    subprocess.run([sys.executable, os.path.join(LAUNCH, "pytorch_host.py"), "--base", args.base_plain[base], "-o", out,
                                     "--fit-only", details_path, "--queue", "free"], check=True,
                                    stdout=subprocess.DEVNULL)
                 else:

@@ -6,7 +6,7 @@ kernel, attention and attention-with-dropout launches (launch/host_fit.py's solv
 then charges its attention calls the dropout figure, the Llama profile the other (predict_accuracy.py
 takes one profile per architecture), and the runs are predicted with them.
 
-    python3 host_dropout_class.py DETAILS BASE_GPT BASE_LLAMA OUT_GPT OUT_LLAMA
+    python3 launch/studies/host_dropout_class.py DETAILS BASE_GPT BASE_LLAMA OUT_GPT OUT_LLAMA
     # DETAILS: host_rounds.py's host-median-*.json; then launch/predict_accuracy.py with OUT_GPT and OUT_LLAMA
 """
 import json
@@ -14,9 +14,10 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "launch"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from host_fit import largest_residual, least_squares  # noqa: E402
 from pytorch_host import CHAIN, PHASES, host_rows  # noqa: E402
+from study_files import open_data  # noqa: E402
 
 COLUMNS = ("gemm", "kernel", "attention", "attention_dropout")
 
@@ -51,13 +52,13 @@ def fit(details):
 
 def main():
     details_path, base_gpt, base_llama, out_gpt, out_llama = sys.argv[1:6]
-    details = json.load(open(details_path))
+    details = json.load(open_data(details_path))
     fits = fit(details)
     step_s = max(0.0, statistics.median(s["host_s_free"]["other"] for s in details["stacks"] if s["arch"] != CHAIN))
     for base, out, attention in ((base_gpt, out_gpt, "attention_dropout"), (base_llama, out_llama, "attention")):
         figures = {p: {"gemm": fits[p]["gemm"], "kernel": fits[p]["kernel"], "attention": fits[p][attention],
                        "fit": f"host_dropout_class.py ({attention})"} for p in PHASES}
-        profile = json.load(open(base))
+        profile = json.load(open_data(base))
         rows = host_rows(figures, step_s, details["collective_host_s"],
                          f"host_dropout_class.py over {details_path}: SDPA calls with dropout a class of their own")
         profile["host"] = [r for r in profile.get("host", []) if r["framework"] not in {x["framework"] for x in rows}] + rows

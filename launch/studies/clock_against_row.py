@@ -4,18 +4,22 @@ printed loop times: what `calibrate --measure clock` writes since 90a1568 (the r
 folder wrote it against the GEMM back to back, run-15, or against a row timed again after the memory
 rows, run-16). No GPU; the loop times and the row are the run's own.
 
-    python3 clock_against_row.py run-16/calibrate.txt run-16/cal.json run-16/cal-clock-against-row.json
+    python3 launch/studies/clock_against_row.py run-16/calibrate.txt run-16/cal.json run-16/cal-clock-against-row.json
+
+(run-N: results/h200x1-2026-12-03c/run-N; inputs read as FILE or FILE.gz.)
 """
 import json
 import re
 import sys
 
+from study_files import open_data
+
 
 def main(text_path, profile_path, out_path):
-    text = open(text_path).read()
+    text = open_data(text_path).read()
     row = float(re.search(r"^gemm\s+bf16\s+2048 x\s+8192 x\s+2048 x\s+1\s+([\d.]+) us", text, re.M).group(1))
     loops = [float(t) for t in re.findall(r"^clock\s+bf16 2048 x 8192 x 2048\s+\d+% of the time\s+([\d.]+) us", text, re.M)]
-    profile = json.load(open(profile_path))
+    profile = json.load(open_data(profile_path))
     points = profile["clock"]["points"]
     if len(points) != len(loops):
         sys.exit(f"{text_path}: {len(loops)} loop times for {len(points)} points")

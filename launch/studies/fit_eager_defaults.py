@@ -2,11 +2,11 @@
 """The catalog-only compute model's constants for eager PyTorch's kernels, fitted to the eager rows that
 launch/pytorch_kernels.py timed on one H200 (run-11: torch 2.11, GPT and Llama blocks):
 
-    python3 results/h200x1-2026-12-03b/fit_eager_defaults.py \
+    python3 launch/studies/fit_eager_defaults.py \
         results/h200x1-2026-12-03b/run-11/cal-eager.json results/h200x1-2026-12-03b/run-11/cal-eager-llama.json
 
     # SDPA's factor on another GEMM default (kGemmEfficiency, kGemmCallUs of src/predict/compute_model.hpp):
-    python3 results/h200x1-2026-12-03b/fit_eager_defaults.py --gemm-efficiency 0.71 --gemm-call-us 8 ...
+    python3 launch/studies/fit_eager_defaults.py --gemm-efficiency 0.71 --gemm-call-us 8 ...
 
 Memory kernels of the eager set: time = bytes / (4800 GB/s x E[kind, phase]) + 4.5 us (the generic
 kernel's call time, src/predict/compute_model.hpp), E the median over a curve's rows of the efficiency
@@ -24,6 +24,8 @@ import json
 import math
 import statistics
 import sys
+
+from study_files import open_data
 
 PEAK, SMS, TILE, BW = 989.5e12, 132, 128, 4800e9
 CALL_S = 4.5e-6
@@ -67,7 +69,7 @@ def catalog_attention_s(row):
 def memory_curves(profiles):
     curves = {}
     for path in profiles:
-        for r in json.load(open(path))["memory"]:
+        for r in json.load(open_data(path))["memory"]:
             if r.get("kernels") != "eager":
                 continue
             kind = r["kind"]
@@ -96,7 +98,7 @@ def main():
         print(f"{kind:>17} {phase}  E {e:.2f}  {spread(errors)}")
     print(f"# fused attention: F[phase, dropout] (catalog time / measured; GEMM default E {GEMM['efficiency']:g}, "
           f"{GEMM['call_s'] * 1e6:g} us per product)")
-    rows = json.load(open(profiles[0]))["attention"]
+    rows = json.load(open_data(profiles[0]))["attention"]
     for phase in ("fwd", "bwd"):
         for dropout in (False, True):
             group = [r for r in rows if r["phase"] == phase and bool(r.get("dropout")) == dropout]

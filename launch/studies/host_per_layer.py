@@ -4,11 +4,13 @@ block kind, the host's forward and backward time of the stack and of the host-bo
 host_ladder.py's rounds) as F x microbatches + L x layers x microbatches (least squares), and each
 one's residual.
 
-    python3 results/h200x1-2026-12-03d/host_per_layer.py results/h200x1-2026-12-03d/run-19/ladder/ladder.jsonl
+    python3 launch/studies/host_per_layer.py results/h200x1-2026-12-03d/run-19/ladder/ladder.jsonl
 """
 import json
 import statistics
 import sys
+
+from study_files import open_data
 
 KINDS = {  # block kind: (stack or run id, layers, microbatches)
     "gpt sdpa": [("gpt-sdpa", 4, 2), ("g2048-s1024-mb1-sdpa", 4, 4), ("g1024-s512-mb8-sdpa", 8, 4),
@@ -22,7 +24,7 @@ KINDS = {  # block kind: (stack or run id, layers, microbatches)
 
 def main():
     host = {}
-    for line in open(sys.argv[1]):
+    for line in open_data(sys.argv[1]):
         row = json.loads(line)
         if row.get("kind") in ("stack", "run"):
             host.setdefault(row["id"], []).append(row["host_s"]["fwd"] + row["host_s"]["bwd"])

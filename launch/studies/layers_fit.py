@@ -13,7 +13,7 @@
      (launch/host_fit.py's least squares with one more column). The predictor has no such figure, so
      it is added to the row's step_us times the runs' microbatch count (all of them have the same).
 
-    python3 results/h200x1-2026-12-03e/layers_fit.py --commscale build/src/commscale --ladder run-21/layers \\
+    python3 launch/studies/layers_fit.py --commscale build/src/commscale --ladder run-21/layers \\
         --base results/h200x1-2026-12-03b/run-11/cal-eager.json \\
         --base-llama results/h200x1-2026-12-03b/run-11/cal-eager-llama.json --out run-21/fit
 """
@@ -26,14 +26,15 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAUNCH = os.path.join(HERE, "..", "..", "launch")
+LAUNCH = os.path.join(HERE, "..")
 sys.path.insert(0, LAUNCH)
 from host_fit import CLASSES, fit_phase, largest_residual, least_squares, solve  # noqa: E402
 from pytorch_host import CHAIN, PHASES, host_rows  # noqa: E402
+from study_files import open_data  # noqa: E402
 
 
 def read(ladder):
-    rows = [json.loads(line) for line in open(os.path.join(ladder, "ladder.jsonl"))]
+    rows = [json.loads(line) for line in open_data(os.path.join(ladder, "ladder.jsonl"))]
     collective = next(r["collective_host_s"] for r in rows if r["kind"] == "collective")
     rounds = sorted({r["round"] for r in rows if r["kind"] in ("stack", "run")})
     complete = [r for r in rounds if any(x["kind"] == "run" and x["round"] == r for x in rows)
@@ -156,7 +157,7 @@ def main():
         note = f"layers_fit.py {name}: " + "; ".join(f"{p}: {fits[p]['fit']}" for p in PHASES)
         profiles = {}
         for arch, base in (("gpt", args.base), ("llama", args.base_llama)):
-            profile = json.load(open(base))
+            profile = json.load(open_data(base))
             rows = host_rows(fits, step_s, collective, note)
             profile["host"] = [r for r in profile.get("host", []) if r["framework"] not in {x["framework"] for x in rows}] + rows
             out = os.path.join(args.out, f"cal-{arch}-{name}.json")

@@ -5,7 +5,7 @@ commscale's program of the same stack has in that phase, with no fit across stac
 per (arch, attention) from the given eager profiles with their pytorch-eager host row replaced, and
 predicts the host-bound PyTorch runs given with the profile of their block kind.
 
-    python3 results/h200x1-2026-12-03b/per_block_host.py build-tests/src/commscale \\
+    python3 launch/studies/per_block_host.py build-tests/src/commscale \\
         results/h200x1-2026-12-03b/run-10/host.json results/h200x1-2026-12-03b/run-11/cal-full.json \\
         results/h200x1-2026-12-03b/run-11/cal-full-llama.json OUT results/h200x1-2026-12-03b/run-10/pytorch/a/pytorch-*.txt
 
@@ -15,6 +15,8 @@ import json
 import os
 import subprocess
 import sys
+
+from study_files import open_data
 
 STACK = ["--layers", "4", "--hidden", "256", "--heads", "4", "--seq", "128", "--vocab", "0", "--micro-batch", "1",
          "--global-batch", "2", "--dp", "1", "--kernels", "eager", "--optimizer", "adamw"]
@@ -42,13 +44,13 @@ def main():
     commscale, host_json, gpt_profile, llama_profile, out, *runs = sys.argv[1:]
     os.makedirs(out, exist_ok=True)
     bases = {"gpt": gpt_profile, "llama": llama_profile}
-    for stack in json.load(open(host_json))["stacks"]:
+    for stack in json.load(open_data(host_json))["stacks"]:
         arch, attention = stack["arch"], stack["attention"]
         if arch not in bases:
             continue
         count = ops_per_phase(commscale, arch, attention, out)
         per_op = {phase: stack["host_s"][phase] / count[phase] * 1e6 for phase in PHASES}
-        profile = json.load(open(bases[arch]))
+        profile = json.load(open_data(bases[arch]))
         for row in profile["host"]:
             if row["framework"] == "pytorch-eager":
                 row["issue_us"] = {f"{p}.{c}": per_op[p] for p in PHASES for c in ("gemm", "kernel", "attention")} | {
@@ -63,7 +65,7 @@ def main():
         arch = "llama" if name.startswith(("pytorch-q05", "pytorch-l")) else "gpt"  # points.jsonl's ids
         attention = "sdpa" if name.endswith("sdpa") else "unfused"
         profile = os.path.join(out, f"cal-{arch}-{attention}.json")
-        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "../../launch/predict_accuracy.py"),
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "predict_accuracy.py"),
                         "--commscale", commscale, "--calibration", profile, "--calibration-llama", profile,
                         "--pytorch-host-framework", "pytorch-eager", "--out", os.path.join(out, name), run],
                        check=True, stdout=subprocess.DEVNULL)

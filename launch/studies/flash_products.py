@@ -3,7 +3,7 @@
 sequence x keys matrix in HBM: runtime/step_buffers.cpp), priced by the catalog alone against
 `calibrate`'s GEMM rows of the same shapes (flash_products.md):
 
-    python3 results/h200x1-2026-12-03d/flash_products.py \
+    python3 launch/studies/flash_products.py \
         results/h200x1-2026-12-03c/run-15/cal.json results/h200x1-2026-12-03c/run-16/cal.json \
         results/h200x1-2026-12-03d/run-17/cal.json > results/h200x1-2026-12-03d/flash_products.txt
 
@@ -19,6 +19,8 @@ import json
 import math
 import statistics
 import sys
+
+from study_files import open_data
 
 PEAK, SMS, TILE, BW, MEM = 989.5e12, 132, 128, 4800e9, 4273 / 4800
 
@@ -69,7 +71,7 @@ def main():
     runs = []
     for path in paths:
         rows = {}
-        for r in json.load(open(path))["gemm"]:
+        for r in json.load(open_data(path))["gemm"]:
             if r["dtype"] == "bf16":
                 rows[(r["m"], r["n"], r["k"], r.get("batch", 1))] = r["seconds"]
         runs.append(rows)
