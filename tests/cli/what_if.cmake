@@ -63,6 +63,15 @@ foreach(check "rtx5090-8x-pcie;8;42.96;48.44" "rtx4090-8x-pcie;6;23.03;25.97")
 endforeach()
 commscale_run(EXPECT 0 OUTPUT out ARGS hw show rtx4090-8x-pcie)
 expect_contains("${out}" "PCIe P2P off (GPU catalog)")
+# The catalog's P2P variants of the two boxes are the --set, as files: the same busbw.
+foreach(box rtx4090-8x-pcie rtx5090-8x-pcie)
+  commscale_run(EXPECT 0 OUTPUT set ARGS predict --collective all_reduce -b 32M -e 32M --cluster ${box}
+                --set transports.pcie_p2p=true --json)
+  commscale_run(EXPECT 0 OUTPUT file ARGS predict --collective all_reduce -b 32M -e 32M --cluster ${box}-p2p --json)
+  string(JSON set_busbw GET "${set}" results 0 busbw_GBps)
+  string(JSON file_busbw GET "${file}" results 0 busbw_GBps)
+  expect_equal(${file_busbw} ${set_busbw} "${box}-p2p's busbw against --set transports.pcie_p2p=true")
+endforeach()
 
 # --- B. node.gpus=4 on 8-GPU clusters: the removed GPUs' links go, and a note says which ---
 commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model gpt3-1.3b --tp 4 --global-batch 8
