@@ -60,7 +60,9 @@ inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding
 // A piece of a model chunk with its own op lists (and, under ZeRO-3, its own parameter gathers).
 enum class UnitKind : std::uint8_t { kEmbedding, kLayer, kHead };
 
-// The workload's op lists (workload/layer_ops.hpp) the builder stamps for each unit and phase.
+// The workload's op lists (workload/layer_ops.hpp) the builder stamps for each unit and phase. They
+// read the plan's layer_sharding (their key for a cache: plans of one sharding have one set of lists, and
+// the same durations) and pp (only the head's gradient count, which no duration depends on).
 class UnitLists {
  public:
   UnitLists(const TransformerConfig& m, const ParallelPlan& p);
@@ -102,6 +104,27 @@ struct CoarseProgram {
 
 // The plan must be valid for the model (validate_plan, as a search's enumeration checks its plans).
 [[nodiscard]] CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPlan& p);
+
+// What shapes a coarse program: every field of the plan that build_coarse_program reads, but the
+// micro-batch size (it enters only through the transfers' bytes: resize_transfers) and what changes only
+// its fused ops' durations (UnitLists, keyed by layer_sharding). Two plans of one shape take one program.
+// A field the builder comes to read belongs here, or a search would hand a plan another plan's program.
+struct CoarseShape {
+  int dp = 1, tp = 1, pp = 1;
+  bool sequence_parallel = false;
+  int zero_stage = 0;
+  int microbatches = 1;  // per step and pipeline (microbatches_per_step)
+  ScheduleKind schedule = ScheduleKind::k1F1B;
+  int chunks = 1;
+  std::uint64_t bucket_bytes = 0;
+  bool overlap_grad_reduce = false;
+  int first_stage_layers = 0, last_stage_layers = 0;
+  Optimizer optimizer = Optimizer::kAdam;  // the end of step's optimizer op
+  KernelSet kernels = KernelSet::kFused;   // the gradient bucket copies' and the optimizer's kernels
+  Framework framework = Framework::kCommscale;  // whether gradients are copied into buckets
+  friend bool operator==(const CoarseShape&, const CoarseShape&) = default;
+};
+[[nodiscard]] CoarseShape coarse_shape(const ParallelPlan& p);
 
 // The bytes of every pipeline transfer (send and receive, forward and backward) of a plan's step.
 [[nodiscard]] Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p);

@@ -154,12 +154,8 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
 }
 
 const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
-  // The lists' durations do not depend on pp (only the head's gradient count does), nor on anything
-  // else of the plan not in the key.
-  const auto key =
-      std::make_tuple(p.micro_batch, p.tp, p.sequence_parallel, p.flash_attention, static_cast<int>(p.recompute),
-                      static_cast<int>(p.kernels),
-                      tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value());
+  // The lists' durations depend on the plan's layer sharding only (program_builder.hpp, UnitLists).
+  const UnitKey key{layer_sharding(p), tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value()};
   const auto found = units_.find(key);
   if (found != units_.end()) return found->second;
   return units_.emplace(key, UnitCosts(UnitLists(model_, p), target_, tp)).first->second;
@@ -180,9 +176,7 @@ std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(con
   // shape differ in recompute and micro-batch size, and take the same two programs (at the two
   // microbatch counts of the steady-state line) or their own at few microbatches, transfers resized.
   constexpr std::size_t kKept = 8;
-  const ProgramShape shape{p.dp,       p.tp,     p.pp, p.sequence_parallel,   p.zero_stage, microbatches_per_step(p),
-                           p.schedule, p.chunks, p.bucket_bytes.count(),   p.overlap_grad_reduce,
-                           p.first_stage_layers, p.last_stage_layers};
+  const CoarseShape shape = coarse_shape(p);
   const Bytes transfers = pipeline_transfer_bytes(model_, p);
   for (auto& [kept, program] : programs_) {
     if (kept != shape) continue;

@@ -123,13 +123,18 @@ class PlanEvaluator {
   LinkAnalyzer analyzer_;
   FlopsPerSecond peak_;
   std::map<std::tuple<int, int, int, std::string, bool>, LayoutLinks> layouts_;
-  std::map<std::tuple<int, int, bool, bool, int, int, double, double, double>, UnitCosts> units_;
-  // The coarse programs of the latest plans, by what shapes them: the plans a search enumerates one
-  // after another differ in recompute, schedule and micro-batch size; recompute changes only the
-  // durations, the micro-batch size only the transfers' bytes (resize_transfers), at a given number
-  // of microbatches per step.
-  using ProgramShape = std::tuple<int, int, int, bool, int, int, ScheduleKind, int, std::uint64_t, bool, int, int>;
-  std::vector<std::pair<ProgramShape, std::shared_ptr<Prepared>>> programs_;
+  // Unit costs by the lists' key and the tp group's links (bus bandwidth, latency inside and across nodes).
+  struct UnitKey {
+    LayerSharding sharding;
+    double bus_bw = 0.0, intra_latency = 0.0, inter_latency = 0.0;
+    friend auto operator<=>(const UnitKey&, const UnitKey&) = default;
+  };
+  std::map<UnitKey, UnitCosts> units_;
+  // The coarse programs of the latest plans, by what shapes them (program_builder.hpp, coarse_shape): the
+  // plans a search enumerates one after another differ in recompute, schedule and micro-batch size;
+  // recompute changes only the durations, the micro-batch size only the transfers' bytes
+  // (resize_transfers), at a given number of microbatches per step.
+  std::vector<std::pair<CoarseShape, std::shared_ptr<Prepared>>> programs_;
   Simulation sim_;  // the latest coarse simulation; its storage, and the simulator's, are reused
   SimStorage sim_storage_;
   std::size_t next_program_ = 0;  // the entry replaced next

@@ -24,6 +24,7 @@ struct LayerSharding {
   bool flash_attention = false;    // fused attention: no s x s matrix in memory; backward recomputes QK^T
   Recompute recompute = Recompute::kNone;
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
+  friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 
 // A collective over the tensor-parallel group; bytes as nccl-tests counts them (op.hpp).
