@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# launch/consumer-question.sh end to end: it writes both comparisons and the TP table the README quotes,
+# and the table still says what the README says of it: on PCIe without P2P, TP 2 over two RTX 4090s is
+# no faster than one GPU for a 125M model, while over an NVLink pair of RTX 3090s it is. Bad usage: exit 2.
+#
+# usage: tests/launch/consumer_question.sh COMMSCALE WORK_DIR
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+commscale="$1"
+work="$2"
+rm -rf "$work"
+mkdir -p "$work"
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+rc=0
+"$root/launch/consumer-question.sh" --commscale "$commscale" --bogus >"$work/usage.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "an unknown argument exited with $rc, expected 2"
+grep -q 'unknown argument "--bogus"' "$work/usage.log" || fail "no message naming the unknown argument"
+
+"$root/launch/consumer-question.sh" --commscale "$commscale" --out "$work/out"
+for file in commands.txt compare-gpt3-1.3b.txt compare-gpt3-1.3b.json compare-llama2-7b.txt compare-llama2-7b.json \
+  tp-on-pcie.md; do
+  [ -s "$work/out/$file" ] || fail "$work/out/$file is missing or empty"
+done
+for model in gpt3-1.3b llama2-7b; do
+  entries=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' \
+    "$work/out/compare-$model.json")
+  [ "$entries" = 8 ] || fail "compare-$model.json has $entries clusters, expected 8"
+done
+rows=$(grep -c '^| rtx' "$work/out/tp-on-pcie.md")
+[ "$rows" = 12 ] || fail "tp-on-pcie.md has $rows rows, expected 12"
+ratio() { awk -F'|' -v c=" $1 " -v m=" $2 " '$2 == c && $3 == m { gsub(/ /, "", $6); print $6 }' "$work/out/tp-on-pcie.md"; }
+pcie=$(ratio rtx4090-8x-pcie gpt3-125m)
+pairs=$(ratio rtx3090-4x-nvlink-pairs gpt3-125m)
+awk -v r="$pcie" 'BEGIN { exit !(r <= 1.0) }' || fail "TP 2 / 1 GPU on PCIe without P2P at 125M is $pcie, not at most 1"
+awk -v r="$pairs" 'BEGIN { exit !(r > 1.0) }' || fail "TP 2 / 1 GPU over an NVLink pair at 125M is $pairs, not above 1"
+echo "PASS: consumer-question.sh wrote both comparisons and the TP table (125M: PCIe $pcie, NVLink pair $pairs)"
