@@ -19,6 +19,7 @@ constexpr std::array<std::string_view, kMathRateCount> kRateKeys = {
     "fp16_tensor_fp32acc_TFLOPS",
     "bf16_tensor_fp32acc_TFLOPS",
     "fp8_tensor_TFLOPS",
+    "fp8_tensor_fp16acc_TFLOPS",
 };
 
 Market parse_market(JsonObject& top) {

@@ -33,9 +33,10 @@ enum class MathRate : std::uint8_t {
   kFp16Fp16Acc,  // FP16 tensor, FP16 accumulate
   kFp16Fp32Acc,  // FP16 tensor, FP32 accumulate: what mixed-precision training uses
   kBf16Fp32Acc,  // BF16 tensor, FP32 accumulate
-  kFp8Tensor,    // FP8 tensor (FP32 accumulate on GeForce, as the whitepapers quote it)
+  kFp8Tensor,    // FP8 tensor, FP32 accumulate (what TransformerEngine's GEMMs ask for)
+  kFp8Fp16Acc,   // FP8 tensor, FP16 accumulate: twice the FP32-accumulate rate on GeForce, the same elsewhere
 };
-inline constexpr std::size_t kMathRateCount = 8;
+inline constexpr std::size_t kMathRateCount = 9;
 [[nodiscard]] std::string_view rate_key(MathRate r) noexcept;  // the file key, with its _TFLOPS unit
 // The rate a GEMM of inputs `dtype` accumulating in `accumulate` runs at: BF16 and FP16 on tensor cores
 // (FP16 accumulate only when asked), FP64 on FP64 tensor cores, anything else at the non-tensor FP32 rate.

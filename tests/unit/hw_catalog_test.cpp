@@ -74,6 +74,14 @@ TEST(HwCatalog, EveryGpuLoadsWithConsistentRates) {
     if (gpu.halves_fp32_accumulate()) {
       EXPECT_NEAR(fp32acc->value() * 2, fp16acc->value(), 1e12);  // 165.2 x 2 = 330.4 vs 330.3 on the 4090
     }
+    // FP8 with both accumulators where the part has FP8 (compute capability 8.9 on), the FP16 one twice
+    // the FP32 one on GeForce (RTX 4090: 660.6 and 330.3) and the same elsewhere; neither before.
+    const auto& fp8 = gpu.rate(MathRate::kFp8Tensor).value;
+    const auto& fp8_fp16acc = gpu.rate(MathRate::kFp8Fp16Acc).value;
+    EXPECT_EQ(fp8.has_value(), fp8_fp16acc.has_value());
+    if (fp8 && fp8_fp16acc) {
+      EXPECT_NEAR(fp8_fp16acc->value(), fp8->value() * (gpu.halves_fp32_accumulate() ? 2 : 1), 1e12);
+    }
     EXPECT_GT(gpu.memory_bw.value->value(), 0.0);
     EXPECT_TRUE(gpu.pcie_bw(catalog().reference()).known());
   }
