@@ -79,9 +79,25 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->group(group);
   cmd.add_option("--optimizer", a->optimizer,
                  "the step's optimizer: adam (mixed precision, fp32 master weights and moments), adamw (PyTorch's "
-                 "AdamW on the weights' own type), sgd (no state) or none (forward and backward only)")
+                 "AdamW on the weights' own type), adam8bit (bitsandbytes' 8-bit moments, block-wise scales, fp32 "
+                 "master weights), sgd (no state) or none (forward and backward only)")
       ->capture_default_str()
       ->group(group);
+  cmd.add_option("--offload-optimizer", a->offload_optimizer,
+                 "ZeRO-Offload: none, or cpu (optimizer state and fp32 gradients in host memory, the update on the "
+                 "CPU; needs --zero 1, 2 or 3)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--offload-params", a->offload_params,
+                 "ZeRO-Infinity: none, or cpu (ZeRO-3's parameter shards in host memory, copied in per layer; needs "
+                 "--zero 3 and --offload-optimizer cpu)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_flag("--offload-activations", a->offload_activations,
+               "what each layer keeps for its backward goes to host memory after its forward, back before its "
+               "backward")
+      ->group(group);
+  add_lora_options(cmd, a, group);
   cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->flash_attention,
                "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
                "kernels, the score matrix kept for the backward")->group(group);
@@ -181,6 +197,31 @@ int data_parallel_size(const ModelPlanArguments& a, int* world) {
 
 void add_model_options(CLI::App& command, ModelPlanArguments* args) { model_flags(command, args); }
 
+void add_lora_options(CLI::App& cmd, ModelPlanArguments* a, const std::string& group) {
+  cmd.add_option("--lora-rank", a->lora_rank,
+                 "LoRA fine-tuning: the adapters' rank r (0: none, every weight trains); the base frozen, only the "
+                 "adapters train")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--lora-base-bits", a->lora_base_bits,
+                 "the frozen base's linear weights with --lora-rank: 16 (the model's dtype) or 4 (QLoRA's NF4)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--lora-targets", a->lora_targets,
+                 "the linear layers with adapters: qv (q_proj, v_proj), qkvo (the attention's four) or all (also "
+                 "the MLP's)")
+      ->capture_default_str()
+      ->group(group);
+}
+
+LoraSpec lora_from_arguments(const ModelPlanArguments& a) {
+  LoraSpec l;
+  l.rank = a.lora_rank;
+  l.base_bits = a.lora_base_bits;
+  l.targets = parse_lora_targets(a.lora_targets, "--lora-targets");
+  return l;
+}
+
 TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve(args); }
 
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
@@ -213,6 +254,10 @@ CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
   p.zero_stage = a.zero;
   p.recompute = parse_recompute(a.recompute, "--recompute");
   p.optimizer = parse_optimizer(a.optimizer, "--optimizer");
+  p.offload_optimizer = parse_offload_device(a.offload_optimizer, "--offload-optimizer");
+  p.offload_params = parse_offload_device(a.offload_params, "--offload-params");
+  p.offload_activations = a.offload_activations;
+  p.lora = lora_from_arguments(a);
   p.flash_attention = a.flash_attention;
   p.kernels = parse_kernel_set(a.kernels, "--kernels");
   p.micro_batch = a.micro_batch;

@@ -64,6 +64,12 @@ struct ModelPlanArguments {
   int zero = 0;
   std::string recompute = "none";
   std::string optimizer = "adam";
+  std::string offload_optimizer = "none";
+  std::string offload_params = "none";
+  bool offload_activations = false;
+  int lora_rank = 0;  // 0: no LoRA
+  int lora_base_bits = 16;
+  std::string lora_targets = "qv";
   bool flash_attention = true;  // --no-flash-attn turns it off
   std::string kernels = "fused";
   int micro_batch = 1;
@@ -103,6 +109,11 @@ struct ModelPlanArguments {
 // Adds --model --model-file --layers --hidden --heads --kv-heads --ffn --vocab --seq --activation
 // --dtype (group "Model") and --world --tp --pp --dp --sp --zero --recompute --flash-attn
 // --kernels --micro-batch --global-batch --schedule --chunks --order --bucket-mb (group "Parallel plan").
+// LoRA's flags (--lora-rank, --lora-base-bits, --lora-targets), for commands that take a model without a plan
+// (search); add_model_plan_options adds them itself. lora_from_arguments reads them (InputError naming the flag).
+void add_lora_options(CLI::App& command, ModelPlanArguments* args, const std::string& group);
+[[nodiscard]] LoraSpec lora_from_arguments(const ModelPlanArguments& args);
+
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 
 // Resolves the model and checks the plan against it, once (CheckedPlan). Throws InputError naming the flag.

@@ -103,6 +103,18 @@ void print_memory(const PlanSummary& s, std::ostream& out) {
   }
   print_collapsed(rows, out);
   if (s.fit) out << "fit      " << s.fit->message << "\n";
+  if (largest_host_total(s.memory).count() == 0) return;
+  out << "\nhost memory per rank (offloaded), GiB\n";
+  out << fmt::format("{:>7}  {:>8} {:>8} {:>9} {:>11} {:>8}\n", "stage", "weights", "grads", "optimizer",
+                     "activations", "total");
+  rows.clear();
+  for (const StageMemory& st : s.memory) {
+    const HostMemory& h = st.host;
+    rows.push_back({st.stage,
+                    {fmt::format("{:>8} {:>8} {:>9} {:>11} {:>8}", gib(h.weights), gib(h.gradients),
+                                 gib(h.optimizer), gib(h.activations), gib(h.total()))}});
+  }
+  print_collapsed(rows, out);
 }
 
 void print_traffic(const PlanSummary& s, std::ostream& out) {

@@ -47,6 +47,7 @@ struct SearchArguments {
   std::string calibration;
   std::string host_framework;
   std::string framework;
+  std::string optimizer;  // empty: the framework's
   double workspace_gib = 2.0;
   predict::SearchOptions options;
   OutputArguments output;
@@ -83,6 +84,8 @@ void check_options(SearchArguments& a) {
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_search_framework(a.framework, *a.model.command, a.model.from_file, o);
+  if (!a.optimizer.empty()) o.optimizer = parse_optimizer(a.optimizer, "--optimizer");
+  o.lora = lora_from_arguments(a.model);
   if (a.rank_by == "throughput") {
     o.rank_by = predict::RankBy::kThroughput;
   } else if (a.rank_by == "cost") {
@@ -105,8 +108,10 @@ void check_search_size(const std::vector<int>& counts, const hw::ClusterSpec& cl
 }
 
 // The flags besides the plan's that make `predict` simulate what the search simulated.
-std::string predict_flags(const SearchArguments& a) {
+// `eight_bit`: the best plan is a memory-saving adam8bit one, whose own flags name the optimizer.
+std::string predict_flags(const SearchArguments& a, bool eight_bit) {
   std::string out = fmt::format("--cluster {} {}", shell_quoted(a.cluster), model_flags_text(a.model));
+  if (!a.optimizer.empty() && !eight_bit) out += fmt::format(" --optimizer {}", a.optimizer);
   if (a.nodes > 0) out += fmt::format(" --nodes {}", a.nodes);
   if (!a.calibration.empty()) out += fmt::format(" --calibration {}", shell_quoted(a.calibration));
   for (const std::string& item : a.set) out += fmt::format(" --set {}", shell_quoted(item));
@@ -206,7 +211,9 @@ int run_search(SearchArguments& a) {
   if (emit_json(a.output, doc)) {
     std::cout << inputs_line(a.model, overrides);
     for (const std::string& w : warnings) std::cout << "warning  " << w << "\n";
-    predict::print_search(std::cout, r, a.options, predict_flags(a));
+    const bool eight_bit = !r.ranked.empty() && r.ranked.front().estimate.plan.optimizer == Optimizer::kAdam8bit &&
+                           a.options.optimizer != Optimizer::kAdam8bit;
+    predict::print_search(std::cout, r, a.options, predict_flags(a, eight_bit));
   }
   return static_cast<int>(r.ranked.empty() ? ExitCode::kCheckFailed : ExitCode::kOk);
 }
@@ -244,6 +251,12 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
+  cmd->add_option("--optimizer", args->optimizer,
+                  "every plan's optimizer: adam, adamw, adam8bit, sgd or none (default: the framework's)");
+  add_lora_options(*cmd, &args->model, "Options");
+  cmd->add_flag("--memory-saving,!--no-memory-saving", o.memory_saving,
+                "when no plan fits, try adam8bit states, then optimizer, parameter and activation offload to host "
+                "memory (the default; --no-memory-saving: only plans as asked)");
   cmd->add_option("--rank-by", args->rank_by, "throughput or cost (USD per million tokens)")->capture_default_str();
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
   add_cost_options(*cmd, &o.costs, &args->costs);

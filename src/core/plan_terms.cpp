@@ -10,7 +10,10 @@ namespace {
 constexpr std::array kSchedules = {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved};
 constexpr std::array kRecomputeModes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 constexpr std::array kKernelSets = {KernelSet::kFused, KernelSet::kEager};
-constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kSgd, Optimizer::kNone};
+constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimizer::kAdam8bit, Optimizer::kSgd,
+                                    Optimizer::kNone};
+constexpr std::array kOffloadDevices = {OffloadDevice::kNone, OffloadDevice::kCpu};
+constexpr std::array kLoraTargets = {LoraTargets::kQv, LoraTargets::kQkvo, LoraTargets::kAll};
 
 }  // namespace
 
@@ -46,10 +49,26 @@ std::string_view name(Optimizer o) noexcept {
       return "adam";
     case Optimizer::kAdamW:
       return "adamw";
+    case Optimizer::kAdam8bit:
+      return "adam8bit";
     case Optimizer::kSgd:
       return "sgd";
     case Optimizer::kNone:
       return "none";
+  }
+  return "?";
+}
+
+std::string_view name(OffloadDevice d) noexcept { return d == OffloadDevice::kCpu ? "cpu" : "none"; }
+
+std::string_view name(LoraTargets t) noexcept {
+  switch (t) {
+    case LoraTargets::kQv:
+      return "qv";
+    case LoraTargets::kQkvo:
+      return "qkvo";
+    case LoraTargets::kAll:
+      return "all";
   }
   return "?";
 }
@@ -68,6 +87,14 @@ KernelSet parse_kernel_set(std::string_view text, std::string_view where) {
 
 Optimizer parse_optimizer(std::string_view text, std::string_view where) {
   return parse_by_name(kOptimizers, text, where, "optimizer");
+}
+
+LoraTargets parse_lora_targets(std::string_view text, std::string_view where) {
+  return parse_by_name(kLoraTargets, text, where, "LoRA target set");
+}
+
+OffloadDevice parse_offload_device(std::string_view text, std::string_view where) {
+  return parse_by_name(kOffloadDevices, text, where, "offload device");
 }
 
 }  // namespace commscale

@@ -5,6 +5,7 @@
 // program's ops (program/op.hpp) carry a kernel set, the workload's layers are built per recompute
 // mode and kernel set, and the plan (parallel/plan.hpp) holds all three.
 
+#include <compare>
 #include <cstdint>
 #include <string_view>
 
@@ -27,19 +28,50 @@ enum class KernelSet : std::uint8_t { kFused, kEager };
 //          ZeRO's 16 Psi);
 //   adamw  AdamW on the weights' own type (PyTorch's torch.optim.AdamW on bf16 parameters): two moments
 //          of the weights' type, no master copy;
+//   adam8bit  bitsandbytes' Adam8bit (Dettmers et al. 2022, arXiv 2110.02861): both moments in 8 bits,
+//          quantized block-wise with an fp32 absmax per block of kAdam8bitBlock parameters, and in 16-bit
+//          training the fp32 master weight kept as mixed-precision training with bitsandbytes does
+//          (4 + 1 + 1 bytes a parameter, plus 8 bytes of scales per block);
 //   sgd    plain SGD (PyTorch's default, no momentum): no state;
 //   none   no optimizer step at all (forward and backward only, as benchmarks run them).
-enum class Optimizer : std::uint8_t { kAdam, kAdamW, kSgd, kNone };
+enum class Optimizer : std::uint8_t { kAdam, kAdamW, kAdam8bit, kSgd, kNone };
+// Parameters per block of adam8bit's block-wise quantization: bitsandbytes' optimizer blocksize (256 in
+// bitsandbytes/optim/optimizer.py; the paper's experiments used 2048), one fp32 absmax per moment per block.
+inline constexpr std::uint64_t kAdam8bitBlock = 256;
+
+// Where ZeRO-Offload / ZeRO-Infinity keep a kind of model state (DeepSpeed's offload_optimizer.device and
+// offload_param.device): in GPU memory (none) or in the host's (cpu). NVMe is not modelled.
+enum class OffloadDevice : std::uint8_t { kNone, kCpu };
+
+// LoRA (Hu et al. 2021, arXiv 2106.09685) and QLoRA (Dettmers et al. 2023, arXiv 2305.14314): the base
+// weights frozen, a trainable low-rank pair A (in x r), B (r x out) beside each targeted linear layer, whose
+// output adds x A B to the layer's. The linear layers it targets, by Hugging Face PEFT's module names:
+//   qv    q_proj and v_proj (the LoRA paper's choice, PEFT's default for Llama);
+//   qkvo  the attention's four projections;
+//   all   every linear layer of a block: the attention's four and the MLP's (QLoRA's choice).
+enum class LoraTargets : std::uint8_t { kQv, kQkvo, kAll };
+
+struct LoraSpec {
+  int rank = 0;        // r; 0: no LoRA, every weight trains
+  int base_bits = 16;  // the frozen base's linear weights: 16 (the model dtype) or 4 (QLoRA's NF4)
+  LoraTargets targets = LoraTargets::kQv;
+  [[nodiscard]] bool enabled() const noexcept { return rank > 0; }
+  friend auto operator<=>(const LoraSpec&, const LoraSpec&) = default;
+};
 
 [[nodiscard]] std::string_view name(ScheduleKind s) noexcept;  // gpipe 1f1b interleaved
 [[nodiscard]] std::string_view name(Recompute r) noexcept;     // none selective full
 [[nodiscard]] std::string_view name(KernelSet kernels) noexcept;  // fused eager
-[[nodiscard]] std::string_view name(Optimizer o) noexcept;        // adam adamw sgd none
+[[nodiscard]] std::string_view name(Optimizer o) noexcept;        // adam adamw adam8bit sgd none
+[[nodiscard]] std::string_view name(OffloadDevice d) noexcept;    // none cpu
+[[nodiscard]] std::string_view name(LoraTargets t) noexcept;      // qv qkvo all
 
 // Inverses of the names above; throw InputError naming `where` and the accepted words.
 [[nodiscard]] ScheduleKind parse_schedule(std::string_view text, std::string_view where);
 [[nodiscard]] Recompute parse_recompute(std::string_view text, std::string_view where);
 [[nodiscard]] KernelSet parse_kernel_set(std::string_view text, std::string_view where);
 [[nodiscard]] Optimizer parse_optimizer(std::string_view text, std::string_view where);
+[[nodiscard]] OffloadDevice parse_offload_device(std::string_view text, std::string_view where);
+[[nodiscard]] LoraTargets parse_lora_targets(std::string_view text, std::string_view where);
 
 }  // namespace commscale

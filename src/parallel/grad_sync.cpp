@@ -137,7 +137,9 @@ void StageBuilder::end_of_step() {
                                              Collective::kAllReduce, Bytes(replicated_parameters() * w), Phase::kStep,
                                              -1, -1, {last_compute_}));
   }
-  const bool embedding_group = m_.vocab > 0 && m_.tied_embeddings && p_.pp > 1 && (stage_ == 0 || stage_ == p_.pp - 1);
+  // (With LoRA the tied embedding is frozen: no gradient to sum.)
+  const bool end_stage = stage_ == 0 || stage_ == p_.pp - 1;
+  const bool embedding_group = m_.vocab > 0 && m_.tied_embeddings && p_.pp > 1 && end_stage && !p_.lora.enabled();
   if (embedding_group) {
     const std::uint64_t table =
         static_cast<std::uint64_t>(vocab_shard(m_, p_.tp)) * static_cast<std::uint64_t>(m_.hidden);
@@ -155,7 +157,7 @@ void StageBuilder::end_of_step() {
   if (copies_into_buckets() && !final_buckets_.empty()) optimizer_deps.push_back(last_compute_);
   if (p_.optimizer == Optimizer::kNone) return;  // forward and backward only: nothing to update
 
-  const std::uint64_t params = stage_parameters(m_, p_, stage_);
+  const std::uint64_t params = trainable_stage_parameters(m_, p_, stage_);
   const bool sharded = p_.zero_stage >= 1 && p_.dp > 1;
   const auto dp = static_cast<std::uint64_t>(p_.dp);
   Op step;

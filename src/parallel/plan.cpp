@@ -152,6 +152,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.flash_attention = p.flash_attention;
   s.recompute = p.recompute;
   s.kernels = p.kernels;
+  s.lora = p.lora;
   return s;
 }
 
@@ -170,6 +171,62 @@ int checked_world_size(int dp, int tp, int pp) {
   return static_cast<int>(world);
 }
 
+namespace {
+
+// DeepSpeed's rules: the optimizer offloads with a ZeRO stage (the partition the CPU updates), parameters only
+// with stage 3 (what is offloaded is ZeRO-3's shard), and offloading parameters offloads the optimizer too.
+void validate_offload(const ParallelPlan& p) {
+  const bool optimizer = p.offload_optimizer != OffloadDevice::kNone;
+  if (optimizer && p.zero_stage == 0) {
+    throw InputError("--offload-optimizer", "cpu with --zero 0",
+                     "--zero 1, 2 or 3: ZeRO-Offload updates this rank's partition of the optimizer state");
+  }
+  if (optimizer && (p.optimizer == Optimizer::kNone || p.optimizer == Optimizer::kSgd)) {
+    throw InputError("--offload-optimizer", fmt::format("cpu with --optimizer {}", name(p.optimizer)),
+                     "an optimizer with state to offload: adam, adamw or adam8bit");
+  }
+  if (p.offload_params != OffloadDevice::kNone) {
+    if (p.zero_stage != 3) {
+      throw InputError("--offload-params", fmt::format("cpu with --zero {}", p.zero_stage),
+                       "--zero 3: ZeRO-Infinity offloads ZeRO-3's parameter shards");
+    }
+    if (!optimizer) {
+      throw InputError("--offload-params", "cpu without --offload-optimizer cpu",
+                       "--offload-optimizer cpu too (the update runs where the fp32 state is)");
+    }
+  }
+}
+
+// LoRA as modelled (workload/lora.hpp): a rank from 1 to the hidden size, a 16-bit or NF4 base, without tensor
+// parallelism (adapters split over tp ranks are not modelled), ZeRO-3 (FSDP's sharded frozen base) or eager
+// kernels.
+void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
+  const LoraSpec& l = p.lora;
+  if (l.base_bits != 16 && l.base_bits != 4) {
+    throw InputError("--lora-base-bits", fmt::format("{}", l.base_bits), "16 (the model's dtype) or 4 (QLoRA's NF4)");
+  }
+  if (l.rank < 0 || l.rank > m.hidden) {
+    throw InputError("--lora-rank", fmt::format("{}", l.rank), fmt::format("0 (no LoRA) to the hidden size {}", m.hidden));
+  }
+  if (!l.enabled()) {
+    if (l.base_bits != 16) throw InputError("--lora-base-bits", "4 without --lora-rank", "a --lora-rank of 1 or more");
+    return;
+  }
+  if (p.tp > 1) {
+    throw InputError("--lora-rank", fmt::format("{} with --tp {}", l.rank, p.tp),
+                     "--tp 1: LoRA is modelled without tensor parallelism");
+  }
+  if (p.zero_stage == 3) {
+    throw InputError("--lora-rank", fmt::format("{} with --zero 3", l.rank),
+                     "--zero 0, 1 or 2: a ZeRO-3-sharded frozen base is not modelled");
+  }
+  if (p.kernels == KernelSet::kEager) {
+    throw InputError("--lora-rank", fmt::format("{} with --kernels eager", l.rank), "--kernels fused");
+  }
+}
+
+}  // namespace
+
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world) {
   if (checked_world_size(p.dp, p.tp, p.pp) != world) {
     throw InputError("--world",
@@ -184,6 +241,8 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
     throw InputError("--zero", fmt::format("stage {} with --optimizer none", p.zero_stage),
                      "stage 0: ZeRO shards the optimizer's update and state, and there is none");
   }
+  validate_offload(p);
+  validate_lora(m, p);
   require_at_least(p.micro_batch, 1, "--micro-batch");
   require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");
@@ -237,6 +296,15 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
     out["first_stage_layers"] = p.first_stage_layers;
     out["last_stage_layers"] = p.last_stage_layers;
   }
+  // Memory-saving options only where set: a plan without them reads as before.
+  if (p.offload_optimizer != OffloadDevice::kNone) out["offload_optimizer"] = name(p.offload_optimizer);
+  if (p.offload_params != OffloadDevice::kNone) out["offload_params"] = name(p.offload_params);
+  if (p.offload_activations) out["offload_activations"] = true;
+  if (p.lora.enabled()) {
+    out["lora_rank"] = p.lora.rank;
+    out["lora_base_bits"] = p.lora.base_bits;
+    out["lora_targets"] = name(p.lora.targets);
+  }
   return out;
 }
 
@@ -281,6 +349,16 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   p.first_stage_layers = whole_or(in, "first_stage_layers", p.first_stage_layers, 0);
   p.last_stage_layers = whole_or(in, "last_stage_layers", p.last_stage_layers, 0);
   if (in.has("framework")) p.framework = parse_framework(in.string("framework"), in.at("framework").where());
+  if (in.has("offload_optimizer")) {
+    p.offload_optimizer = parse_offload_device(in.string("offload_optimizer"), in.at("offload_optimizer").where());
+  }
+  if (in.has("offload_params")) {
+    p.offload_params = parse_offload_device(in.string("offload_params"), in.at("offload_params").where());
+  }
+  p.offload_activations = in.flag_or("offload_activations", p.offload_activations);
+  p.lora.rank = whole_or(in, "lora_rank", p.lora.rank, 0);
+  p.lora.base_bits = whole_or(in, "lora_base_bits", p.lora.base_bits, 4);
+  if (in.has("lora_targets")) p.lora.targets = parse_lora_targets(in.string("lora_targets"), in.at("lora_targets").where());
   return p;
 }
 

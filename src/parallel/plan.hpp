@@ -42,6 +42,19 @@ struct ParallelPlan {
   // rest evenly. Only without interleaving.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840): the optimizer state and fp32 gradient partition in host
+  // memory, gradients copied device to host after the backward, the update run by the CPU (DeepSpeed's
+  // CPU Adam), the new 16-bit weights copied back. ZeRO stage 1 or more, as DeepSpeed requires.
+  OffloadDevice offload_optimizer = OffloadDevice::kNone;
+  // ZeRO-Infinity's parameter offload (Rajbhandari et al. 2021, arXiv 2104.07857): ZeRO-3's 16-bit parameter
+  // shards in host memory, copied to the GPU before each layer's all-gather in forward and backward.
+  OffloadDevice offload_params = OffloadDevice::kNone;
+  // Activation offload (DeepSpeed's cpu_checkpointing, PyTorch's save_on_cpu): what a layer keeps for its
+  // backward goes to host memory after its forward and comes back before its backward.
+  bool offload_activations = false;
+  // LoRA / QLoRA fine-tuning (core/plan_terms.hpp): the base frozen, only the adapters train (their
+  // gradients reduced, their optimizer state kept). With tp 1 and ZeRO 0-2 (validate_plan).
+  LoraSpec lora;
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "parallel/schedule.hpp"
+#include "workload/lora.hpp"
 #include "workload/memory.hpp"
 
 namespace commscale {
@@ -22,6 +23,18 @@ std::uint64_t largest_gather_unit(const TransformerConfig& m, const ParallelPlan
   if (holds_embedding(m, stage)) largest = std::max(largest, embedding_parameters(m, p.tp));
   if (holds_head(m, p, stage)) largest = std::max(largest, norm_parameters(m) + output_parameters(m, p.tp, p.pp));
   return largest;
+}
+
+// With LoRA, the base's weights, which take no gradient or optimizer state: the blocks' linear weights
+// (16-bit or NF4, workload/lora.hpp), their norms and the embedding and head in the model's dtype.
+Bytes frozen_weight_bytes(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  if (!p.lora.enabled()) return Bytes(0);
+  const auto layers = static_cast<std::uint64_t>(stage_layers(m, p, stage));
+  const std::uint64_t w = size_of(m.dtype);
+  std::uint64_t others = layers * 2 * norm_parameters(m);
+  if (holds_embedding(m, stage)) others += embedding_parameters(m, p.tp);
+  if (holds_head(m, p, stage)) others += norm_parameters(m) + output_parameters(m, p.tp, p.pp);
+  return lora_base_linear_bytes(m, p.lora) * layers + Bytes(w * others);
 }
 
 std::string gib(Bytes b) { return fmt::format("{:.1f} GiB", b.gib()); }
@@ -51,7 +64,36 @@ std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p
   std::uint64_t params = static_cast<std::uint64_t>(stage_layers(m, p, stage)) * layer_parameters(m, p.tp).total();
   if (holds_embedding(m, stage)) params += embedding_parameters(m, p.tp);
   if (holds_head(m, p, stage)) params += norm_parameters(m) + output_parameters(m, p.tp, p.pp);
+  if (p.lora.enabled()) params += trainable_stage_parameters(m, p, stage);
   return params;
+}
+
+std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  if (!p.lora.enabled()) return stage_parameters(m, p, stage);
+  return static_cast<std::uint64_t>(stage_layers(m, p, stage)) * lora_layer_parameters(m, p.lora);
+}
+
+// Offload (the header's rules): moves what the plan offloads from the GPU's breakdown to the host's.
+void offload(const ParallelPlan& p, Bytes layer_bytes, StageMemory& s) {
+  MemoryBreakdown& gpu = s.bytes;
+  if (p.offload_optimizer != OffloadDevice::kNone) {
+    const std::uint64_t dp = static_cast<std::uint64_t>(p.dp);
+    const std::uint64_t partition = (s.trainable + dp - 1) / dp;  // ZeRO 1 or more (validate_plan)
+    s.host.optimizer = gpu.optimizer;
+    s.host.gradients = Bytes(4 * partition);
+    gpu.optimizer = Bytes(0);
+    if (p.zero_stage >= 2) gpu.gradients = std::min(gpu.gradients, p.bucket_bytes * 2);
+  }
+  if (p.offload_params != OffloadDevice::kNone) {
+    s.host.weights = gpu.weights;
+    gpu.weights = Bytes(0);
+  }
+  if (p.offload_activations) {
+    const auto in_flight = static_cast<std::uint64_t>(std::llround(s.layers_in_flight));
+    const std::uint64_t kept = std::min<std::uint64_t>(in_flight, 2);
+    gpu.activations = layer_bytes * kept;
+    s.host.activations = layer_bytes * (in_flight - kept);
+  }
 }
 
 std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
@@ -66,8 +108,9 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     s.layers = stage_layers(m, p, stage);
     const int per_chunk = s.layers / p.chunks;
     s.parameters = stage_parameters(m, p, stage);
-    const ModelStateBytes states = model_state_bytes(m, s.parameters, p.zero_stage, p.dp, p.optimizer);
-    s.bytes.weights = states.weights;
+    s.trainable = trainable_stage_parameters(m, p, stage);
+    const ModelStateBytes states = model_state_bytes(m, s.trainable, p.zero_stage, p.dp, p.optimizer);
+    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage);
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
 
@@ -84,6 +127,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
       s.bytes.communication = Bytes(2 * largest_gather_unit(m, p, stage) * size_of(m.dtype));
     }
     s.bytes.workspace = options.workspace;
+    offload(p, layer_bytes, s);
     stages.push_back(s);
   }
   return stages;
@@ -124,6 +168,39 @@ FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
   return v;
 }
 
+FitVerdict check_host_fit(const std::vector<StageMemory>& stages, int ranks_per_node, Bytes capacity) {
+  FitVerdict v;
+  v.capacity = capacity;
+  for (const StageMemory& s : stages) {
+    if (s.host.total() > v.worst_total) {
+      v.worst_total = s.host.total();
+      v.worst_stage = s.stage;
+    }
+  }
+  const Bytes node = v.worst_total * static_cast<std::uint64_t>(ranks_per_node);
+  v.fits = node <= capacity;
+  if (v.worst_total.count() == 0) return v;
+  const HostMemory& h = stages.at(static_cast<std::size_t>(v.worst_stage)).host;
+  const auto g = [](Bytes b) { return fmt::format("{:.1f}", b.gib()); };
+  const std::string parts = fmt::format("weights {}, gradients {}, optimizer {}, activations {} GiB", g(h.weights),
+                                        g(h.gradients), g(h.optimizer), g(h.activations));
+  if (v.fits) {
+    v.message = fmt::format("host memory fits: {} ranks x {} ({}) = {} of the node's {}", ranks_per_node,
+                            gib(v.worst_total), parts, gib(node), gib(capacity));
+    return v;
+  }
+  v.over = node - capacity;
+  v.message = fmt::format("host memory does not fit: {} ranks x {} ({}) = {}, {} more than the node's {}",
+                          ranks_per_node, gib(v.worst_total), parts, gib(node), shortfall(v.over), gib(capacity));
+  return v;
+}
+
+Bytes largest_host_total(const std::vector<StageMemory>& stages) {
+  Bytes most;
+  for (const StageMemory& s : stages) most = std::max(most, s.host.total());
+  return most;
+}
+
 Bytes largest_total(const std::vector<StageMemory>& stages) {
   Bytes most;
   for (const StageMemory& s : stages) most = std::max(most, s.bytes.total());
@@ -132,7 +209,7 @@ Bytes largest_total(const std::vector<StageMemory>& stages) {
 
 nlohmann::json memory_to_json(const StageMemory& s) {
   const MemoryBreakdown& b = s.bytes;
-  return {{"stage", s.stage},
+  nlohmann::json out = {{"stage", s.stage},
           {"parameters", s.parameters},
           {"layers", s.layers},
           {"layers_in_flight", s.layers_in_flight},
@@ -144,6 +221,14 @@ nlohmann::json memory_to_json(const StageMemory& s) {
           {"communication_bytes", b.communication.count()},
           {"workspace_bytes", b.workspace.count()},
           {"total_bytes", b.total().count()}};
+  if (s.trainable != s.parameters) out["trainable_parameters"] = s.trainable;  // LoRA's adapters
+  const HostMemory& h = s.host;
+  if (h.total().count() > 0) {  // only with offload: a plan without it reads as before
+    out["host"] = {{"weights_bytes", h.weights.count()},         {"gradients_bytes", h.gradients.count()},
+                   {"optimizer_bytes", h.optimizer.count()},     {"activations_bytes", h.activations.count()},
+                   {"total_bytes", h.total().count()}};
+  }
+  return out;
 }
 
 StageMemory memory_from_json(const JsonAt& in) {
@@ -151,11 +236,21 @@ StageMemory memory_from_json(const JsonAt& in) {
   StageMemory s;
   s.stage = static_cast<int>(in.number("stage"));
   s.parameters = static_cast<std::uint64_t>(in.number("parameters"));
+  s.trainable = in.has("trainable_parameters") ? static_cast<std::uint64_t>(in.number("trainable_parameters"))
+                                               : s.parameters;
   s.layers = static_cast<int>(in.number("layers"));
   s.layers_in_flight = in.number("layers_in_flight");
   s.bytes = {bytes("weights_bytes"),     bytes("gradients_bytes"),     bytes("optimizer_bytes"),
              bytes("activations_bytes"), bytes("logits_bytes"),        bytes("communication_bytes"),
              bytes("workspace_bytes")};
+  if (in.has("host")) {
+    const JsonAt host = in.at("host");
+    const auto host_bytes = [&](std::string_view key) {
+      return Bytes(static_cast<std::uint64_t>(host.number(key)));
+    };
+    s.host = {host_bytes("weights_bytes"), host_bytes("gradients_bytes"), host_bytes("optimizer_bytes"),
+              host_bytes("activations_bytes")};
+  }
   return s;
 }
 

@@ -10,6 +10,20 @@
 // gathered layers (the one running and the one prefetched); a fixed workspace allowance for the CUDA
 // context, cuBLAS and NCCL buffers and allocator fragmentation. Embedding-output and loss scalars,
 // and transient buffers (all-gather outputs, gradients being computed) are left to the workspace.
+//
+// LoRA (workload/lora.hpp): the frozen base's weights (16-bit, or QLoRA's NF4 for the blocks' linear layers)
+// and the adapters' 16-bit weights; gradients and optimizer state for the adapters only, per ZeRO stage;
+// each adapter's x A (T x r) kept for the backward beside the layer's activations.
+//
+// Offload (plan.hpp) moves states to the host's memory, counted per rank in StageMemory::host:
+//  - optimizer (ZeRO-Offload, Ren et al. 2021, arXiv 2101.06840; DeepSpeed's stage_1_and_2.py): the rank's
+//    optimizer state partition, and its gradient partition in fp32 for the CPU update (4 bytes a parameter).
+//    With ZeRO-2 or 3 the GPU keeps only the gradient buckets being reduced and copied out (two buckets,
+//    at most the gradients); with ZeRO-1 the full 16-bit gradients it accumulates into.
+//  - parameters (ZeRO-Infinity, arXiv 2104.07857): ZeRO-3's 16-bit shard on the host; the GPU holds the
+//    two gathered layers ZeRO-3 already counts as communication.
+//  - activations: the GPU keeps the layer running and the one being copied (two layer-microbatches, at most
+//    what is in flight); the host keeps the rest.
 
 #include <cstdint>
 #include <string>
@@ -40,16 +54,29 @@ struct MemoryBreakdown {
   }
 };
 
+// A rank's share of its node's host memory, with offload (zero without).
+struct HostMemory {
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;
+  Bytes activations;
+  [[nodiscard]] Bytes total() const noexcept { return weights + gradients + optimizer + activations; }
+};
+
 struct StageMemory {
   int stage = 0;
   std::uint64_t parameters = 0;  // held by one rank of the stage after tensor and pipeline sharding
+  std::uint64_t trainable = 0;   // of which train: all of them, or with LoRA the adapters'
   int layers = 0;                // transformer layers on the stage (all chunks)
   double layers_in_flight = 0;   // layer-microbatches of activations held at the peak
   MemoryBreakdown bytes;
+  HostMemory host;
 };
 
-// Parameters one rank of `stage` holds (all its chunks), before ZeRO sharding.
+// Parameters one rank of `stage` holds (all its chunks), before ZeRO sharding; with LoRA the adapters too.
 [[nodiscard]] std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
+// Of those, the ones that train (gradients, optimizer state): all of them, or with LoRA the adapters'.
+[[nodiscard]] std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 
 [[nodiscard]] std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
                                                         const MemoryOptions& options);
@@ -66,6 +93,13 @@ struct FitVerdict {
 // `capacity` is the GPU's memory in bytes. Where a GPU catalog exists, its caller looks the capacity
 // up by name; this function only compares.
 [[nodiscard]] FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity);
+
+// Host memory of a node against its capacity: `ranks_per_node` ranks each holding as much as the fullest
+// stage's (an upper bound where a node mixes stages). Fits when no rank offloads anything.
+[[nodiscard]] FitVerdict check_host_fit(const std::vector<StageMemory>& stages, int ranks_per_node, Bytes capacity);
+
+// The most any stage holds on the host per rank (0 without offload).
+[[nodiscard]] Bytes largest_host_total(const std::vector<StageMemory>& stages);
 
 // The most any stage holds (0 with no stages): the memory a rank of the plan needs.
 [[nodiscard]] Bytes largest_total(const std::vector<StageMemory>& stages);

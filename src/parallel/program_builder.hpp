@@ -122,6 +122,7 @@ struct CoarseShape {
   Optimizer optimizer = Optimizer::kAdam;  // the end of step's optimizer op
   KernelSet kernels = KernelSet::kFused;   // the gradient bucket copies' and the optimizer's kernels
   Framework framework = Framework::kCommscale;  // whether gradients are copied into buckets
+  LoraSpec lora;  // what trains: the gradients reduced and the optimizer's parameters
   friend bool operator==(const CoarseShape&, const CoarseShape&) = default;
 };
 [[nodiscard]] CoarseShape coarse_shape(const ParallelPlan& p);

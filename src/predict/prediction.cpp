@@ -107,7 +107,9 @@ PreparedStep prepare_for(const CheckedPlan& plan, const Target& target, const Me
                      fmt::format("{} ranks on {} GPUs of {}", plan.world(), target.gpus(), target.cluster.name),
                      "no more ranks than the cluster's GPUs (--nodes)");
   }
-  return prepare_step(plan, memory, *target.cluster.gpu.memory.value);
+  PreparedStep step = prepare_step(plan, memory, *target.cluster.gpu.memory.value);
+  step.summary.fit = with_host_fit(*step.summary.fit, step.summary.memory, target.cluster, plan.world());
+  return step;
 }
 
 Prediction predict_step(const PreparedStep& step, const Target& target, const PredictOptions& options) {

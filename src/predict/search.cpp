@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -74,6 +75,59 @@ bool valid(const TransformerConfig& m, const ParallelPlan& p) {
   } catch (const InputError&) {
     return false;
   }
+}
+
+// The memory-saving kinds a search tries when no plan fits (search.hpp), in order.
+enum class Saving : std::uint8_t { kAdam8bit, kOffloadOptimizer, kOffloadParams, kOffloadAll };
+constexpr std::array kSavings = {Saving::kAdam8bit, Saving::kOffloadOptimizer, Saving::kOffloadParams,
+                                 Saving::kOffloadAll};
+
+std::string_view saving_name(Saving s) {
+  switch (s) {
+    case Saving::kAdam8bit: return "adam8bit";
+    case Saving::kOffloadOptimizer: return "offload-optimizer";
+    case Saving::kOffloadParams: return "offload-optimizer+params";
+    case Saving::kOffloadAll: return "offload-all";
+  }
+  return "?";
+}
+
+std::string_view saving_text(Saving s) {
+  switch (s) {
+    case Saving::kAdam8bit: return "8-bit optimizer states (--optimizer adam8bit)";
+    case Saving::kOffloadOptimizer: return "the optimizer offloaded to host memory (--offload-optimizer cpu)";
+    case Saving::kOffloadParams:
+      return "optimizer and parameters offloaded to host memory (--offload-optimizer cpu --offload-params cpu)";
+    case Saving::kOffloadAll:
+      return "optimizer, parameters and activations offloaded to host memory (--offload-optimizer cpu "
+             "--offload-params cpu --offload-activations)";
+  }
+  return "?";
+}
+
+// The plain plans made over into one memory-saving kind: with one replica ZeRO 0 becomes the stage the
+// offload needs (2 for the optimizer, 3 for parameters); with more, the plans already at that stage are taken.
+std::vector<ParallelPlan> saving_plans(const TransformerConfig& m, const std::vector<ParallelPlan>& plain, Saving s) {
+  std::vector<ParallelPlan> out;
+  for (ParallelPlan p : plain) {
+    if (s == Saving::kAdam8bit) {
+      if (p.optimizer != Optimizer::kAdam && p.optimizer != Optimizer::kAdamW) return {};
+      p.optimizer = Optimizer::kAdam8bit;
+    } else {
+      const int stage = s == Saving::kOffloadOptimizer ? 2 : 3;
+      if (p.zero_stage == 0) {
+        if (p.dp > 1) continue;  // the plan at the stage is enumerated too
+        p.zero_stage = stage;
+      } else if (stage == 3 && p.zero_stage != 3) {
+        continue;
+      }
+      p.offload_optimizer = OffloadDevice::kCpu;
+      if (s != Saving::kOffloadOptimizer) p.offload_params = OffloadDevice::kCpu;
+      p.offload_activations = s == Saving::kOffloadAll;
+    }
+    if (valid(m, p)) out.push_back(p);
+  }
+  return out;
 }
 
 std::string loses_by(const PlanEstimate& e, const PlanEstimate& best) {
@@ -241,6 +295,7 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       p.flash_attention = o.flash_attention;
       p.kernels = o.kernels;
       p.optimizer = o.optimizer;
+      p.lora = o.lora;
       p.overlap_grad_reduce = o.overlap_grad_reduce;
       p.framework = o.framework;
       p.order = o.order;
@@ -265,13 +320,29 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     r.gpus.push_back(gpus);
     r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
     std::vector<ParallelPlan> fitting;
-    for (const ParallelPlan& plan : enumerate_plans(evaluator->model(), gpus, o)) {
-      ++r.candidates;
-      PlanEstimate e = evaluator->memory_only(plan);
-      if (e.fits) {
-        fitting.push_back(plan);
-      } else {
-        r.not_fitting.push_back(std::move(e));
+    const auto check = [&](const std::vector<ParallelPlan>& plans) {
+      for (const ParallelPlan& plan : plans) {
+        ++r.candidates;
+        PlanEstimate e = evaluator->memory_only(plan);
+        if (e.fits) {
+          fitting.push_back(plan);
+        } else {
+          r.not_fitting.push_back(std::move(e));
+        }
+      }
+    };
+    const std::vector<ParallelPlan> plain = enumerate_plans(evaluator->model(), gpus, o);
+    check(plain);
+    for (std::size_t k = 0; fitting.empty() && o.memory_saving && k < kSavings.size(); ++k) {
+      check(saving_plans(evaluator->model(), plain, kSavings[k]));
+      if (fitting.empty()) continue;
+      r.memory_saving[gpus] = std::string(saving_name(kSavings[k]));
+      r.notes.push_back(fmt::format("no plan of {} GPU{} fits as asked: the plans ranked use {}", gpus,
+                                    gpus == 1 ? "" : "s", saving_text(kSavings[k])));
+      if (kSavings[k] != Saving::kAdam8bit) {
+        r.notes.push_back(
+            "offload is in the memory model only: the step program has no host copies or CPU update yet, so the "
+            "step time prices the optimizer on the GPU and no PCIe traffic for the offloaded states");
       }
     }
     for (PlanEstimate& e : estimate_all(*evaluator, fitting, o.threads)) {
@@ -316,6 +387,11 @@ std::string describe_plan(const ParallelPlan& p) {
   if (p.sequence_parallel) s += " sp";
   if (p.flash_attention) s += " flash";
   if (p.kernels != KernelSet::kFused) s += fmt::format(" {} kernels", name(p.kernels));
+  if (p.optimizer == Optimizer::kAdam8bit) s += " adam8bit";
+  if (p.offload_optimizer != OffloadDevice::kNone) s += " offload-opt";
+  if (p.offload_params != OffloadDevice::kNone) s += " offload-params";
+  if (p.offload_activations) s += " offload-act";
+  if (p.lora.enabled()) s += fmt::format(" lora r{}{}", p.lora.rank, p.lora.base_bits == 4 ? " nf4" : "");
   return s;
 }
 
@@ -328,6 +404,14 @@ std::string plan_flags(const ParallelPlan& p) {
   s += p.flash_attention ? " --flash-attn" : " --no-flash-attn";  // explicit: the default has changed before
   if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));
   if (p.order != ParallelPlan{}.order) s += " --order " + p.order;
+  if (p.optimizer == Optimizer::kAdam8bit) s += " --optimizer adam8bit";  // (the search's own optimizer otherwise)
+  if (p.offload_optimizer != OffloadDevice::kNone) s += fmt::format(" --offload-optimizer {}", name(p.offload_optimizer));
+  if (p.offload_params != OffloadDevice::kNone) s += fmt::format(" --offload-params {}", name(p.offload_params));
+  if (p.offload_activations) s += " --offload-activations";
+  if (p.lora.enabled()) {
+    s += fmt::format(" --lora-rank {} --lora-base-bits {} --lora-targets {}", p.lora.rank, p.lora.base_bits,
+                     name(p.lora.targets));
+  }
   return s;
 }
 

@@ -9,6 +9,12 @@
 // validate_plan. Each plan's memory is checked first; the ones that fit are estimated by the stage
 // model (stage_model.hpp) and ranked by throughput or by cost per token.
 //
+// When no plan of a GPU count fits, the search tries memory-saving plans, in this order, and keeps the first
+// kind with a plan that fits (SearchResult::memory_saving says which): adam8bit states (for adam and adamw),
+// then ZeRO-Offload of the optimizer (ZeRO 1-3; ZeRO 2 with one replica), then ZeRO-Infinity's parameter
+// offload too (ZeRO 3), then activation offload on top. LoRA is another workload (fewer trainable
+// parameters), never tried unless asked for.
+//
 // Why the others lose: "does not fit" (memory per rank above the GPU's); "within 1% of the best"
 // (a tie, for practical purposes); else, against the best plan, the part of the step that grew most:
 // "communication-bound" (exposed communication), "bubble-bound" (pipeline bubble) or
@@ -43,6 +49,8 @@ struct SearchOptions {
   std::string order = "tp-dp-pp";
   RankBy rank_by = RankBy::kThroughput;
   int top = 10;
+  bool memory_saving = true;  // when nothing fits: adam8bit, then offload (above)
+  LoraSpec lora;              // every plan fine-tunes with LoRA (only when asked: --lora-rank)
   int threads = 0;  // threads estimating plans: 0 = one per CPU this process may use (results do not depend on it)
   MemoryOptions memory;
   CostAssumptions costs;
@@ -66,6 +74,9 @@ struct SearchResult {
   std::map<int, ClusterCost> cost_by_gpus;
   double seconds = 0.0;  // wall time of the search
   std::string batch_hint;          // with no valid plan: batch_hint() for each GPU count
+  // The memory saving the ranked plans use, per GPU count where one was needed ("adam8bit",
+  // "offload-optimizer", "offload-optimizer+params", "offload-all"); empty: plain plans fit.
+  std::map<int, std::string> memory_saving;
   std::vector<std::string> notes;  // largest_dp_hint() for each GPU count, and the caller's (what-if, GPU)
 };
 

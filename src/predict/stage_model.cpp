@@ -164,7 +164,9 @@ const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLin
 PlanEstimate PlanEvaluator::memory_only(const ParallelPlan& plan) const {
   PlanEstimate e;
   e.plan = plan;
-  const FitVerdict fit = check_fit(memory_per_stage(model_, plan, memory_), *target_.cluster.gpu.memory.value);
+  const std::vector<StageMemory> stages = memory_per_stage(model_, plan, memory_);
+  const FitVerdict fit = with_host_fit(check_fit(stages, *target_.cluster.gpu.memory.value), stages, target_.cluster,
+                                       world_size(plan));
   e.fits = fit.fits;
   e.memory = fit.worst_total;
   e.fit_message = fit.message;

@@ -1,5 +1,8 @@
 #include "predict/target.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -54,6 +57,24 @@ int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& wher
         fmt::format("at most {} ranks on this cluster", per_node));
   }
   return world / per_node;
+}
+
+FitVerdict with_host_fit(FitVerdict gpu, const std::vector<StageMemory>& stages, const hw::ClusterSpec& cluster,
+                          int world) {
+  if (largest_host_total(stages).count() == 0) return gpu;
+  if (!cluster.host_memory_GiB || !cluster.host_memory_GiB->value) {
+    gpu.message += fmt::format("; host memory not checked: {} gives no host_memory_GiB", cluster.name);
+    return gpu;
+  }
+  const int ranks = std::min(world, cluster.gpus_per_node());
+  const FitVerdict host = check_host_fit(stages, ranks, Bytes(static_cast<std::uint64_t>(std::llround(*cluster.host_memory_GiB->value * kGiB))));
+  if (!host.fits && gpu.fits) {
+    gpu.fits = false;
+    gpu.message = host.message;
+    return gpu;
+  }
+  gpu.message += "; " + host.message;
+  return gpu;
 }
 
 }  // namespace commscale::predict

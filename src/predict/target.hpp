@@ -11,6 +11,7 @@
 #include "hw/catalog.hpp"
 #include "hw/cluster_spec.hpp"
 #include "hw/link_graph.hpp"
+#include "parallel/plan_memory.hpp"
 #include "predict/calibration.hpp"
 #include "predict/clock.hpp"
 #include "predict/comm_model.hpp"
@@ -46,5 +47,11 @@ struct Target {
 // Throws InputError naming `where` when world is above one node and not a whole number of nodes, or
 // when the cluster has no network for more than one node.
 [[nodiscard]] int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& where);
+
+// The GPU verdict `gpu` extended with the host's memory where the plan offloads (plan_memory.hpp): with the
+// cluster's host_memory_GiB, the node's ranks (at most the world) must fit in it, else the verdict fails
+// and says so; without that figure the message says host memory went unchecked.
+[[nodiscard]] FitVerdict with_host_fit(FitVerdict gpu, const std::vector<StageMemory>& stages,
+                                       const hw::ClusterSpec& cluster, int world);
 
 }  // namespace commscale::predict

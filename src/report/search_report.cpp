@@ -119,6 +119,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
                                    {"power_source", c.power_source},
                                    {"usd_per_hour", c.usd_per_hour}};
   }
+  nlohmann::json memory_saving = nlohmann::json::object();  // GPU count -> the saving its ranked plans use
+  for (const auto& [gpus, saving] : r.memory_saving) memory_saving[std::to_string(gpus)] = saving;
   return {{"schema_version", 1},
           {"kind", "commscale-search"},
           {"cluster", r.cluster},
@@ -134,6 +136,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"reasons", reasons},
           {"costs", costs},
           {"notes", r.notes},
+          {"memory_saving", memory_saving},
           {"batch_hint", r.batch_hint.empty() ? nlohmann::json() : nlohmann::json(r.batch_hint)}};
 }
 

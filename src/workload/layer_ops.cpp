@@ -1,6 +1,9 @@
 #include "workload/layer_ops.hpp"
 
+#include <string_view>
+
 #include "workload/layer_dims.hpp"
+#include "workload/lora.hpp"
 
 namespace commscale {
 namespace {
@@ -81,21 +84,97 @@ void dropout_residual_forward(OpListBuilder& b, const LayerDims& d, KernelSet ke
   }
 }
 
-void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels) {
+// LoRA's view of a block (workload/lora.hpp): frozen base weights (no weight-gradient GEMMs), adapters
+// beside the targeted linear layers, and with QLoRA a dequantization of each base weight before its GEMMs.
+struct LoraLayer {
+  LoraSpec spec;
+  std::vector<LoraLinear> adapters;  // all of the block's
+  bool quantized = false;            // the base linear weights in NF4 (the block's, not the head's)
+
+  [[nodiscard]] bool frozen() const noexcept { return spec.enabled(); }
+  // The adapters beside the base linear layer `base` ("qkv", "attn.proj", "mlp.fc1", "mlp.fc2").
+  [[nodiscard]] std::vector<LoraLinear> beside(std::string_view base) const {
+    std::vector<LoraLinear> out;
+    for (const LoraLinear& l : adapters) {
+      const bool q = l.name == "q_proj" || l.name == "k_proj" || l.name == "v_proj";
+      const bool fc1 = l.name == "gate_proj" || l.name == "up_proj" || l.name == "fc1";
+      if ((base == "qkv" && q) || (base == "attn.proj" && l.name == "o_proj") || (base == "mlp.fc1" && fc1) ||
+          (base == "mlp.fc2" && l.name == "down_proj")) {
+        out.push_back(l);
+      }
+    }
+    return out;
+  }
+};
+
+LoraLayer lora_layer(const TransformerConfig& m, const LoraSpec& spec) {
+  LoraLayer l;
+  l.spec = spec;
+  if (!spec.enabled()) return l;
+  l.adapters = lora_linears(m, spec.targets);
+  l.quantized = spec.base_bits == 4;
+  return l;
+}
+
+// QLoRA: the NF4 weight (half a byte, an 8-bit absmax per 64, an fp32 per 256 absmax) dequantized to the
+// model's dtype before a GEMM uses it, as bitsandbytes' Linear4bit does in forward and backward; a
+// streaming kernel, priced as a copy.
+void dequantize(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, const std::string& base,
+                std::int64_t in, std::int64_t out) {
+  if (!lora.quantized) return;
+  constexpr double kNf4BytesPerWeight = 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
+  b.compute(base + ".dequant", memory_kernel(K::kCopy, elements(in, out), kNf4BytesPerWeight, d.w));
+}
+
+// x A (T x r), then (x A) B (T x out), its sum into the base's output in the GEMM's epilogue (beta = 1).
+void lora_forward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, const std::string& base) {
+  const std::int64_t r = lora.spec.rank;
+  for (const LoraLinear& l : lora.beside(base)) {
+    b.compute(base + "." + l.name + ".lora_a", gemm(d, d.tokens, r, l.in));
+    b.compute(base + "." + l.name + ".lora_b", gemm(d, d.tokens, l.out, r));
+  }
+}
+
+// The adapters' backward: B's weight gradient (x A)^T dY and the gradient into x A, dY B^T; then A's weight
+// gradient X^T d(x A) and its input gradient d(x A) A^T, added to the base's dX.
+void lora_backward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, const std::string& base) {
+  const std::int64_t r = lora.spec.rank;
+  const auto ru = static_cast<std::uint64_t>(r);
+  for (const LoraLinear& l : lora.beside(base)) {
+    const std::string name = base + "." + l.name;
+    const int b_wgrad = b.compute(name + ".lora_b.wgrad", gemm(d, r, l.out, d.tokens));
+    b.set_grad_parameters(b_wgrad, ru * static_cast<std::uint64_t>(l.out));
+    b.compute(name + ".lora_b.dgrad", gemm(d, d.tokens, r, l.out));
+    const int a_wgrad = b.compute(name + ".lora_a.wgrad", gemm(d, l.in, r, d.tokens));
+    b.set_grad_parameters(a_wgrad, ru * static_cast<std::uint64_t>(l.in));
+    b.compute(name + ".lora_a.dgrad", gemm(d, d.tokens, l.in, r));
+  }
+}
+
+void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels,
+             const LoraLayer& lora) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
   b.compute("ln1", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+  dequantize(b, d, lora, "qkv", d.hidden, d.qkv_out);
   b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
+  lora_forward(b, d, lora, "qkv");
   attention_core_forward(b, d, flash, kernels);
+  dequantize(b, d, lora, "attn.proj", d.hidden / d.tp, d.hidden);
   b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
+  lora_forward(b, d, lora, "attn.proj");
   const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
   dropout_residual_forward(b, d, kernels, "attn", "attn.proj", attn_reduce);
   b.compute("ln2", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
+  dequantize(b, d, lora, "mlp.fc1", d.hidden, d.fc1_out);
   b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
+  lora_forward(b, d, lora, "mlp.fc1");
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
   b.compute("mlp.act", kernel(kernels, K::kActivation, elements(d.tokens, d.ffn), swiglu ? 2 * d.w : d.w, d.w));
+  dequantize(b, d, lora, "mlp.fc2", d.ffn, d.hidden);
   b.compute("mlp.fc2", gemm(d, d.tokens, d.hidden, d.ffn));
+  lora_forward(b, d, lora, "mlp.fc2");
   const int mlp_reduce = b.collective(d.tp_comm, reduce_name(d, "mlp"), hidden_collective(d, reduce_kind(d)));
   dropout_residual_forward(b, d, kernels, "mlp", "mlp.fc2", mlp_reduce);
 }
@@ -145,27 +224,36 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, K
 }
 
 // The backward of norm -> [AG] -> column-parallel GEMMs, ending with the norm's own backward.
+// With LoRA (`lora.frozen()`) the base weight takes no gradient: its adapters' backward runs instead, and
+// the norm's parameters are frozen too.
 void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
-                           std::uint64_t norm_params, std::uint64_t linear_params) {
+                           std::uint64_t norm_params, std::uint64_t linear_params, const LoraLayer& lora) {
   const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  lora_backward(b, d, lora, linear.name);
+  dequantize(b, d, lora, linear.name, linear.in, linear.out);
   b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out));
   const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
-  const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
-  b.set_grad_parameters(wgrad, linear_params);
+  if (!lora.frozen()) {
+    const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
+    b.set_grad_parameters(wgrad, linear_params);
+  }
   const int norm_bwd =
       b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {reduce});
-  b.set_grad_parameters(norm_bwd, norm_params);
+  if (!lora.frozen()) b.set_grad_parameters(norm_bwd, norm_params);
 }
 
 // The backward of a row-parallel GEMM followed by bias-dropout-residual.
 void row_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& prefix, const Linear& linear,
-                        std::uint64_t linear_params) {
+                        std::uint64_t linear_params, const LoraLayer& lora) {
   // The mask applied to the gradient; without dropout the residual's backward passes it on as it is.
   if (d.dropout) {
     b.compute(prefix + ".residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
   }
   const int gather = b.collective(d.sp, prefix + ".all_gather", hidden_collective(d, Collective::kAllGather));
+  lora_backward(b, d, lora, linear.name);
+  dequantize(b, d, lora, linear.name, linear.in, linear.out);
   b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), {gather});
+  if (lora.frozen()) return;
   const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens));
   b.set_grad_parameters(wgrad, linear_params);
 }
@@ -229,7 +317,7 @@ void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const Layer
   if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
   b.set_phase(Phase::kRecompute);
   if (s.recompute == Recompute::kFull) {
-    forward(b, m, d, s.flash_attention, s.kernels);
+    forward(b, m, d, s.flash_attention, s.kernels, lora_layer(m, s.lora));
   } else {
     attention_core_forward(b, d, false, s.kernels);
   }
@@ -248,7 +336,7 @@ OpListBuilder backward_builder(const LayerDims& d, const LayerSharding& s, bool 
 
 OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
   OpListBuilder b(Phase::kForward);
-  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels);
+  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora));
   return b.take();
 }
 
@@ -268,13 +356,14 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
     eager_column_block_backward(b, m, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
     return b.take();
   }
-  row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
+  const LoraLayer lora = lora_layer(m, s.lora);
+  row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2, lora);
   b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
                                      swiglu ? 2 * d.w : d.w));
-  column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
-  row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
+  column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1, lora);
+  row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj, lora);
   attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
-  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
+  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora);
   return b.take();
 }
 
@@ -292,7 +381,8 @@ OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s)
 OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
   OpListBuilder b = backward_builder(d, s, accumulate);
-  if (m.vocab == 0) return b.take();
+  // With LoRA the embedding is frozen, and nothing before it needs a gradient.
+  if (m.vocab == 0 || s.lora.enabled()) return b.take();
   const int gather = b.collective(d.sp, "embedding.all_gather", hidden_collective(d, Collective::kAllGather));
   const int scatter_add =
       b.compute("embedding", memory_kernel(K::kEmbedding, elements(d.tokens, d.hidden), 2 * d.w, d.w), {gather});
@@ -324,8 +414,10 @@ OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int
   OpListBuilder b = backward_builder(d, s, accumulate);
   if (m.vocab == 0) return b.take();
   b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), 4, d.w));
+  LoraLayer frozen;  // the head has no adapters and is not quantized; with LoRA it is frozen
+  frozen.spec = s.lora;
   column_block_backward(b, d, "final_norm", {"logits", d.hidden, d.vocab}, norm_parameters(m),
-                        output_parameters(m, s.tp, pp));
+                        output_parameters(m, s.tp, pp), frozen);
   return b.take();
 }
 
@@ -333,10 +425,22 @@ std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m, Optimize
   switch (optimizer) {
     case Optimizer::kAdam: return size_of(m.dtype) < 4 ? 12 : 8;
     case Optimizer::kAdamW: return 2 * size_of(m.dtype);
+    // Two one-byte moments, and in 16-bit training the fp32 master weight; the block scales are extra
+    // (optimizer_state_bytes).
+    case Optimizer::kAdam8bit: return size_of(m.dtype) < 4 ? 6 : 2;
     case Optimizer::kSgd:
     case Optimizer::kNone: return 0;
   }
   return 0;
+}
+
+Bytes optimizer_state_bytes(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer) noexcept {
+  std::uint64_t bytes = optimizer_bytes_per_parameter(m, optimizer) * parameters;
+  if (optimizer == Optimizer::kAdam8bit) {
+    const std::uint64_t blocks = (parameters + kAdam8bitBlock - 1) / kAdam8bitBlock;
+    bytes += 2 * 4 * blocks;  // an fp32 absmax per block for each moment
+  }
+  return Bytes(bytes);
 }
 
 Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t head_dim, bool backward) {
@@ -355,6 +459,14 @@ MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t paramete
       return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, w + 12, w + state);
     case Optimizer::kAdamW:  // gradient, weight and moments read; weight and moments written
       return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, 2 * w + state, w + state);
+    case Optimizer::kAdam8bit: {
+      // bitsandbytes' kOptimizerStatic8bit2StateBlockwise: reads the gradient, the weight (the fp32 master
+      // with 16-bit training, else the weight itself), both 8-bit moments and their absmax per block; writes
+      // the moments, the absmax and the weight (master and 16-bit copy with 16-bit training).
+      const double scales = 2.0 * 4.0 / static_cast<double>(kAdam8bitBlock);
+      const double weight = size_of(m.dtype) < 4 ? 4.0 : w;
+      return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, w + weight + 2 + scales, w + state + scales);
+    }
     case Optimizer::kSgd:
     case Optimizer::kNone:  // (none has no kernel: the builder emits none)
       return kernel(kernels, MemoryKernelKind::kOptimizer, parameters, 2 * w, w);

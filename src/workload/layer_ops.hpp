@@ -70,9 +70,16 @@ namespace commscale {
                                             KernelSet kernels = KernelSet::kFused);
 
 // Bytes of optimizer state per parameter: adam's fp32 master weight + two fp32 moments for 16-bit
-// training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; none
-// for sgd and none.
+// training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; adam8bit's
+// two one-byte moments and, for 16-bit training, the fp32 master weight (6; 2 for fp32 training) before its
+// block scales; none for sgd and none.
 [[nodiscard]] std::uint64_t optimizer_bytes_per_parameter(const TransformerConfig& m,
                                                           Optimizer optimizer = Optimizer::kAdam) noexcept;
+
+// The optimizer state of `parameters` (one rank's shard): optimizer_bytes_per_parameter each, plus for
+// adam8bit two fp32 absmax scales per block of kAdam8bitBlock (Dettmers et al. 2022, block-wise quantization):
+// 6 Psi + 8 ceil(Psi / 256) in 16-bit training.
+[[nodiscard]] Bytes optimizer_state_bytes(const TransformerConfig& m, std::uint64_t parameters,
+                                          Optimizer optimizer = Optimizer::kAdam) noexcept;
 
 }  // namespace commscale

@@ -2,6 +2,7 @@
 
 #include "workload/layer_dims.hpp"
 #include "workload/layer_ops.hpp"
+#include "workload/lora.hpp"
 
 namespace commscale {
 namespace {
@@ -16,11 +17,10 @@ std::uint64_t shard(std::uint64_t total, int ways) {
 ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp,
                                   Optimizer optimizer) {
   const std::uint64_t w = size_of(m.dtype);
-  const std::uint64_t o = optimizer_bytes_per_parameter(m, optimizer);
   ModelStateBytes s;
   s.weights = Bytes(w * (zero_stage >= 3 ? shard(parameters, dp) : parameters));
   s.gradients = Bytes(w * (zero_stage >= 2 ? shard(parameters, dp) : parameters));
-  s.optimizer = Bytes(o * (zero_stage >= 1 ? shard(parameters, dp) : parameters));
+  s.optimizer = optimizer_state_bytes(m, zero_stage >= 1 ? shard(parameters, dp) : parameters, optimizer);
   return s;
 }
 
@@ -41,6 +41,11 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s)
   const std::uint64_t fc2_in = elements(d.tokens, d.ffn) * t;
   const std::uint64_t split = w * (2 * tokens_hidden + 2 * kv + act_in + fc2_in) / t;
   std::uint64_t total = replicated + split;
+  // LoRA: each adapter's x A (T x r) for B's weight gradient (tp 1: validate_plan).
+  if (s.lora.enabled()) {
+    const auto adapters = static_cast<std::uint64_t>(lora_linears(m, s.lora.targets).size());
+    total += w * adapters * elements(d.tokens, s.lora.rank);
+  }
   const bool keeps_scores = s.recompute == Recompute::kNone && !s.flash_attention;
   if (keeps_scores) {
     const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);  // B a s^2 / t

@@ -19,8 +19,8 @@ struct ModelStateBytes {
 };
 
 // `parameters` is this rank's share after tensor and pipeline sharding (Psi in the ZeRO paper); w = bytes of
-// the model dtype, o = the optimizer's state per parameter (optimizer_bytes_per_parameter: mixed
-// precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, SGD and none 0):
+// the model dtype, o = the optimizer's state per parameter (optimizer_state_bytes: mixed
+// precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, Adam8bit 6 + 8/256 (16-bit), SGD and none 0):
 // stage 0 (w + w + o) Psi; 1: optimizer / d; 2: gradients too; 3: weights too. Shards round up.
 [[nodiscard]] ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage,
                                                 int dp, Optimizer optimizer = Optimizer::kAdam);

@@ -273,6 +273,12 @@ TEST(LayerOps, OptimizerTraffic) {
   const MemoryKernel k = optimizer_kernel(find_preset("tiny", ""), 1000);
   EXPECT_EQ(k.bytes_read.count(), 14000u);
   EXPECT_EQ(k.bytes_written.count(), 14000u);
+  // bf16 Adam8bit (bitsandbytes' blockwise kernel), 1024 parameters in 4 blocks of 256: reads the gradient
+  // (2), the fp32 master (4), both 8-bit moments (2) and 2 fp32 scales per block (8 x 4 bytes); writes the
+  // master, the moments, the scales and the bf16 weight: 8 x 1024 + 32 and 8 x 1024 + 32.
+  const MemoryKernel q = optimizer_kernel(find_preset("tiny", ""), 1024, Optimizer::kAdam8bit);
+  EXPECT_EQ(q.bytes_read.count(), 8224u);
+  EXPECT_EQ(q.bytes_written.count(), 8224u);
 }
 
 // Dropout is a model property: GPT presets have it (Megatron-LM's attention and hidden dropout),

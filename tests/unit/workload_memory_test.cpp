@@ -4,6 +4,7 @@
 
 #include "parallel/plan_memory.hpp"
 #include "parallel/schedule.hpp"
+#include "workload/layer_ops.hpp"
 #include "workload/memory.hpp"
 #include "workload/presets.hpp"
 
@@ -39,6 +40,26 @@ TEST(ModelStates, ZeroStagesByHand) {
   fp32.dtype = DataType::kFloat32;
   const ModelStateBytes f = model_state_bytes(fp32, 100, 0, 1);
   EXPECT_EQ((f.weights + f.gradients + f.optimizer).count(), 1600u);
+}
+
+TEST(ModelStates, Adam8bitBlockwiseStates) {
+  // bitsandbytes' Adam8bit in bf16 training: fp32 master (4) + two one-byte moments (2) per parameter, and
+  // two fp32 absmax scales per block of 256: Psi = 1000 has 4 blocks (ceil(1000 / 256)), 6000 + 2 x 4 x 4.
+  const TransformerConfig m = find_preset("tiny", "");
+  EXPECT_EQ(optimizer_bytes_per_parameter(m, Optimizer::kAdam8bit), 6u);
+  EXPECT_EQ(optimizer_state_bytes(m, 1000, Optimizer::kAdam8bit).count(), 6032u);
+  const ModelStateBytes s0 = model_state_bytes(m, 1000, 0, 1, Optimizer::kAdam8bit);
+  EXPECT_EQ((s0.weights + s0.gradients + s0.optimizer).count(), 2000u + 2000u + 6032u);
+  // ZeRO-1 over d = 4 shards the state: 250 parameters, one block: 1500 + 8.
+  EXPECT_EQ(model_state_bytes(m, 1000, 1, 4, Optimizer::kAdam8bit).optimizer.count(), 1508u);
+  // Llama-2-7B's 6738415616 parameters: 6 Psi + 8 ceil(Psi / 256) = 40430493696 + 210575488 bytes
+  // (37.85 GiB against adam's 12 Psi = 75.31 GiB).
+  const std::uint64_t psi = 6738415616;
+  EXPECT_EQ(optimizer_state_bytes(m, psi, Optimizer::kAdam8bit).count(), 40641069184u);
+  // fp32 training keeps no master copy: the moments and scales only.
+  TransformerConfig fp32 = m;
+  fp32.dtype = DataType::kFloat32;
+  EXPECT_EQ(optimizer_state_bytes(fp32, 1000, Optimizer::kAdam8bit).count(), 2032u);
 }
 
 TEST(Activations, KorthikantiFormulasForGpt3_175b) {
@@ -140,6 +161,61 @@ TEST(Fit, AShortfallUnderATenthOfAGiBStillReadsAsOne) {
   s.bytes.weights = Bytes(25 * kGiB);
   EXPECT_NE(check_fit({s}, Bytes(24 * kGiB)).message.find("needs 25.0 GiB per rank, 1.0 GiB more than the 24.0 GiB"),
             std::string::npos);
+}
+
+// ZeRO-Offload and ZeRO-Infinity on Llama-2-7B (Psi = 6738415616: 32 layers of 4 h^2 + 3 h F + 2 h with
+// h = 4096, F = 11008, and an untied 32000 x 4096 embedding and output, and the final norm).
+TEST(Offload, OptimizerStatesAndGradientsMoveToTheHost) {
+  const TransformerConfig m = find_preset("llama2-7b", "");
+  const std::uint64_t psi = 6738415616;
+  ParallelPlan p;
+  p.zero_stage = 2;
+  p.offload_optimizer = OffloadDevice::kCpu;
+  const auto one = memory_per_stage(m, p, MemoryOptions{});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].parameters, psi);
+  // GPU: the 16-bit weights; two 25 MiB gradient buckets; no optimizer state.
+  EXPECT_EQ(one[0].bytes.weights.count(), 2 * psi);
+  EXPECT_EQ(one[0].bytes.gradients.count(), 2 * 25 * kMiB);
+  EXPECT_EQ(one[0].bytes.optimizer.count(), 0u);
+  // Host: Adam's 12 Psi and the fp32 gradients 4 Psi (ZeRO-Offload's 16 Psi beside the GPU's 2 Psi).
+  EXPECT_EQ(one[0].host.optimizer.count(), 12 * psi);
+  EXPECT_EQ(one[0].host.gradients.count(), 4 * psi);
+  EXPECT_EQ(one[0].host.weights.count(), 0u);
+
+  // ZeRO-3 over dp 4 with the parameters offloaded too: Psi / 4 = 1684603904 a rank, all of it on the host
+  // (2 + 4 + 12 bytes a parameter); the GPU keeps no weights beside ZeRO-3's two gathered layers.
+  p.dp = 4;
+  p.zero_stage = 3;
+  p.global_batch = 4;
+  p.offload_params = OffloadDevice::kCpu;
+  const auto four = memory_per_stage(m, p, MemoryOptions{});
+  const std::uint64_t shard = psi / 4;
+  EXPECT_EQ(four[0].bytes.weights.count(), 0u);
+  EXPECT_EQ(four[0].host.weights.count(), 2 * shard);
+  EXPECT_EQ(four[0].host.total().count(), 18 * shard);
+  EXPECT_GT(four[0].bytes.communication.count(), 0u);
+  // A node of 4 ranks needs 4 x 18 x 1684603904 bytes = 112.96 GiB of host memory.
+  EXPECT_TRUE(check_host_fit(four, 4, Bytes(256 * kGiB)).fits);
+  const FitVerdict small = check_host_fit(four, 4, Bytes(100 * kGiB));
+  EXPECT_FALSE(small.fits);
+  EXPECT_EQ(small.over.count(), 4 * 18 * shard - 100 * kGiB);
+  EXPECT_NE(small.message.find("host memory does not fit: 4 ranks x 28.2 GiB"), std::string::npos) << small.message;
+}
+
+TEST(Offload, ActivationsKeepTwoLayersOnTheGpu) {
+  const TransformerConfig m = find_preset("llama2-7b", "");
+  ParallelPlan p;
+  p.flash_attention = true;
+  const auto plain = memory_per_stage(m, p, MemoryOptions{});
+  p.offload_activations = true;
+  const auto off = memory_per_stage(m, p, MemoryOptions{});
+  // One microbatch through 32 layers: 32 layer-microbatches in flight, 2 of them kept on the GPU.
+  const Bytes layer = layer_activation_bytes(m, layer_sharding(p));
+  EXPECT_EQ(plain[0].bytes.activations, layer * 32);
+  EXPECT_EQ(off[0].bytes.activations, layer * 2);
+  EXPECT_EQ(off[0].host.activations, layer * 30);
+  EXPECT_EQ(largest_host_total(plain).count(), 0u);
 }
 
 }  // namespace
