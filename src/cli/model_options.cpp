@@ -215,6 +215,16 @@ void add_lora_options(CLI::App& cmd, ModelPlanArguments* a, const std::string& g
 }
 
 LoraSpec lora_from_arguments(const ModelPlanArguments& a) {
+  const bool rank_given = option_given(a.command, "--lora-rank");
+  if (rank_given && a.lora_rank < 1) {
+    throw InputError("--lora-rank", fmt::format("{}", a.lora_rank),
+                     "the adapters' rank, 1 or more (leave the flag out to train every weight)");
+  }
+  for (const char* flag : {"--lora-base-bits", "--lora-targets"}) {
+    if (!rank_given && option_given(a.command, flag)) {
+      throw InputError(flag, "given without --lora-rank", "--lora-rank R too: it only shapes LoRA's adapters");
+    }
+  }
   LoraSpec l;
   l.rank = a.lora_rank;
   l.base_bits = a.lora_base_bits;

@@ -67,10 +67,11 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
   out << fmt::format("         ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels, DP buckets {}\n",
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",
                      p.flash_attention ? "on" : "off", name(p.kernels), format_size(p.bucket_bytes));
+  if (const std::string saving = memory_saving_text(p); !saving.empty()) out << "         " << saving << "\n";
   out << fmt::format(
-      "FLOPs    model {:.4g} per step (Megatron-LM formula, the MFU basis); hardware {:.4g} (every rank's "
+      "FLOPs    model {:.4g} per step (Megatron-LM formula{}, the MFU basis); hardware {:.4g} (every rank's "
       "GEMMs, recompute included)\n",
-      s.model_flops_per_step.value(), s.hardware_flops_per_step.value());
+      s.model_flops_per_step.value(), p.lora.enabled() ? " for LoRA" : "", s.hardware_flops_per_step.value());
   std::size_t most_ops = 0;
   for (const StageSummary& st : s.stages) most_ops = std::max(most_ops, st.ops);
   out << fmt::format("program  up to {} ops per rank, {} distinct op lists; {}\n", most_ops, s.stages.size(),

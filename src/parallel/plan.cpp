@@ -6,6 +6,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "parallel/rank_layout.hpp"
@@ -142,6 +143,23 @@ std::string stage_split_text(const TransformerConfig& m, const ParallelPlan& p) 
   if (p.pp == 2) return fmt::format(" with stages of {} and {} layers", stage_layers(m, p, 0), stage_layers(m, p, 1));
   return fmt::format(" with stages of {}, {} (x{}) and {} layers", stage_layers(m, p, 0), stage_layers(m, p, 1),
                      p.pp - 2, stage_layers(m, p, p.pp - 1));
+}
+
+std::string memory_saving_text(const ParallelPlan& p) {
+  const bool offload = p.offload_optimizer != OffloadDevice::kNone || p.offload_params != OffloadDevice::kNone ||
+                       p.offload_activations;
+  if (!offload && !p.lora.enabled() && p.optimizer != Optimizer::kAdam8bit) return "";
+  std::string out = fmt::format("optimizer {}", name(p.optimizer));
+  if (p.lora.enabled()) {
+    out += fmt::format("; LoRA r {} on {}, {} base", p.lora.rank, name(p.lora.targets),
+                       p.lora.base_bits == 4 ? "NF4" : "16-bit");
+  }
+  std::vector<std::string> offloaded;
+  if (p.offload_optimizer != OffloadDevice::kNone) offloaded.emplace_back("optimizer");
+  if (p.offload_params != OffloadDevice::kNone) offloaded.emplace_back("parameters");
+  if (p.offload_activations) offloaded.emplace_back("activations");
+  if (!offloaded.empty()) out += fmt::format("; offload: {} to the host", fmt::join(offloaded, ", "));
+  return out;
 }
 
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {

@@ -89,6 +89,9 @@ struct LayerRange {
 [[nodiscard]] int most_stage_layers(const TransformerConfig& m, const ParallelPlan& p);
 // " with stages of 7, 8 (x14) and 7 layers" for uneven stages, else "".
 [[nodiscard]] std::string stage_split_text(const TransformerConfig& m, const ParallelPlan& p);
+// The plan's memory-saving options for the reports (MEMORY_SAVING.md), "" where it uses none:
+// "optimizer adam8bit; LoRA r 8 on qv, NF4 base; offload: optimizer, parameters, activations to the host".
+[[nodiscard]] std::string memory_saving_text(const ParallelPlan& p);
 [[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
 
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the

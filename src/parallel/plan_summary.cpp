@@ -95,7 +95,7 @@ PlanSummary summarize_plan(const TransformerConfig& m, const ParallelPlan& p, co
   s.plan = p;
   s.parameters = parameter_count(m);
   s.microbatches = microbatches_per_step(p);
-  s.model_flops_per_step = megatron_model_flops(m, p.global_batch);
+  s.model_flops_per_step = model_flops(m, p.lora, p.global_batch);
   s.memory = memory_per_stage(m, p, memory);
   if (gpu_memory) s.fit = check_fit(s.memory, *gpu_memory);
   std::vector<int> stage_rank(set.programs.size(), -1);

@@ -268,7 +268,7 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   const double world = world_size(plan);
   e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;
   if (peak_.value() > 0) {
-    e.mfu = megatron_model_flops(model_, plan.global_batch).value() / (f.step * world * peak_.value());
+    e.mfu = model_flops(model_, plan.lora, plan.global_batch).value() / (f.step * world * peak_.value());
     e.hfu = f.gemm_flops * plan.tp * plan.dp / (f.step * world * peak_.value());
   }
   return e;

@@ -149,6 +149,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
       pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : stage_split_text(m, pl), pl.micro_batch, pl.global_batch,
       microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off",
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
+  if (const std::string saving = memory_saving_text(pl); !saving.empty()) out << "         " << saving << "\n";
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
   out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);

@@ -1,5 +1,7 @@
 #include "workload/flops.hpp"
 
+#include "workload/lora.hpp"
+
 namespace commscale {
 namespace {
 
@@ -13,15 +15,26 @@ Terms terms(const TransformerConfig& m, std::int64_t batch) {
           static_cast<double>(m.ffn),    static_cast<double>(m.vocab)};
 }
 
+// Megatron-LM's bracket split into what multiplies weight matrices (the projections, the MLP and the output
+// layer) and the attention core (QK^T and AV, the s/h term).
+double weight_terms(const TransformerConfig& m, const Terms& t) {
+  const double glu = m.activation == MlpActivation::kSwiGlu ? 1.5 : 1.0;
+  return (1.0 + t.g / t.a) + t.f / t.h * glu + t.v / (2.0 * t.l * t.h);
+}
+
 }  // namespace
 
 Flops megatron_model_flops(const TransformerConfig& m, std::int64_t batch) {
   const Terms t = terms(m, batch);
-  const double glu = m.activation == MlpActivation::kSwiGlu ? 1.5 : 1.0;
-  const double attention = 1.0 + t.g / t.a + t.s / t.h;
-  const double mlp = t.f / t.h * glu;
-  const double logits = t.v / (2.0 * t.l * t.h);
-  return Flops(12.0 * t.b * t.s * t.l * t.h * t.h * (attention + mlp + logits));
+  return Flops(12.0 * t.b * t.s * t.l * t.h * t.h * (weight_terms(m, t) + t.s / t.h));
+}
+
+Flops model_flops(const TransformerConfig& m, const LoraSpec& lora, std::int64_t batch) {
+  if (!lora.enabled()) return megatron_model_flops(m, batch);
+  const Terms t = terms(m, batch);
+  const double bslh2 = t.b * t.s * t.l * t.h * t.h;
+  const auto adapters = static_cast<double>(lora_layer_parameters(m, lora));
+  return Flops(12.0 * bslh2 * (t.s / t.h) + 8.0 * bslh2 * weight_terms(m, t) + 6.0 * t.b * t.s * t.l * adapters);
 }
 
 Flops narayanan_flops(const TransformerConfig& m, std::int64_t batch) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/plan_terms.hpp"
 #include "core/units.hpp"
 #include "workload/transformer.hpp"
 
@@ -14,6 +15,14 @@ namespace commscale {
 // Megatron-LM's general form (num_floating_point_operations): covers GQA and SwiGLU,
 // 12 B s l h^2 [(1 + g/a + s/h) + (F/h) glu + V/(2 l h)], glu = 1.5 for SwiGLU.
 [[nodiscard]] Flops megatron_model_flops(const TransformerConfig& m, std::int64_t batch);
+
+// The MFU basis of a step: megatron_model_flops, or with LoRA (workload/lora.hpp) the work LoRA fine-tuning
+// needs. Megatron's 3x (forward, data gradient, weight gradient) becomes 2x for the frozen weight matrices of
+// the blocks and the output layer (no weight gradient), stays 3x for the attention core (its backward takes
+// gradients for Q, K and V), and the adapters add 3 x 2 B s r (in + out) per targeted matrix:
+//   12 B s l h^2 (s/h) + 8 B s l h^2 [(1 + g/a) + (F/h) glu + V/(2 l h)] + 6 B s l P_lora,
+// P_lora the adapter parameters of a layer. Llama-2-7B, B 1, r 8 on q, v: 1.3474e14 (Megatron's 1.8876e14).
+[[nodiscard]] Flops model_flops(const TransformerConfig& m, const LoraSpec& lora, std::int64_t batch);
 
 // Narayanan et al. 2021 (arXiv 2104.04473), GPT with F = 4h: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 [[nodiscard]] Flops narayanan_flops(const TransformerConfig& m, std::int64_t batch);

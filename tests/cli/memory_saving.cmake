@@ -52,3 +52,68 @@ string(JSON saving GET "${out}" memory_saving 1)
 expect_equal(${saving} adam8bit "search memory_saving on 1 A100")
 commscale_run(EXPECT 1 OUTPUT out ARGS search --cluster hgx-a100 --gpus 1 --model llama2-7b --global-batch 8
                                        --max-micro-batch 2 --no-memory-saving)
+
+# LoRA (workload/lora.hpp): Llama-2-7B, r 8 on q and v, two data-parallel replicas. The adapters are
+# 32 x 2 x 8 x (4096 + 4096) = 4194304 parameters; the data-parallel all-reduce carries their bf16 gradients
+# only, 8388608 bytes; model FLOPs for 2 sequences are 2 x 1.3474171401e14 (flops.hpp: the base's weight
+# gradients dropped, the adapters' GEMMs added).
+commscale_run(EXPECT 0 OUTPUT out ARGS plan --model llama2-7b --dp 2 --global-batch 2 --lora-rank 8 --json)
+string(JSON trainable GET "${out}" memory_per_rank 0 trainable_parameters)
+expect_equal(${trainable} 4194304 "LoRA trainable parameters (r 8 on q, v)")
+string(JSON bytes GET "${out}" stages 0 traffic_per_step 0 bytes)
+expect_equal(${bytes} 8388608 "LoRA data-parallel all-reduce bytes")
+string(JSON group GET "${out}" stages 0 traffic_per_step 0 group)
+expect_equal(${group} dp "LoRA's only collective group")
+string(JSON flops GET "${out}" model_flops_per_step)
+expect_contains("${flops}" "269483428020224")
+string(JSON rank GET "${out}" plan lora_rank)
+expect_equal(${rank} 8 "plan.lora_rank")
+commscale_run(EXPECT 0 OUTPUT out ARGS plan --model llama2-7b --lora-rank 8)
+expect_contains("${out}" "optimizer adam; LoRA r 8 on qv, 16-bit base")
+expect_contains("${out}" "(Megatron-LM formula for LoRA, the MFU basis)")
+
+# QLoRA: the blocks' linear weights in NF4 (32 x 104399104 bytes: 0.5 + 1/64 + 4/16384 bytes a weight), the
+# norms, embedding, output layer and final norm in bf16 (2 x 262410240), the adapters in bf16 (2 x 4194304).
+commscale_run(EXPECT 0 OUTPUT out ARGS plan --model llama2-7b --lora-rank 8 --lora-base-bits 4 --json)
+string(JSON weights GET "${out}" memory_per_rank 0 weights_bytes)
+expect_equal(${weights} 3873980416 "QLoRA weight bytes of Llama-2-7B")
+string(JSON bits GET "${out}" plan lora_base_bits)
+expect_equal(${bits} 4 "plan.lora_base_bits")
+
+# predict, search and compare take LoRA: the plan line says so, search's plans and next command carry it.
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --world 1 --model llama2-7b --lora-rank 16
+                                       --lora-base-bits 4 --lora-targets all --recompute full)
+expect_contains("${out}" "LoRA r 16 on all, NF4 base")
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster rtx4090-8x-pcie --gpus 1 --model llama2-7b --global-batch 8
+                                       --max-micro-batch 2 --lora-rank 16 --lora-base-bits 4)
+expect_contains("${out}" "lora r16 nf4")
+expect_contains("${out}" "--lora-rank 16 --lora-base-bits 4 --lora-targets qv")
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --clusters rtx4090-8x-pcie:1 --model llama2-7b --global-batch 8
+                                       --max-micro-batch 2 --lora-rank 16 --lora-base-bits 4 --json)
+expect_contains("${out}" "\"lora_rank\": 16")
+
+# LoRA's bad values name their flag, exit 2.
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --lora-rank 0)
+expect_contains("${err}" "--lora-rank: 0")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --lora-rank 8 --lora-base-bits 8)
+expect_contains("${err}" "--lora-base-bits: 8")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --lora-rank 8 --lora-targets foo)
+expect_contains("${err}" "--lora-targets")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --lora-base-bits 4)
+expect_contains("${err}" "--lora-base-bits: given without --lora-rank")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --dp 2 --global-batch 2 --zero 3 --lora-rank 8)
+expect_contains("${err}" "--lora-rank: 8 with --zero 3")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --tp 2 --lora-rank 8)
+expect_contains("${err}" "--lora-rank: 8 with --tp 2")
+commscale_run(EXPECT 2 ERROR err ARGS search --cluster h200x1 --model tiny --global-batch 1 --lora-rank -1)
+expect_contains("${err}" "--lora-rank: -1")
+
+# train runs the LoRA step program (its GEMMs and kernels) but not offload yet: it says so, naming the flag.
+commscale_run(EXPECT 2 ERROR err ARGS train --model tiny --zero 2 --offload-optimizer cpu)
+expect_contains("${err}" "--offload-optimizer: given to train")
+expect_contains("${err}" "offload is not run by train yet")
+
+# train runs a QLoRA step program on the CPU backend (adapters' GEMMs, dequantize kernels as copies).
+commscale_run(EXPECT 0 OUTPUT out ARGS train --model tiny --lora-rank 4 --lora-base-bits 4 --lora-targets all
+                                       --steps 1 --warmup 0)
+expect_contains("${out}" "step time")

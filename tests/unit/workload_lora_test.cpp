@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "parallel/plan_memory.hpp"
+#include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
 #include "workload/lora.hpp"
 #include "workload/presets.hpp"
@@ -79,6 +82,35 @@ TEST(Lora, QloraDequantizesEachBaseGemm) {
   for (const WorkloadOp& op : layer_backward_ops(m, s)) backward += op.name.ends_with(".dequant") ? 1 : 0;
   EXPECT_EQ(forward, 4);   // qkv, attn.proj, mlp.fc1, mlp.fc2
   EXPECT_EQ(backward, 4);  // again before each data-gradient GEMM
+  // Each reads the NF4 weight (0.5 + 1/64 + 4/(64 x 256) bytes a weight) and writes it in bf16: over the
+  // block's 202,375,168 weights 104,399,104 bytes read (as Nf4BaseBytes, every matrix a whole number of
+  // blocks) and 404,750,336 written.
+  std::uint64_t read = 0;
+  std::uint64_t written = 0;
+  for (const WorkloadOp& op : layer_forward_ops(m, s)) {
+    if (!op.name.ends_with(".dequant")) continue;
+    const auto& k = std::get<MemoryKernel>(op.payload);
+    read += k.bytes_read.count();
+    written += k.bytes_written.count();
+  }
+  EXPECT_EQ(read, 104399104u);
+  EXPECT_EQ(written, 404750336u);
+}
+
+TEST(Lora, ModelFlopsDropTheBaseWeightGradients) {
+  // Llama-2-7B (b 1, s 4096, l 32, h 4096, a = g = 32, F 11008, V 32000), x = b s l h^2 = 2,199,023,255,552.
+  // Megatron-LM's 12 x [(1 + g/a) + 1.5 F/h + V/(2 l h) + s/h] = 12 x (6.1533203125 + 1) = 1.887638e14.
+  // LoRA r 8 on q, v: 12 x s/h + 8 x 6.1533203125 (weights without their gradient) + 6 b s l x 131,072
+  // adapter parameters a layer = 2.638828e13 + 1.082500e14 + 1.030792e11 = 1.347417e14.
+  const TransformerConfig m = find_preset("llama2-7b", "");
+  const double x = 2199023255552.0;
+  const double weights = 2.0 + 1.5 * 11008.0 / 4096.0 + 32000.0 / (2.0 * 32 * 4096);
+  EXPECT_DOUBLE_EQ(model_flops(m, LoraSpec{}, 1).value(), megatron_model_flops(m, 1).value());
+  EXPECT_DOUBLE_EQ(megatron_model_flops(m, 1).value(), 12.0 * x * (weights + 1.0));
+  const double lora_flops = 12.0 * x + 8.0 * x * weights + 6.0 * 4096 * 32 * 131072.0;
+  EXPECT_DOUBLE_EQ(model_flops(m, lora(8, LoraTargets::kQv), 1).value(), lora_flops);
+  EXPECT_NEAR(lora_flops, 1.347417e14, 1e8);
+  EXPECT_DOUBLE_EQ(model_flops(m, lora(8, LoraTargets::kQv), 4).value(), 4 * lora_flops);
 }
 
 TEST(Lora, PlanMemoryTrainsOnlyTheAdapters) {
