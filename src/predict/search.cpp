@@ -333,6 +333,10 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     };
     const std::vector<ParallelPlan> plain = enumerate_plans(evaluator->model(), gpus, o);
     check(plain);
+    // Where no memory-saving plan fits either, the plans as asked are what the search reports (their count,
+    // the closest of them), and a note says the savings were tried.
+    const auto plain_candidates = r.candidates;
+    const std::size_t plain_not_fitting = r.not_fitting.size();
     for (std::size_t k = 0; fitting.empty() && o.memory_saving && k < kSavings.size(); ++k) {
       check(saving_plans(evaluator->model(), plain, kSavings[k]));
       if (fitting.empty()) continue;
@@ -344,6 +348,13 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
             "offload is in the memory model only: the step program has no host copies or CPU update yet, so the "
             "step time prices the optimizer on the GPU and no PCIe traffic for the offloaded states");
       }
+    }
+    if (fitting.empty() && r.candidates > plain_candidates) {
+      r.candidates = plain_candidates;
+      r.not_fitting.resize(plain_not_fitting);
+      r.notes.push_back(fmt::format("no plan of {} GPU{} fits with 8-bit optimizer states or offload to host memory "
+                                    "either (--no-memory-saving skips trying them)",
+                                    gpus, gpus == 1 ? "" : "s"));
     }
     for (PlanEstimate& e : estimate_all(*evaluator, fitting, o.threads)) {
       RankedPlan ranked{std::move(e), "", {}, {}};

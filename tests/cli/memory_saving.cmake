@@ -117,3 +117,9 @@ expect_contains("${err}" "offload is not run by train yet")
 commscale_run(EXPECT 0 OUTPUT out ARGS train --model tiny --lora-rank 4 --lora-base-bits 4 --lora-targets all
                                        --steps 1 --warmup 0)
 expect_contains("${out}" "step time")
+
+# Where no memory-saving plan fits either, search reports the plans as asked (the closest of them) and says
+# the savings were tried: GPT-3 175B on one H200 needs 2931.6 GiB of host memory with everything offloaded.
+commscale_run(EXPECT 1 OUTPUT out ARGS search --cluster h200x1 --model gpt3-175b --global-batch 8)
+expect_contains("${out}" "no plan of 1 GPU fits with 8-bit optimizer states or offload to host memory either")
+expect_contains("${out}" "the plan that needs the least memory (dp 1 tp 1 pp 1 1f1b mb 1 zero 0 recompute full flash)")
