@@ -133,15 +133,26 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
   return stages;
 }
 
-FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
+namespace {
+
+// A verdict against `capacity` with the stage whose `bytes_of` is largest (its fit not yet judged).
+template <class BytesOf>
+FitVerdict fullest_stage(const std::vector<StageMemory>& stages, Bytes capacity, BytesOf bytes_of) {
   FitVerdict v;
   v.capacity = capacity;
   for (const StageMemory& s : stages) {
-    if (s.bytes.total() > v.worst_total) {
-      v.worst_total = s.bytes.total();
+    if (bytes_of(s) > v.worst_total) {
+      v.worst_total = bytes_of(s);
       v.worst_stage = s.stage;
     }
   }
+  return v;
+}
+
+}  // namespace
+
+FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
+  FitVerdict v = fullest_stage(stages, capacity, [](const StageMemory& s) { return s.bytes.total(); });
   v.fits = v.worst_total <= capacity;
   const double percent =
       capacity.count() > 0 ? 100.0 * static_cast<double>(v.worst_total.count()) / static_cast<double>(capacity.count())
@@ -169,14 +180,7 @@ FitVerdict check_fit(const std::vector<StageMemory>& stages, Bytes capacity) {
 }
 
 FitVerdict check_host_fit(const std::vector<StageMemory>& stages, int ranks_per_node, Bytes capacity) {
-  FitVerdict v;
-  v.capacity = capacity;
-  for (const StageMemory& s : stages) {
-    if (s.host.total() > v.worst_total) {
-      v.worst_total = s.host.total();
-      v.worst_stage = s.stage;
-    }
-  }
+  FitVerdict v = fullest_stage(stages, capacity, [](const StageMemory& s) { return s.host.total(); });
   const Bytes node = v.worst_total * static_cast<std::uint64_t>(ranks_per_node);
   v.fits = node <= capacity;
   if (v.worst_total.count() == 0) return v;

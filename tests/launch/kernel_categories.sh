@@ -6,15 +6,8 @@
 # usage: tests/launch/kernel_categories.sh COMMSCALE WORK_DIR
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-commscale="$1"
-work="$2"
-rm -rf "$work"
-mkdir -p "$work"
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=tests/launch/script_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/script_test.sh"
 
 "$commscale" predict --cluster h200x1 --model tiny --kernels eager --trace "$work/trace.json" > "$work/predict.txt"
 cat > "$work/profile.json" <<'JSON'

@@ -8,15 +8,8 @@
 # usage: tests/launch/run2_dry.sh COMMSCALE WORK_DIR
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-commscale="$1"
-work="$2"
-rm -rf "$work"
-mkdir -p "$work"
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=tests/launch/script_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/script_test.sh"
 
 cd "$root"
 OUT="$work/out" COMMSCALE_BIN="$commscale" POINTS=tests/data/results/h200x1-2026-12-02b/points.jsonl \
