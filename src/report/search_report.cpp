@@ -186,9 +186,12 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                        describe_plan(first->estimate.plan), first->estimate.tokens_per_s);
   }
   const auto& best_cost = r.cost_by_gpus.at(world_size(r.ranked.front().estimate.plan));
-  out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}); {} years, {:.3f} USD/kWh\n", describe(o.costs.basis),
-                     best_cost.price_source, best_cost.power_w, best_cost.power_source, o.costs.years,
-                     o.costs.usd_per_kwh);
+  // A rental rate includes energy: the years and the price of a kWh apply to bought systems only.
+  const std::string amortized = o.costs.basis == CostBasis::kCloud
+                                    ? std::string()
+                                    : fmt::format("; {} years, {:.3f} USD/kWh", o.costs.years, o.costs.usd_per_kwh);
+  out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}){}\n", describe(o.costs.basis), best_cost.price_source,
+                     best_cost.power_w, best_cost.power_source, amortized);
   out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
          "         within 0.3% of the full simulation over the tests' grid of plans\n";
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
