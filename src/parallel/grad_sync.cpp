@@ -164,7 +164,9 @@ void StageBuilder::end_of_step() {
   step.phase = Phase::kStep;
   step.name = "step.optimizer";
   step.deps = optimizer_deps;
-  step.payload = optimizer_kernel(m_, sharded ? (params + dp - 1) / dp : params, p_.optimizer, p_.kernels);
+  const std::uint64_t shard = sharded ? (params + dp - 1) / dp : params;
+  step.payload = p_.offload_optimizer == OffloadDevice::kCpu ? host_optimizer_kernel(m_, shard)
+                                                             : optimizer_kernel(m_, shard, p_.optimizer, p_.kernels);
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 

@@ -226,6 +226,12 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
 
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   const Bytes bytes = k.bytes_read + k.bytes_written;
+  if (k.kind == MemoryKernelKind::kHostOptimizer) {
+    const double copies = host_.pcie.value() > 0 ? static_cast<double>(bytes.count()) / (host_.pcie.value() * kGB) : 0.0;
+    const double update =
+        host_.update_params_per_s > 0 ? static_cast<double>(k.elements) / host_.update_params_per_s : 0.0;
+    return Seconds(copies + update);
+  }
   const GBps bw = *gpu_.memory_bw.value;
   if (calibration_ != nullptr) {
     if (auto t = memory_time(*calibration_, bytes, bw, memory_row_key(k, phase))) return *t;

@@ -87,6 +87,15 @@ inline constexpr double kMemoryKernelUs = 4.5;
 [[nodiscard]] std::optional<FlopsPerSecond> dense_rate(const hw::GpuSpec& gpu, DataType dtype, DataType accumulate,
                                                        std::string* fallback_note = nullptr);
 
+// What one rank's host gives an offloaded optimizer update (MemoryKernelKind::kHostOptimizer): the
+// copies over its GPU's PCIe link and the CPU's update rate, its share of the node's cores and memory
+// bandwidth. make_target sets it from the cluster (host_side below).
+struct HostSide {
+  GBps pcie;                           // pinned copies, each direction
+  double update_params_per_s = 0.0;    // CPU Adam
+  std::string source;                  // how the two were derived, for the prediction's notes
+};
+
 class ComputeModel {
  public:
   // `calibration` may be null; it is used only when it carries over to `gpu` (same family).
@@ -109,6 +118,12 @@ class ComputeModel {
   // (compute_model.cpp).
   [[nodiscard]] double catalog_efficiency(const Gemm& gemm, Phase phase) const;
 
+  // An offloaded update (kHostOptimizer) is priced at this host's copies and update rate: its bytes over
+  // PCIe, then its parameters at the CPU's rate, one after the other (DeepSpeed overlaps the gradients'
+  // copy with the backward bucket by bucket: an upper bound by that copy).
+  void set_host(HostSide host) { host_ = std::move(host); }
+  [[nodiscard]] const HostSide& host() const noexcept { return host_; }
+
   [[nodiscard]] const hw::GpuSpec& gpu() const noexcept { return gpu_; }
   [[nodiscard]] bool calibrated() const noexcept { return calibration_ != nullptr; }
   [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return notes_; }
@@ -128,6 +143,7 @@ class ComputeModel {
   void use_family_defaults();
 
   hw::GpuSpec gpu_;
+  HostSide host_;
   hw::ComputeDefaults defaults_;
   double gemm_ceiling_ = kGemmEfficiency;
   Seconds gemm_call_ = microseconds(kGemmCallUs);

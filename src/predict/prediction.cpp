@@ -134,6 +134,9 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   std::string fallback;
   p.peak = dense_rate(target.cluster.gpu, p.model.dtype, DataType::kFloat32, &fallback).value_or(FlopsPerSecond(0.0));
   if (!fallback.empty()) p.notes.push_back(fallback);
+  if (p.plan.offload_optimizer != OffloadDevice::kNone) {
+    p.notes.push_back(target.compute.host().source + "; parameter and activation offload's copies not priced yet");
+  }
 
   LinkAnalyzer analyzer(target.graph, target.achievable);
   const ProgramCosts costs(step.program, target, analyzer);

@@ -345,8 +345,8 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
                                     gpus == 1 ? "" : "s", saving_text(kSavings[k])));
       if (kSavings[k] != Saving::kAdam8bit) {
         r.notes.push_back(
-            "offload is in the memory model only: the step program has no host copies or CPU update yet, so the "
-            "step time prices the optimizer on the GPU and no PCIe traffic for the offloaded states");
+            "offload's step time: the optimizer's update on the host (gradients copied over PCIe, CPU Adam, "
+            "weights copied back) after the backward; parameter and activation copies are not priced yet");
       }
     }
     if (fitting.empty() && r.candidates > plain_candidates) {

@@ -9,6 +9,40 @@
 #include "predict/group_links.hpp"
 
 namespace commscale::predict {
+namespace {
+
+// An offloaded optimizer's host, per rank (ComputeModel::set_host), measured on one H100 host
+// (results/h100x1-2026-12-06b, launch/offload_probe.py): pinned copies reached 52.8-54.5 GB/s of PCIe gen5
+// x16's 64, 0.84 of the link; PyTorch's fused CPU Adam updated 4.22 G parameters/s on 16 vCPUs, 0.264 G a
+// core, while moving 28 bytes a parameter (the fp32 weight and both moments read and written, the fp32
+// gradient read), so that memory bandwidth bounds it first on a host with few channels per core.
+constexpr double kPinnedCopyShareOfPcie = 0.84;
+constexpr double kCpuAdamParamsPerCoreS = 0.264e9;
+constexpr double kCpuAdamBytesPerParam = 28.0;
+// Without the cluster's host figures: a round assumption per GPU (a 2-socket host of 64 cores and
+// 400 GB/s for 8 GPUs).
+constexpr double kAssumedCoresPerGpu = 8.0;
+constexpr double kAssumedHostGBpsPerGpu = 50.0;
+
+// Every GPU of a node offloads at once: each rank has its share of the host's cores and memory bandwidth.
+HostSide host_side(const hw::ClusterSpec& cluster, const hw::ReferenceData& ref) {
+  const double ranks = cluster.gpus_per_node();
+  const bool known = cluster.host_cpu_cores && cluster.host_cpu_cores->value && cluster.host_memory_bw_GBps &&
+                     cluster.host_memory_bw_GBps->value;
+  const double cores = known ? *cluster.host_cpu_cores->value / ranks : kAssumedCoresPerGpu;
+  const double bw = known ? *cluster.host_memory_bw_GBps->value / ranks : kAssumedHostGBpsPerGpu;
+  HostSide h;
+  h.pcie = cluster.gpu.pcie_bw(ref).value.value_or(GBps(0.0)) * kPinnedCopyShareOfPcie;
+  h.update_params_per_s = std::min(cores * kCpuAdamParamsPerCoreS, bw * 1e9 / kCpuAdamBytesPerParam);
+  h.source = fmt::format(
+      "offloaded optimizer: {:.1f} GB/s each way over PCIe, CPU Adam at {:.2f} G parameters/s a rank ({:.1f} cores and "
+      "{:.1f} GB/s of host memory a rank{})",
+      h.pcie.value(), h.update_params_per_s / 1e9, cores, bw,
+      known ? "" : ", assumed: the cluster gives no host_cpu_cores or host_memory_bw_GBps");
+  return h;
+}
+
+}  // namespace
 
 Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, int nodes,
                    std::shared_ptr<const CalibrationProfile> calibration, HostCosts host) {
@@ -29,6 +63,7 @@ Target make_target(const hw::Catalog& catalog, const hw::ClusterSpec& cluster, i
            {},
            {},
            catalog_validation()};
+  t.compute.set_host(host_side(cluster, catalog.reference()));
   std::string clock_note;
   t.clock = clock_for(cluster.gpu, profile, &clock_note);
   if (t.host.framework.empty()) t.host.framework = "none";

@@ -19,7 +19,7 @@ constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKern
                                      MemoryKernelKind::kCrossEntropy, MemoryKernelKind::kOptimizer,
                                      MemoryKernelKind::kCopy,         MemoryKernelKind::kPermute,
                                      MemoryKernelKind::kAdd,          MemoryKernelKind::kMask,
-                                     MemoryKernelKind::kBiasGrad};
+                                     MemoryKernelKind::kBiasGrad,     MemoryKernelKind::kHostOptimizer};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
 constexpr std::array kGroupRoles = {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward,
                                     GroupRole::kEmbedding};
@@ -85,6 +85,8 @@ std::string_view name(MemoryKernelKind kind) noexcept {
       return "mask";
     case MemoryKernelKind::kBiasGrad:
       return "bias_grad";
+    case MemoryKernelKind::kHostOptimizer:
+      return "host_optimizer";
   }
   return "?";
 }

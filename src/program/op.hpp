@@ -96,6 +96,10 @@ enum class MemoryKernelKind : std::uint8_t {
   kAdd,       // an elementwise sum: a residual, two gradients meeting, gradient accumulation
   kMask,      // masked_fill of the causal mask
   kBiasGrad,  // a bias gradient: the sum of the output gradient over the tokens
+  // The optimizer's update run by the host (ZeRO-Offload): the gradients copied to host memory
+  // (bytes_read), the CPU's update of `elements` parameters, the 16-bit weights copied back
+  // (bytes_written); its bytes cross PCIe, not HBM (predict/compute_model.hpp prices it).
+  kHostOptimizer,
 };
 
 // A memory-bound kernel: its time is the bytes it moves.

@@ -449,6 +449,11 @@ Flops flash_attention_flops(std::int64_t seq, std::int64_t batch, std::int64_t h
   return Flops(product * (backward ? 5.0 : 2.0));
 }
 
+MemoryKernel host_optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters) {
+  const auto w = static_cast<double>(size_of(m.dtype));
+  return memory_kernel(MemoryKernelKind::kHostOptimizer, parameters, w, w);
+}
+
 MemoryKernel optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters, Optimizer optimizer,
                               KernelSet kernels) {
   const auto w = static_cast<double>(size_of(m.dtype));

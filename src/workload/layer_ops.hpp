@@ -69,6 +69,11 @@ namespace commscale {
                                             Optimizer optimizer = Optimizer::kAdam,
                                             KernelSet kernels = KernelSet::kFused);
 
+// The optimizer's update over `parameters` run by the host (ZeRO-Offload, DeepSpeed's CPU Adam): the
+// 16-bit gradients copied to the host and the 16-bit weights copied back, w bytes a parameter each way
+// over PCIe; the GPU runs nothing (MemoryKernelKind::kHostOptimizer).
+[[nodiscard]] MemoryKernel host_optimizer_kernel(const TransformerConfig& m, std::uint64_t parameters);
+
 // Bytes of optimizer state per parameter: adam's fp32 master weight + two fp32 moments for 16-bit
 // training (12), two moments for fp32 training (8); adamw's two moments of the weights' type; adam8bit's
 // two one-byte moments and, for 16-bit training, the fp32 master weight (6; 2 for fp32 training) before its

@@ -102,6 +102,28 @@ MemoryKernel eager(MemoryKernelKind kind, std::uint64_t read, std::uint64_t writ
   return k;
 }
 
+TEST(ComputeModel, AnOffloadedUpdateRunsAtTheHostsCopiesAndCpuAdam) {
+  // The 8 x RTX 4090 box (topologies/clusters/rtx4090-8x-pcie.json): PCIe gen4 x16, 31.5 GB/s x 0.84 =
+  // 26.46 GB/s of pinned copies; 64 cores and 409.6 GB/s of host memory over 8 ranks: 8 cores x 0.264 G
+  // = 2.112 G parameters/s, 51.2 GB/s / 28 B = 1.829 G: memory bandwidth bounds CPU Adam.
+  const hw::ClusterSpec& cluster = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
+  const Target target = make_target(hw::testing::catalog(), cluster, 1, nullptr);
+  const HostSide& host = target.compute.host();
+  EXPECT_NEAR(host.pcie.value(), 31.5 * 0.84, 1e-9);
+  EXPECT_NEAR(host.update_params_per_s, 51.2e9 / 28.0, 1e-3);
+  // GPT-3 1.3B's ZeRO shard over dp 8, 164,706,816 parameters: bf16 gradients out and weights back,
+  // 329,413,632 bytes each way: 24.90 ms over PCIe, then 90.07 ms of CPU Adam; the GPU moves nothing.
+  MemoryKernel k;
+  k.kind = MemoryKernelKind::kHostOptimizer;
+  k.elements = 164706816;
+  k.bytes_read = Bytes(329413632);
+  k.bytes_written = Bytes(329413632);
+  const double copies = 2.0 * 329413632 / (31.5e9 * 0.84);
+  const double update = 164706816 / (51.2e9 / 28.0);
+  EXPECT_NEAR(target.compute.time(k, Phase::kStep).value(), copies + update, 1e-9);
+  EXPECT_NEAR(copies + update, 0.11497, 1e-5);
+}
+
 TEST(ComputeModel, EagerKernelsHaveCatalogFiguresOfTheirOwn) {
   const ComputeModel model(gpu("h200-sxm"), nullptr);
   constexpr std::uint64_t kGiB = 1ull << 30;
