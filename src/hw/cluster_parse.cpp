@@ -1,6 +1,8 @@
 // Parsing cluster files: the top level, the node's devices, the transports, the network and the
 // measurements. Links are parsed in cluster_links.cpp and the whole is checked in cluster_validate.cpp.
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -119,15 +121,17 @@ ClusterSpec parse_cluster(const nlohmann::json& json, const std::string& file, c
   c.node = parse_node(top, ref, c.gpu);
   c.transports = parse_transports(top);
   c.network = parse_network(top, ref);
-  for (auto [key, field] : {std::pair{"system_price_USD", &c.system_price_USD},
-                             std::pair{"host_price_USD", &c.host_price_USD},
-                             std::pair{"nic_price_USD", &c.nic_price_USD},
-                             std::pair{"switch_port_price_USD", &c.switch_port_price_USD},
-                             std::pair{"host_power_W", &c.host_power_W},
-                             std::pair{"host_memory_GiB", &c.host_memory_GiB},
-                             std::pair{"host_memory_bw_GBps", &c.host_memory_bw_GBps},
-                             std::pair{"host_cpu_cores", &c.host_cpu_cores}}) {
-    if (top.has(key)) *field = read_number_figure(top, key, ref.citations, Nullable::kYes);
+  // Prices and power may be 0; a host's memory, bandwidth and cores divide what it gives each rank.
+  constexpr double kPositive = 1e-9;
+  for (auto [key, field, min] : {std::tuple{"system_price_USD", &c.system_price_USD, 0.0},
+                                 std::tuple{"host_price_USD", &c.host_price_USD, 0.0},
+                                 std::tuple{"nic_price_USD", &c.nic_price_USD, 0.0},
+                                 std::tuple{"switch_port_price_USD", &c.switch_port_price_USD, 0.0},
+                                 std::tuple{"host_power_W", &c.host_power_W, 0.0},
+                                 std::tuple{"host_memory_GiB", &c.host_memory_GiB, kPositive},
+                                 std::tuple{"host_memory_bw_GBps", &c.host_memory_bw_GBps, kPositive},
+                                 std::tuple{"host_cpu_cores", &c.host_cpu_cores, kPositive}}) {
+    if (top.has(key)) *field = read_number_figure(top, key, ref.citations, Nullable::kYes, min);
   }
   if (top.has("measurements")) {
     for (JsonObject& m : top.objects("measurements")) c.measurements.push_back(parse_measurement(m));

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -227,10 +228,11 @@ Seconds ComputeModel::time(const Gemm& g, Phase phase) const {
 Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   const Bytes bytes = k.bytes_read + k.bytes_written;
   if (k.kind == MemoryKernelKind::kHostOptimizer) {
-    const double copies = host_.pcie.value() > 0 ? static_cast<double>(bytes.count()) / (host_.pcie.value() * kGB) : 0.0;
-    const double update =
-        host_.update_params_per_s > 0 ? static_cast<double>(k.elements) / host_.update_params_per_s : 0.0;
-    return Seconds(copies + update);
+    // make_target gives every target its host; a model without one must not price the update as free.
+    if (host_.pcie.value() <= 0 || host_.update_params_per_s <= 0) {
+      throw std::logic_error("an offloaded optimizer update priced without a host (ComputeModel::set_host)");
+    }
+    return transfer_time(bytes, host_.pcie) + Seconds(static_cast<double>(k.elements) / host_.update_params_per_s);
   }
   const GBps bw = *gpu_.memory_bw.value;
   if (calibration_ != nullptr) {

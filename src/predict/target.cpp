@@ -32,7 +32,7 @@ HostSide host_side(const hw::ClusterSpec& cluster, const hw::ReferenceData& ref)
   const double cores = known ? *cluster.host_cpu_cores->value / ranks : kAssumedCoresPerGpu;
   const double bw = known ? *cluster.host_memory_bw_GBps->value / ranks : kAssumedHostGBpsPerGpu;
   HostSide h;
-  h.pcie = cluster.gpu.pcie_bw(ref).value.value_or(GBps(0.0)) * kPinnedCopyShareOfPcie;
+  h.pcie = *cluster.gpu.pcie_bw(ref).value * kPinnedCopyShareOfPcie;  // every GPU file has its PCIe link
   h.update_params_per_s = std::min(cores * kCpuAdamParamsPerCoreS, bw * 1e9 / kCpuAdamBytesPerParam);
   h.source = fmt::format(
       "offloaded optimizer: {:.1f} GB/s each way over PCIe, CPU Adam at {:.2f} G parameters/s a rank ({:.1f} cores and "
@@ -95,14 +95,15 @@ int nodes_for(const hw::ClusterSpec& cluster, int world, const std::string& wher
 }
 
 FitVerdict with_host_fit(FitVerdict gpu, const std::vector<StageMemory>& stages, const hw::ClusterSpec& cluster,
-                          int world) {
+                         int world) {
   if (largest_host_total(stages).count() == 0) return gpu;
   if (!cluster.host_memory_GiB || !cluster.host_memory_GiB->value) {
     gpu.message += fmt::format("; host memory not checked: {} gives no host_memory_GiB", cluster.name);
     return gpu;
   }
   const int ranks = std::min(world, cluster.gpus_per_node());
-  const FitVerdict host = check_host_fit(stages, ranks, Bytes(static_cast<std::uint64_t>(std::llround(*cluster.host_memory_GiB->value * kGiB))));
+  const FitVerdict host = check_host_fit(
+      stages, ranks, Bytes(static_cast<std::uint64_t>(std::llround(*cluster.host_memory_GiB->value * kGiB))));
   if (!host.fits && gpu.fits) {
     gpu.fits = false;
     gpu.message = host.message;

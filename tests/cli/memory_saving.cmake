@@ -140,3 +140,7 @@ commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --model
                                        --global-batch 64 --micro-batch 4 --offload-optimizer cpu)
 expect_contains("${out}" "offloaded optimizer: 26.5 GB/s each way over PCIe, CPU Adam at 1.83 G parameters/s a rank "
                          "(8.0 cores and 51.2 GB/s of host memory a rank)")
+# A host with no cores gives an offloaded update nothing to run on: refused as the file's error, exit 2.
+commscale_run(EXPECT 2 ERROR err ARGS predict --cluster rtx4090-8x-pcie --model gpt3-1.3b --dp 8 --zero 2
+                                      --global-batch 64 --offload-optimizer cpu --set host_cpu_cores=0)
+expect_contains("${err}" "host_cpu_cores.value: is 0 (expected more than 0)")
