@@ -19,8 +19,7 @@ void add_cost_options(CLI::App& cmd, predict::CostAssumptions* costs, CostArgume
       ->capture_default_str();
   args->host_watts_flag = add_real_option(
       cmd, "--host-watts", &args->host_watts,
-      "power of every node beside its GPUs, in place of the host rule (300 W a CPU socket + 25 W a NIC + 10% of "
-      "the GPUs' TDP)",
+      fmt::format("power of every node beside its GPUs, in place of the host rule ({})", predict::host_rule_text()),
       {0.0, 1e6, "0 to 1000000 W", " W", false});
 }
 
@@ -31,7 +30,8 @@ void finish_cost_basis(const CostArguments& args, PricesGiven given, predict::Co
   } else {
     costs->basis = predict::parse_cost_basis(args.basis, "--cost-basis");
   }
-  if (args.host_watts_flag != nullptr && args.host_watts_flag->count() > 0) costs->host_watts_per_node = args.host_watts;
+  if (args.host_watts_flag != nullptr && args.host_watts_flag->count() > 0)
+    costs->host_watts_per_node = args.host_watts;
   if (given.cloud && costs->basis != CostBasis::kCloud) {
     throw InputError("--usd-per-gpu-hour", fmt::format("given with --cost-basis {}", name(costs->basis)),
                      "--cost-basis cloud: every cluster is priced on one basis");

@@ -261,9 +261,11 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
   cmd->add_option("--top", o.top, "plans listed")->capture_default_str();
   add_cost_options(*cmd, &o.costs, &args->costs);
   add_real_option(*cmd, "--price", &args->node_price_usd,
-                  "price of one whole node in USD (implies --cost-basis system; default: the node's parts at catalog prices)",
+                  "price of one whole node in USD (implies --cost-basis system; default: the node's parts at "
+                  "catalog prices)",
                   node_price_range());
-  add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour, "rental price per GPU-hour (--cost-basis cloud; default: the GPU file's)",
+  add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour,
+                  "rental price per GPU-hour (--cost-basis cloud; default: the GPU file's)",
                   node_price_range());
   mark_input_file(
       cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));

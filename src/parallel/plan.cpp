@@ -146,8 +146,8 @@ std::string stage_split_text(const TransformerConfig& m, const ParallelPlan& p) 
 }
 
 std::string memory_saving_text(const ParallelPlan& p) {
-  const bool offload = p.offload_optimizer != OffloadDevice::kNone || p.offload_params != OffloadDevice::kNone ||
-                       p.offload_activations;
+  const bool offload =
+      p.offload_optimizer != OffloadDevice::kNone || p.offload_params != OffloadDevice::kNone || p.offload_activations;
   if (!offload && !p.lora.enabled() && p.optimizer != Optimizer::kAdam8bit) return "";
   std::string out = fmt::format("optimizer {}", name(p.optimizer));
   if (p.lora.enabled()) {
@@ -224,7 +224,8 @@ void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
     throw InputError("--lora-base-bits", fmt::format("{}", l.base_bits), "16 (the model's dtype) or 4 (QLoRA's NF4)");
   }
   if (l.rank < 0 || l.rank > m.hidden) {
-    throw InputError("--lora-rank", fmt::format("{}", l.rank), fmt::format("0 (no LoRA) to the hidden size {}", m.hidden));
+    throw InputError("--lora-rank", fmt::format("{}", l.rank),
+                     fmt::format("0 (no LoRA) to the hidden size {}", m.hidden));
   }
   if (!l.enabled()) {
     if (l.base_bits != 16) throw InputError("--lora-base-bits", "4 without --lora-rank", "a --lora-rank of 1 or more");
@@ -376,7 +377,8 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   p.offload_activations = in.flag_or("offload_activations", p.offload_activations);
   p.lora.rank = whole_or(in, "lora_rank", p.lora.rank, 0);
   p.lora.base_bits = whole_or(in, "lora_base_bits", p.lora.base_bits, 4);
-  if (in.has("lora_targets")) p.lora.targets = parse_lora_targets(in.string("lora_targets"), in.at("lora_targets").where());
+  if (in.has("lora_targets"))
+    p.lora.targets = parse_lora_targets(in.string("lora_targets"), in.at("lora_targets").where());
   return p;
 }
 

@@ -56,10 +56,22 @@ Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p)
 }
 
 CoarseShape coarse_shape(const ParallelPlan& p) {
-  return {p.dp,       p.tp,     p.pp,           p.sequence_parallel,   p.zero_stage,
-          microbatches_per_step(p),          p.schedule,     p.chunks,              p.bucket_bytes.count(),
-          p.overlap_grad_reduce,             p.first_stage_layers, p.last_stage_layers, p.optimizer,
-          p.kernels,  p.framework, p.lora};
+  return {p.dp,
+          p.tp,
+          p.pp,
+          p.sequence_parallel,
+          p.zero_stage,
+          microbatches_per_step(p),
+          p.schedule,
+          p.chunks,
+          p.bucket_bytes.count(),
+          p.overlap_grad_reduce,
+          p.first_stage_layers,
+          p.last_stage_layers,
+          p.optimizer,
+          p.kernels,
+          p.framework,
+          p.lora};
 }
 
 void resize_transfers(CoarseProgram& program, Bytes bytes) {

@@ -119,10 +119,10 @@ struct CoarseShape {
   std::uint64_t bucket_bytes = 0;
   bool overlap_grad_reduce = false;
   int first_stage_layers = 0, last_stage_layers = 0;
-  Optimizer optimizer = Optimizer::kAdam;  // the end of step's optimizer op
-  KernelSet kernels = KernelSet::kFused;   // the gradient bucket copies' and the optimizer's kernels
+  Optimizer optimizer = Optimizer::kAdam;       // the end of step's optimizer op
+  KernelSet kernels = KernelSet::kFused;        // the gradient bucket copies' and the optimizer's kernels
   Framework framework = Framework::kCommscale;  // whether gradients are copied into buckets
-  LoraSpec lora;  // what trains: the gradients reduced and the optimizer's parameters
+  LoraSpec lora;                                // what trains: the gradients reduced and the optimizer's parameters
   friend bool operator==(const CoarseShape&, const CoarseShape&) = default;
 };
 [[nodiscard]] CoarseShape coarse_shape(const ParallelPlan& p);

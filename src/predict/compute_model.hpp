@@ -91,9 +91,9 @@ inline constexpr double kMemoryKernelUs = 4.5;
 // copies over its GPU's PCIe link and the CPU's update rate, its share of the node's cores and memory
 // bandwidth. make_target sets it from the cluster (host_side below).
 struct HostSide {
-  GBps pcie;                           // pinned copies, each direction
-  double update_params_per_s = 0.0;    // CPU Adam
-  std::string source;                  // how the two were derived, for the prediction's notes
+  GBps pcie;                         // pinned copies, each direction
+  double update_params_per_s = 0.0;  // CPU Adam
+  std::string source;                // how the two were derived, for the prediction's notes
 };
 
 class ComputeModel {

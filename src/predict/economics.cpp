@@ -77,8 +77,8 @@ void price_system(const hw::ClusterSpec& c, int gpus, const CostAssumptions& a, 
     if (!out.priced && known(c.system_price_USD)) {
       out.priced = true;
       out.price_usd = *c.system_price_USD->value * share;
-      out.price_source =
-          fmt::format("{} per node (the parts lack prices)", cited(*c.system_price_USD->value, c.system_price_USD->provenance));
+      out.price_source = fmt::format("{} per node (the parts lack prices)",
+                                     cited(*c.system_price_USD->value, c.system_price_USD->provenance));
     }
   }
 }
@@ -134,9 +134,15 @@ CostBasis parse_cost_basis(std::string_view text, std::string_view where) {
   return parse_by_name(kBases, text, where, "cost basis");
 }
 
+std::string host_rule_text() {
+  return fmt::format("{:g} W a CPU socket + {:g} W a NIC + {:g}% of the GPUs' TDP", kHostWattsPerSocket,
+                     kHostWattsPerNic, 100 * kHostShareOfGpuPower);
+}
+
 HostPower host_power(const hw::ClusterSpec& c, const CostAssumptions& a) {
   if (a.host_watts_per_node) {
-    return {*a.host_watts_per_node, fmt::format("host {:.0f} W per node (given: --host-watts)", *a.host_watts_per_node)};
+    return {*a.host_watts_per_node,
+            fmt::format("host {:.0f} W per node (given: --host-watts)", *a.host_watts_per_node)};
   }
   if (known(c.host_power_W)) {
     const hw::Provenance& p = c.host_power_W->provenance;

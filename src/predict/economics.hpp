@@ -75,6 +75,8 @@ struct HostPower {
   std::string source;
 };
 [[nodiscard]] HostPower host_power(const hw::ClusterSpec& cluster, const CostAssumptions& a);
+// The rule in words, from its constants: "300 W a CPU socket + 25 W a NIC + 10% of the GPUs' TDP".
+[[nodiscard]] std::string host_rule_text();
 
 struct ClusterCost {
   bool priced = false;

@@ -416,7 +416,9 @@ std::string plan_flags(const ParallelPlan& p) {
   if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));
   if (p.order != ParallelPlan{}.order) s += " --order " + p.order;
   if (p.optimizer == Optimizer::kAdam8bit) s += " --optimizer adam8bit";  // (the search's own optimizer otherwise)
-  if (p.offload_optimizer != OffloadDevice::kNone) s += fmt::format(" --offload-optimizer {}", name(p.offload_optimizer));
+  if (p.offload_optimizer != OffloadDevice::kNone) {
+    s += fmt::format(" --offload-optimizer {}", name(p.offload_optimizer));
+  }
   if (p.offload_params != OffloadDevice::kNone) s += fmt::format(" --offload-params {}", name(p.offload_params));
   if (p.offload_activations) s += " --offload-activations";
   if (p.lora.enabled()) {

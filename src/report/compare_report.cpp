@@ -53,10 +53,11 @@ nlohmann::json entry_json(const CompareEntry& e) {
 
 // How host power was counted, for the JSON's assumptions.
 std::string host_power_rule(const CostAssumptions& c) {
-  if (c.host_watts_per_node) return fmt::format("GPUs at TDP plus {:g} W per node (--host-watts)", *c.host_watts_per_node);
-  return fmt::format("GPUs at TDP plus, per node, {:g} W a CPU socket + {:g} W a NIC + {:g}% of the GPUs' TDP "
-                     "(a cluster file's host_power_W in its place)",
-                     kHostWattsPerSocket, kHostWattsPerNic, 100 * kHostShareOfGpuPower);
+  if (c.host_watts_per_node) {
+    return fmt::format("GPUs at TDP plus {:g} W per node (--host-watts)", *c.host_watts_per_node);
+  }
+  return fmt::format("GPUs at TDP plus, per node, {} (a cluster file's host_power_W in its place)",
+                     host_rule_text());
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ struct LayerSharding {
   bool flash_attention = false;    // fused attention: no s x s matrix in memory; backward recomputes QK^T
   Recompute recompute = Recompute::kNone;
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
-  LoraSpec lora;  // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
+  LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 

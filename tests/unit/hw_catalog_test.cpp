@@ -51,10 +51,10 @@ TEST(HwCatalog, HasTheGpusOfIssue4) {
 
 TEST(HwCatalog, HasTheClustersOfIssue4) {
   const std::vector<std::string> names = catalog().cluster_names();
-  for (const char* name : {"hgx-a100", "a100-pcie-8x-bridged", "dgx1-v100", "hgx-h100", "hgx-h200", "rtx4090-8x-pcie",
-                           "rtx3090-4x-nvlink-pairs", "rtx3090-6x-pcie", "rtx5090-8x-pcie", "rtx4090-8x-roce100",
-                           "rtx3090-4x-25gbe", "h200x2", "h200x2-nop2p", "h200x2-sockets", "h200x1",
-                           "rtx4090-8x-pcie-p2p", "rtx5090-8x-pcie-p2p"}) {
+  for (const char* name :
+       {"hgx-a100", "a100-pcie-8x-bridged", "dgx1-v100", "hgx-h100", "hgx-h200", "rtx4090-8x-pcie",
+        "rtx3090-4x-nvlink-pairs", "rtx3090-6x-pcie", "rtx5090-8x-pcie", "rtx4090-8x-roce100", "rtx3090-4x-25gbe",
+        "h200x2", "h200x2-nop2p", "h200x2-sockets", "h200x1", "rtx4090-8x-pcie-p2p", "rtx5090-8x-pcie-p2p"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
