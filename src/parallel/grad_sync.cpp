@@ -92,7 +92,8 @@ void StageBuilder::flush_bucket() {
   bucket_elements_ = 0;
 }
 
-void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase) {
+// `fetched`: the copy that brings the shard in from host memory (offload_ops.cpp), or kNone.
+void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetched) {
   const std::string what = "param_all_gather";
   std::string name;  // none in the coarse build
   if (!coarse()) {
@@ -103,7 +104,7 @@ void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase) {
   // Prefetch at most one unit ahead: wait until the previous unit has started.
   const OpId gather = emit_collective(name, Stream::kDp, kDpGroup, Collective::kAllGather,
                                       Bytes(padded(unit.parameters) * size_of(m_.dtype)), phase, mb, unit.layer,
-                                      {previous_unit_first_});
+                                      {previous_unit_first_, fetched});
   pending_.push_back(gather);
 }
 

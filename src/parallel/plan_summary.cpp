@@ -61,21 +61,24 @@ std::vector<GroupTraffic> stage_traffic(const ProgramSet& set, int rank) {
   const RankProgram& r = set.ranks.at(static_cast<std::size_t>(rank));
   std::map<std::pair<std::string, std::string>, GroupTraffic> by_kind;
   for (const Op& op : ops_of(set, rank)) {
-    std::uint32_t handle = 0;
+    std::string group;
     std::string kind;
     Bytes bytes;
     if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
-      handle = c->group;
+      group = name(r.groups.at(c->group).role);
       kind = name(c->kind);
       bytes = c->bytes;
     } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
-      handle = p->group;
+      group = name(r.groups.at(p->group).role);
       kind = name(p->direction);
       bytes = p->bytes;
+    } else if (const auto* h = std::get_if<HostCopy>(&op.payload)) {
+      group = kOffloadGroup;
+      kind = name(h->direction);
+      bytes = h->bytes;
     } else {
       continue;
     }
-    const std::string group(name(r.groups.at(handle).role));
     GroupTraffic& t = by_kind[{group, kind}];
     t.group = group;
     t.kind = kind;

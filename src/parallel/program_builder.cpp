@@ -71,7 +71,10 @@ CoarseShape coarse_shape(const ParallelPlan& p) {
           p.optimizer,
           p.kernels,
           p.framework,
-          p.lora};
+          p.lora,
+          p.offload_optimizer,
+          p.offload_params,
+          p.offload_activations ? p.micro_batch : 0};
 }
 
 void resize_transfers(CoarseProgram& program, Bytes bytes) {

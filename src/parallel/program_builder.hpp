@@ -123,6 +123,9 @@ struct CoarseShape {
   KernelSet kernels = KernelSet::kFused;        // the gradient bucket copies' and the optimizer's kernels
   Framework framework = Framework::kCommscale;  // whether gradients are copied into buckets
   LoraSpec lora;                                // what trains: the gradients reduced and the optimizer's parameters
+  OffloadDevice offload_optimizer = OffloadDevice::kNone;  // the end of step's update on the host
+  OffloadDevice offload_params = OffloadDevice::kNone;     // a parameter copy before each unit
+  int offloaded_micro_batch = 0;  // with activation offload, the micro-batch size: its copies' bytes (else 0)
   friend bool operator==(const CoarseShape&, const CoarseShape&) = default;
 };
 [[nodiscard]] CoarseShape coarse_shape(const ParallelPlan& p);

@@ -57,7 +57,7 @@ std::vector<Op> StageBuilder::build() {
     const auto size = [&](UnitKind kind, Phase phase) { return lists_->of(kind, phase, true).size(); };
     const std::size_t per_microbatch =
         static_cast<std::size_t>(stage_layers(m_, p_, stage_)) *
-            (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 4) +
+            (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 8) +
         size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
         size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
     ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
@@ -95,6 +95,7 @@ void StageBuilder::forward(int mb, int chunk) {
         emit_p2p(P2pDirection::kRecv, kPpForwardGroup, (stage_ + p_.pp - 1) % p_.pp, mb, chunk, Phase::kForward));
   }
   previous_unit_first_ = kNone;
+  offloaded_.clear();
   const std::vector<Unit>& units = units_[static_cast<std::size_t>(chunk)];
   if (fuse_chunk(Phase::kForward)) {
     run_fused_chunk(units, mb, Phase::kForward);
@@ -142,11 +143,11 @@ void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
   }
   const OpList& list = lists_->of(unit.kind, phase, mb > 0);
   if (list.empty()) return;
-  const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
-  if (zero3) zero3_gather(unit, mb, phase);
+  before_unit(unit, mb, phase);
   previous_unit_first_ = static_cast<OpId>(ops_.size());
   stamp(list, mb, unit.layer);
-  if (zero3 && phase == Phase::kBackward) zero3_reduce(unit, mb, last_grad_producer_);
+  if (phase == Phase::kForward) after_forward(unit, mb);
+  if (p_.zero_stage == 3 && p_.dp > 1 && phase == Phase::kBackward) zero3_reduce(unit, mb, last_grad_producer_);
 }
 
 // Emits `list` for one (microbatch, layer). The first op also waits for what is pending (a receive,

@@ -57,13 +57,21 @@ class StageBuilder {
   [[nodiscard]] bool last_virtual(int chunk) const noexcept { return virtual_stage(chunk) == p_.pp * p_.chunks - 1; }
   [[nodiscard]] std::vector<Unit> chunk_units(int chunk) const;
 
+  // offload_ops.cpp: the copies of parameters and activations to and from host memory.
+  [[nodiscard]] bool offloads_during_step() const noexcept;
+  void before_unit(const Unit& unit, int mb, Phase phase);
+  void after_forward(const Unit& unit, int mb);
+  OpId emit_host_copy(const Unit& unit, int mb, Phase phase, CopyDirection direction, Bytes bytes, const char* what,
+                      OpId after);
+  [[nodiscard]] Bytes offloaded_layer_bytes() const;
+
   // grad_sync.cpp
   void begin_backward_pass(int mb);
   void grads_ready(OpId producer, std::uint64_t parameters);
   void flush_bucket();
   [[nodiscard]] bool copies_into_buckets() const noexcept;
   OpId emit_bucket_copy(std::string name, std::uint64_t elements, std::vector<OpId> deps);
-  void zero3_gather(const Unit& unit, int mb, Phase phase);
+  void zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetched);
   void zero3_reduce(const Unit& unit, int mb, OpId producer);
   void end_of_step();
   [[nodiscard]] std::uint64_t padded(std::uint64_t elements) const noexcept;
@@ -84,7 +92,8 @@ class StageBuilder {
   std::map<std::pair<int, int>, std::vector<OpId>> carried_;  // forward leftovers for the backward of (mb, chunk)
   OpId last_compute_ = kNone;
   OpId last_dp_ = kNone;              // the latest op on the dp stream
-  OpId previous_unit_first_ = kNone;  // ZeRO-3 prefetch bound
+  OpId previous_unit_first_ = kNone;  // ZeRO-3's and offload's prefetch bound
+  std::vector<OpId> offloaded_;       // this forward pass's copies of activations to the host, by layer
   OpId last_grad_producer_ = kNone;
 
   // Gradient buckets (ZeRO 0-2).

@@ -25,7 +25,7 @@ void count(UnitWork& work, UnitKind kind) {
 
 bool StageBuilder::fuse_chunk(Phase phase) const noexcept {
   const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
-  return coarse() && !zero3 && (phase == Phase::kForward || !reducing_);
+  return coarse() && !zero3 && !offloads_during_step() && (phase == Phase::kForward || !reducing_);
 }
 
 // At least as many ops as the coarse build of the stage emits, and not many more: a search builds
@@ -38,16 +38,20 @@ std::size_t StageBuilder::coarse_op_bound() const noexcept {
   // of the last.
   const std::size_t ends = (first_virtual(0) ? 1 : 0) + (last_virtual(p_.chunks - 1) ? 1 : 0);
   const std::size_t transfers = 2 * (2 * chunks - ends) * microbatches;
+  // Offload: two ops per unit each way (its first and the rest), and up to two copies each way
+  // (offload_ops.cpp).
+  const std::size_t copies = offloads_during_step() ? 8 * units * chunks * microbatches : 0;
   if (p_.zero_stage == 3 && p_.dp > 1) {
     // A unit's gather and two ops each way, its reduce-scatter in the backward.
-    return transfers + 7 * units * chunks * microbatches + 16;
+    return transfers + copies + 7 * units * chunks * microbatches + 16;
   }
   // A fused op each way; a backward that fills buckets instead has an op per unit and at most a bucket
   // after each (every microbatch's with ZeRO-2, else the last's); ZeRO-1 and -2 gather as many buckets
   // at the end.
   const bool sharded = p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2);
   const std::size_t filling = p_.dp > 1 ? (p_.zero_stage == 2 ? microbatches : 1) * chunks : 0;
-  return transfers + 2 * chunks * microbatches + filling * 2 * units + (sharded ? chunks * (units + 1) : 0) + 16;
+  return transfers + copies + 2 * chunks * microbatches + filling * 2 * units + (sharded ? chunks * (units + 1) : 0) +
+         16;
 }
 
 void StageBuilder::run_fused_chunk(const std::vector<Unit>& units, int mb, Phase phase) {
@@ -60,10 +64,12 @@ void StageBuilder::run_fused_unit(const Unit& unit, int mb, Phase phase) {
   UnitWork work{.phase = phase, .accumulate = phase == Phase::kBackward && mb > 0};
   count(work, unit.kind);
   const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
+  before_unit(unit, mb, phase);
+  previous_unit_first_ = static_cast<OpId>(ops_.size());
   OpId last = kNone;
-  if (zero3) {
-    zero3_gather(unit, mb, phase);
-    previous_unit_first_ = static_cast<OpId>(ops_.size());
+  // What is prefetched one unit ahead (a gather, offload's copies) waits for the unit's first op: an op
+  // of its own, as in the full program, not the whole unit.
+  if (zero3 || offloads_during_step()) {
     work.part = UnitWork::Part::kFirstOp;
     emit_fused(mb, unit.layer, work);
     work.part = UnitWork::Part::kRest;
@@ -71,7 +77,10 @@ void StageBuilder::run_fused_unit(const Unit& unit, int mb, Phase phase) {
   } else {
     last = emit_fused(mb, unit.layer, work);
   }
-  if (phase != Phase::kBackward) return;
+  if (phase != Phase::kBackward) {
+    after_forward(unit, mb);
+    return;
+  }
   grads_ready(last, unit.parameters);
   if (zero3) zero3_reduce(unit, mb, last_grad_producer_);
 }

@@ -242,9 +242,17 @@ Seconds ComputeModel::time(const MemoryKernel& k, Phase phase) const {
   return transfer_time(bytes, bw * e) + memory_kernel_fixed_;
 }
 
+Seconds ComputeModel::time(const HostCopy& copy) const {
+  if (host_.copy.value() <= 0) {
+    throw std::logic_error("a host copy priced without a host (ComputeModel::set_host)");
+  }
+  return transfer_time(copy.bytes, host_.copy) + Seconds(kHostCopyUs * 1e-6);
+}
+
 Seconds ComputeModel::time(const OpPayload& payload, Phase phase) const {
   if (const auto* g = std::get_if<Gemm>(&payload)) return time(*g, phase);
   if (const auto* k = std::get_if<MemoryKernel>(&payload)) return time(*k, phase);
+  if (const auto* h = std::get_if<HostCopy>(&payload)) return time(*h);
   return Seconds(0.0);
 }
 

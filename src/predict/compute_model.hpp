@@ -92,9 +92,14 @@ inline constexpr double kMemoryKernelUs = 4.5;
 // bandwidth. make_target sets it from the cluster (host_side below).
 struct HostSide {
   GBps pcie;                         // pinned copies, each direction
+  GBps copy;                         // a HostCopy op's rate: pcie, or less where the rank's share of host memory is
   double update_params_per_s = 0.0;  // CPU Adam
-  std::string source;                // how the two were derived, for the prediction's notes
+  std::string source;                // how they were derived, for the prediction's notes
 };
+
+// A HostCopy's fixed part: one cudaMemcpyAsync from pinned memory issued and its DMA started (assumed, as
+// for small copies on PCIe 4.0 and 5.0 hosts; not yet measured here).
+inline constexpr double kHostCopyUs = 8.0;
 
 class ComputeModel {
  public:
@@ -108,6 +113,8 @@ class ComputeModel {
   [[nodiscard]] Seconds time(const Gemm& gemm, Phase phase = Phase::kForward) const;
   // `phase` picks a calibration's rows for the kernel's kind in that direction (CALIBRATION.md).
   [[nodiscard]] Seconds time(const MemoryKernel& kernel, Phase phase = Phase::kForward) const;
+  // A copy between GPU and host memory (offload): its bytes at the host's copy rate (HostSide::copy).
+  [[nodiscard]] Seconds time(const HostCopy& copy) const;
   [[nodiscard]] Seconds time(const OpPayload& payload, Phase phase = Phase::kForward) const;  // 0 for communication
   // The fraction of the dense peak the GEMM's math runs at (before the memory roofline).
   [[nodiscard]] double efficiency(const Gemm& gemm, Phase phase = Phase::kForward) const;
@@ -120,7 +127,7 @@ class ComputeModel {
 
   // An offloaded update (kHostOptimizer) is priced at this host's copies and update rate: its bytes over
   // PCIe, then its parameters at the CPU's rate, one after the other (DeepSpeed overlaps the gradients'
-  // copy with the backward bucket by bucket: an upper bound by that copy).
+  // copy with the backward bucket by bucket: an upper bound by that copy); host copies at its copy rate.
   void set_host(HostSide host) { host_ = std::move(host); }
   [[nodiscard]] const HostSide& host() const noexcept { return host_; }
 

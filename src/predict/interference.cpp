@@ -148,7 +148,9 @@ OpShares op_shares(const ProgramSet& set, const Simulation& sim, const OpCosts& 
     for (const Op& op : ops) {
       t.seconds[i][op.id] = costs.duration(rank, op).value();
       const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
-      t.gemm_share[i][op.id] = compute ? shares.gemm_share(rank, op) : -1.0;
+      t.gemm_share[i][op.id] = compute                                           ? shares.gemm_share(rank, op)
+                               : std::holds_alternative<HostCopy>(op.payload) ? kNotInterfering
+                                                                              : kCommunication;
     }
   }
   return t;
@@ -195,7 +197,7 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
         const Busy b{sim.data_start[i][op.id], sim.end[i][op.id], op.id};
         if (share[i][op.id] >= 0) {
           compute.push_back(b);
-        } else {
+        } else if (share[i][op.id] == kCommunication) {
           comm[static_cast<std::size_t>(op.stream)].push_back(b);
         }
       }

@@ -101,9 +101,14 @@ class InterferenceCosts {
   [[nodiscard]] virtual double gemm_share(int rank, const Op& op) const = 0;
 };
 
+// OpShares::gemm_share of an op that is not compute: a communication op, which interferes with compute,
+// and a host copy, which does not (a copy engine over PCIe: it holds no SM and no NCCL channel).
+inline constexpr double kCommunication = -1.0;
+inline constexpr double kNotInterfering = -2.0;
+
 // A simulation's ops as the passes after it (interference, the clock) re-time them: by simulated rank
 // (index into Simulation::simulated) and op id, the duration under `costs` and the GEMM share of a
-// compute op (-1: a communication op).
+// compute op (or one of the two values above).
 struct OpShares {
   std::vector<std::vector<double>> seconds;
   std::vector<std::vector<double>> gemm_share;

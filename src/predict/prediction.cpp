@@ -36,7 +36,8 @@ JobSummary job_summary(const StepBreakdown& b, int world, const Prediction& p) {
 }
 
 // Per group name of the breakdown ("pp" joins the two pipeline directions): links and time.
-std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBreakdown& b) {
+// `host_copy`: the rate of copies to and from host memory (offload's "offload" group, where the step has one).
+std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBreakdown& b, GBps host_copy) {
   std::vector<GroupReport> out;
   for (const auto& [name, links] : costs.slowest_groups()) {
     GroupReport g{name, links.ranks, links.nodes, links.bottleneck_class(), links.bus_bw(), {}, {}};
@@ -51,6 +52,9 @@ std::vector<GroupReport> group_reports(const ProgramCosts& costs, const StepBrea
       same->link = flow.path_class;
       same->bus_bw = flow.bw;
     }
+  }
+  if (b.groups.contains(std::string(kOffloadGroup))) {
+    out.push_back({std::string(kOffloadGroup), 1, 1, hw::PathClass::kHostStaged, host_copy, {}, {}});
   }
   for (GroupReport& g : out) {
     const auto t = b.groups.find(g.name);
@@ -134,8 +138,8 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   std::string fallback;
   p.peak = dense_rate(target.cluster.gpu, p.model.dtype, DataType::kFloat32, &fallback).value_or(FlopsPerSecond(0.0));
   if (!fallback.empty()) p.notes.push_back(fallback);
-  if (p.plan.offload_optimizer != OffloadDevice::kNone) {
-    p.notes.push_back(target.compute.host().source + "; parameter and activation offload's copies not priced yet");
+  if (p.plan.offload_optimizer != OffloadDevice::kNone || p.plan.offload_activations) {
+    p.notes.push_back(target.compute.host().source + "; copies from pinned host memory");
   }
 
   LinkAnalyzer analyzer(target.graph, target.achievable);
@@ -169,7 +173,7 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   p.host_sync_after_p2p = host.sync_after_p2p;
   record_host(sim, p);
   p.summary = job_summary(b, world, p);
-  p.groups = group_reports(costs, b);
+  p.groups = group_reports(costs, b, target.compute.host().copy);
   for (const GroupReport& g : p.groups) p.exposed_by_link[std::string(hw::name(g.link))] += g.exposed;
   p.simulated_ranks = static_cast<int>(sim.simulated.size());
   for (const auto& ends : sim.end) p.simulated_ops += ends.size();

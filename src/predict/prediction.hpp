@@ -32,7 +32,7 @@ struct PredictOptions {
 
 // One group name's communication: its slowest instance's links and the step's time on it.
 struct GroupReport {
-  std::string name;  // "tp", "dp", "pp", "embedding"
+  std::string name;  // "tp", "dp", "pp", "embedding"; "offload": copies to and from host memory over PCIe
   int ranks = 0;
   int nodes = 0;
   hw::PathClass link = hw::PathClass::kNvlink;  // the class that limits its bandwidth

@@ -14,9 +14,9 @@
 
 namespace commscale::predict {
 
-// What the simulator matches an op by: a compute op (Gemm or MemoryKernel) is not matched; a
-// collective by its group handle; a send or receive by its group handle and peer.
-enum class OpCategory : std::uint8_t { kCompute, kCollective, kSend, kRecv };
+// What the simulator matches an op by: a compute op (Gemm or MemoryKernel) and a host copy are not
+// matched; a collective by its group handle; a send or receive by its group handle and peer.
+enum class OpCategory : std::uint8_t { kCompute, kCollective, kSend, kRecv, kHostCopy };
 struct OpInfo {
   Stream stream = Stream::kCompute;
   OpCategory category = OpCategory::kCompute;
@@ -26,6 +26,8 @@ struct OpInfo {
   std::uint32_t group = 0;  // a communication op's handle
   int peer = 0;             // a send's or receive's peer within the group
   [[nodiscard]] bool compute() const noexcept { return category == OpCategory::kCompute; }
+  // Runs on its own: when its stream and dependencies let it, for its duration (no peer to wait for).
+  [[nodiscard]] bool local() const noexcept { return compute() || category == OpCategory::kHostCopy; }
 };
 
 struct ProgramIndex {

@@ -346,7 +346,8 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
       if (kSavings[k] != Saving::kAdam8bit) {
         r.notes.push_back(
             "offload's step time: the optimizer's update on the host (gradients copied over PCIe, CPU Adam, "
-            "weights copied back) after the backward; parameter and activation copies are not priced yet");
+            "weights copied back) after the backward, and the parameters' and activations' copies over PCIe "
+            "during it");
       }
     }
     if (fitting.empty() && r.candidates > plain_candidates) {

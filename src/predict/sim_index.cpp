@@ -36,6 +36,8 @@ ProgramIndex index_program(const std::vector<Op>& ops) {
       info.category = p->direction == P2pDirection::kSend ? OpCategory::kSend : OpCategory::kRecv;
       info.group = p->group;
       info.peer = p->peer;
+    } else if (std::holds_alternative<HostCopy>(op.payload)) {
+      info.category = OpCategory::kHostCopy;
     }
     index.info.push_back(info);
     index.streams[static_cast<std::size_t>(op.stream)].push_back(op.id);

@@ -172,7 +172,7 @@ class Engine {
       }
       start[id] = ready;
       const OpInfo& info = index.info[id];
-      if (info.compute()) {
+      if (info.local()) {
         sim_.data_start[static_cast<std::size_t>(i)][id] = ready;
         complete(i, id, ready + duration(i, id));
         ++next;

@@ -256,6 +256,10 @@ CostClasses::CostClasses(const CoarseProgram& program) {
         const auto& pb = std::get<PointToPoint>(b.payload);
         return pa->group == pb.group && pa->bytes == pb.bytes;  // resize_transfers keeps them alike
       }
+      if (const auto* ha = std::get_if<HostCopy>(&a.payload)) {
+        const auto& hb = std::get<HostCopy>(b.payload);
+        return ha->direction == hb.direction && ha->bytes == hb.bytes;
+      }
       return false;  // another compute op: its own
     };
     for (const Op& op : ops) {
@@ -282,7 +286,7 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
     const std::vector<Op>& ops = program.set.programs[s];
     by_class.clear();
     is_fused.clear();
-    std::vector<double>& class_share = gemm_share_[s];  // GEMM share of a compute class's time; -1 for communication
+    std::vector<double>& class_share = gemm_share_[s];  // GEMM share of a compute class's time (op_shares' values)
     std::vector<InterferenceModel::Load>& class_load = loads_[s];
     for (const OpId id : classes.representative[s]) {
       const Op& op = ops[id];
@@ -295,11 +299,15 @@ StageCosts::StageCosts(const CoarseProgram& program, const CostClasses& classes,
       } else if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
         by_class.push_back({.seconds = target.compute.time(op.payload, op.phase).value()});
         class_share.push_back(std::holds_alternative<Gemm>(op.payload) ? 1.0 : 0.0);
+      } else if (std::holds_alternative<HostCopy>(op.payload)) {
+        by_class.push_back({.seconds = target.compute.time(op.payload, op.phase).value()});
+        class_share.push_back(kNotInterfering);
       } else {
         by_class.push_back({.seconds = comm(op)});
-        class_share.push_back(-1.0);
+        class_share.push_back(kCommunication);
       }
-      class_load.push_back(class_share.back() < 0 ? comm.load(op, by_class.back().seconds) : InterferenceModel::Load{});
+      class_load.push_back(class_share.back() == kCommunication ? comm.load(op, by_class.back().seconds)
+                                                                : InterferenceModel::Load{});
     }
     for (double& share : class_share) share = std::max(0.0, share);
     std::vector<double>& seconds = seconds_[s];

@@ -67,6 +67,7 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const std::
   for (std::size_t st = 0; st < sim.simulated.size(); ++st) {
     for (auto& v : s.by_stream) v.clear();
     for (auto& v : s.by_group) v.clear();
+    s.offload.clear();
     const std::vector<OpInfo>& ops =
         indexes[static_cast<std::size_t>(set.ranks[static_cast<std::size_t>(sim.simulated[st])].program)].info;
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -74,6 +75,10 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const std::
       const OpInfo& op = ops[i];
       s.by_stream[static_cast<std::size_t>(op.stream)].push_back(moving);
       if (op.compute()) continue;
+      if (op.category == OpCategory::kHostCopy) {
+        s.offload.push_back(moving);  // two streams (h2d, d2h): sorted below
+        continue;
+      }
       // The two pipeline directions are one group, "pp", as the breakdown charges them; per stream.
       const std::size_t group = op.group == kPpBackwardGroup ? kPpForwardGroup : op.group;
       s.by_group[2 * group + (op.stream == Stream::kPpRecv ? 1 : 0)].push_back(moving);
@@ -97,6 +102,13 @@ CoarseFigures PlanEvaluator::coarse_breakdown(const ProgramSet& set, const std::
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(s.both), by_start);
       merge_sorted(s.both, s.merged);
       GroupTime& time = f.groups[std::string(charged_name(static_cast<GroupRole>(g)))];  // handle = role
+      time.busy += Seconds(merged_length(s.merged) / n);
+      time.exposed += Seconds(uncovered_merged_length(s.merged, s.compute) / n);
+    }
+    if (!s.offload.empty()) {
+      std::sort(s.offload.begin(), s.offload.end(), by_start);
+      merge_sorted(s.offload, s.merged);
+      GroupTime& time = f.groups[std::string(kOffloadGroup)];
       time.busy += Seconds(merged_length(s.merged) / n);
       time.exposed += Seconds(uncovered_merged_length(s.merged, s.compute) / n);
     }

@@ -111,8 +111,8 @@ class PlanEvaluator {
   // Storage reused from plan to plan.
   struct Scratch {
     std::array<std::vector<Interval>, kStreamCount> by_stream;
-    std::array<std::vector<Interval>, 10> by_group;  // [2 handle + (receive stream)]
-    std::vector<Interval> compute, all, both, merged;
+    std::array<std::vector<Interval>, 2 * kGroupRoleCount> by_group;  // [2 handle + (receive stream)]
+    std::vector<Interval> compute, all, both, merged, offload;
   };
   Scratch scratch_;
 

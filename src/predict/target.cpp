@@ -33,11 +33,12 @@ HostSide host_side(const hw::ClusterSpec& cluster, const hw::ReferenceData& ref)
   const double bw = known ? *cluster.host_memory_bw_GBps->value / ranks : kAssumedHostGBpsPerGpu;
   HostSide h;
   h.pcie = *cluster.gpu.pcie_bw(ref).value * kPinnedCopyShareOfPcie;  // every GPU file has its PCIe link
+  h.copy = GBps(std::min(h.pcie.value(), bw));  // a copy writes or reads each byte once in host memory
   h.update_params_per_s = std::min(cores * kCpuAdamParamsPerCoreS, bw * 1e9 / kCpuAdamBytesPerParam);
   h.source = fmt::format(
-      "offloaded optimizer: {:.1f} GB/s each way over PCIe, CPU Adam at {:.2f} G parameters/s a rank ({:.1f} cores and "
-      "{:.1f} GB/s of host memory a rank{})",
-      h.pcie.value(), h.update_params_per_s / 1e9, cores, bw,
+      "offload: {:.1f} GB/s each way over PCIe ({:.1f} GB/s for copies during the step), CPU Adam at {:.2f} G "
+      "parameters/s a rank ({:.1f} cores and {:.1f} GB/s of host memory a rank{})",
+      h.pcie.value(), h.copy.value(), h.update_params_per_s / 1e9, cores, bw,
       known ? "" : ", assumed: the cluster gives no host_cpu_cores or host_memory_bw_GBps");
   return h;
 }

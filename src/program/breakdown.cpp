@@ -63,6 +63,8 @@ std::string charge_group(const ProgramSet& set, int rank, const Op& op) {
     handle = c->group;
   } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
     handle = p->group;
+  } else if (std::holds_alternative<HostCopy>(op.payload)) {
+    return std::string(kOffloadGroup);
   } else {
     return "compute";
   }

@@ -13,8 +13,9 @@
 //   exposed comm  time some communication op is moving data and the compute stream is not;
 //   bubble        the rest: the rank waits for others (pipeline fill and drain, stragglers, a peer
 //                 that has not reached the collective yet);
-// so compute + exposed comm + bubble = step time on every rank. Per group ("tp", "dp", "pp",
-// "embedding"), busy is the union of that group's data-moving intervals and exposed the part of it
+// so compute + exposed comm + bubble = step time on every rank. Copies between the GPU and host memory
+// (offload's HostCopy ops) move data over PCIe and count as communication, charged to "offload". Per
+// group ("tp", "dp", "pp", "embedding", "offload"), busy is the union of that group's data-moving intervals and exposed the part of it
 // the compute stream does not cover; groups running at once are each charged, so the exposed times of
 // the groups can add up to more than the rank's exposed communication.
 
@@ -54,8 +55,8 @@ struct StepBreakdown {
 
 [[nodiscard]] StepBreakdown break_down_step(const ProgramSet& set, const Timeline& timeline, int step);
 
-// The group an op's time is charged to: "compute" for compute ops, else its group's name, with the
-// two pipeline directions ("pp-fwd", "pp-bwd") joined as "pp".
+// The group an op's time is charged to: "compute" for compute ops, "offload" for host copies, else its
+// group's name, with the two pipeline directions ("pp-fwd", "pp-bwd") joined as "pp".
 [[nodiscard]] std::string charge_group(const ProgramSet& set, int rank, const Op& op);
 
 // The length of the union of intervals [start, end).

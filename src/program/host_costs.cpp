@@ -34,7 +34,8 @@ HostOpClass host_op_class(const OpPayload& payload) noexcept {
     case 0: return host_op_class(std::get<Gemm>(payload));
     case 1: return HostOpClass::kKernel;
     case 2: return HostOpClass::kCollective;
-    default: return HostOpClass::kP2p;
+    case 3: return HostOpClass::kP2p;
+    default: return HostOpClass::kKernel;  // a host copy: one call that enqueues, as a kernel's launch
   }
 }
 

@@ -1,5 +1,6 @@
 #include "program/op.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -11,7 +12,9 @@
 namespace commscale {
 namespace {
 
-constexpr std::array kStreams = {Stream::kCompute, Stream::kTp, Stream::kDp, Stream::kPpSend, Stream::kPpRecv};
+constexpr std::array kStreams = {Stream::kCompute, Stream::kTp,           Stream::kDp,          Stream::kPpSend,
+                                 Stream::kPpRecv,  Stream::kHostToDevice, Stream::kDeviceToHost};
+static_assert(kStreams.size() == kStreamCount);
 constexpr std::array kPhases = {Phase::kForward, Phase::kBackward, Phase::kRecompute, Phase::kStep};
 constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKernelKind::kSoftmax,
                                      MemoryKernelKind::kDropout,      MemoryKernelKind::kActivation,
@@ -21,6 +24,7 @@ constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKern
                                      MemoryKernelKind::kAdd,          MemoryKernelKind::kMask,
                                      MemoryKernelKind::kBiasGrad,     MemoryKernelKind::kHostOptimizer};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
+constexpr std::array kCopyDirections = {CopyDirection::kToHost, CopyDirection::kToDevice};
 constexpr std::array kGroupRoles = {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward,
                                     GroupRole::kEmbedding};
 static_assert(kGroupRoles.size() == kGroupRoleCount);
@@ -39,6 +43,10 @@ std::string_view name(Stream stream) noexcept {
       return "pp-send";
     case Stream::kPpRecv:
       return "pp-recv";
+    case Stream::kHostToDevice:
+      return "h2d";
+    case Stream::kDeviceToHost:
+      return "d2h";
   }
   return "?";
 }
@@ -93,6 +101,10 @@ std::string_view name(MemoryKernelKind kind) noexcept {
 
 std::string_view name(P2pDirection direction) noexcept { return direction == P2pDirection::kSend ? "send" : "recv"; }
 
+std::string_view name(CopyDirection direction) noexcept {
+  return direction == CopyDirection::kToHost ? "to_host" : "to_device";
+}
+
 std::string_view name(GroupRole role) noexcept {
   switch (role) {
     case GroupRole::kTp:
@@ -123,6 +135,9 @@ MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_vie
 P2pDirection parse_p2p_direction(std::string_view text, std::string_view where) {
   return parse_by_name(kDirections, text, where, "direction");
 }
+CopyDirection parse_copy_direction(std::string_view text, std::string_view where) {
+  return parse_by_name(kCopyDirections, text, where, "copy direction");
+}
 GroupRole parse_group_role(std::string_view text, std::string_view where) {
   return parse_by_name(kGroupRoles, text, where, "group");
 }
@@ -132,8 +147,14 @@ bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept {
     return stream == Stream::kCompute;
   }
   if (std::holds_alternative<CollectiveOp>(payload)) return stream == Stream::kTp || stream == Stream::kDp;
+  if (const auto* h = std::get_if<HostCopy>(&payload)) return stream == copy_stream(h->direction);
   const auto* p2p = std::get_if<PointToPoint>(&payload);
   return p2p != nullptr && stream == (p2p->direction == P2pDirection::kSend ? Stream::kPpSend : Stream::kPpRecv);
+}
+
+bool listed_stream(const std::vector<Op>& ops, Stream stream) noexcept {
+  return !is_copy_stream(stream) ||
+         std::any_of(ops.begin(), ops.end(), [&](const Op& op) { return op.stream == stream; });
 }
 
 Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype) {

@@ -13,7 +13,7 @@
 //
 // Execution semantics (what "deadlock-free" means, and what engines must honour):
 //  - Op ids are dense: ops[i].id == i. Dependencies name ops of the same rank.
-//  - Each rank has five streams. The ops of one stream run one at a time, in program order (the
+//  - Each rank has seven streams. The ops of one stream run one at a time, in program order (the
 //    order of the list); a stream's order is therefore an implicit dependency and is NOT repeated in
 //    `deps`. `deps` lists what an op needs from other streams (and nothing else is implied).
 //  - A collective runs when every member of its group has reached it; the members' calls on a group
@@ -26,8 +26,10 @@
 //    CollectiveLayout::size): the full tensor for all-reduce, the gathered output for all-gather,
 //    the unreduced input for reduce-scatter. A collective's element count is bytes / sizeof(dtype).
 //
-// Stream names: "compute", "tp", "dp", "pp-send", "pp-recv". Compute ops (Gemm, MemoryKernel) run on
-// "compute"; collectives on "tp" or "dp"; sends on "pp-send"; receives on "pp-recv".
+// Stream names: "compute", "tp", "dp", "pp-send", "pp-recv", "h2d", "d2h". Compute ops (Gemm, MemoryKernel)
+// run on "compute"; collectives on "tp" or "dp"; sends on "pp-send"; receives on "pp-recv"; copies between
+// the GPU and host memory (HostCopy) on "h2d" or "d2h" by direction: a GPU has a copy engine each way, so
+// they overlap compute and each other (PCIe is full duplex).
 
 #include <cstdint>
 #include <string>
@@ -44,8 +46,8 @@ namespace commscale {
 
 using OpId = std::uint32_t;
 
-enum class Stream : std::uint8_t { kCompute, kTp, kDp, kPpSend, kPpRecv };
-inline constexpr int kStreamCount = 5;
+enum class Stream : std::uint8_t { kCompute, kTp, kDp, kPpSend, kPpRecv, kHostToDevice, kDeviceToHost };
+inline constexpr int kStreamCount = 7;
 
 // What part of the step an op belongs to. Recompute is a forward re-run inside the backward pass;
 // kStep is the end of the step (gradient synchronisation that waits for the whole backward, the
@@ -128,7 +130,19 @@ struct PointToPoint {
   DataType dtype = DataType::kBFloat16;
 };
 
-using OpPayload = std::variant<Gemm, MemoryKernel, CollectiveOp, PointToPoint>;
+enum class CopyDirection : std::uint8_t { kToHost, kToDevice };
+
+// A copy between the GPU's memory and pinned host memory over the GPU's PCIe link, on "h2d" or "d2h":
+// what offload moves during the step (the activations a layer keeps for its backward, out after its forward
+// and back before its backward; ZeRO-Infinity's parameter shard before each gather). Engines run it as
+// cudaMemcpyAsync from pinned memory (CUDA) or a memcpy (CPU backend); the predictor prices it at the
+// host's PCIe rate (predict/compute_model.hpp, HostSide).
+struct HostCopy {
+  CopyDirection direction = CopyDirection::kToHost;
+  Bytes bytes;
+};
+
+using OpPayload = std::variant<Gemm, MemoryKernel, CollectiveOp, PointToPoint, HostCopy>;
 
 struct Op {
   OpId id = 0;
@@ -145,6 +159,9 @@ struct Op {
 // so that a group's handle is its role's value (parallel/program_builder.hpp).
 enum class GroupRole : std::uint8_t { kTp, kDp, kPpForward, kPpBackward, kEmbedding };
 inline constexpr int kGroupRoleCount = 5;
+
+// What breakdowns and traffic tables charge host copies (HostCopy) to, beside the groups' names.
+inline constexpr std::string_view kOffloadGroup = "offload";
 
 // The pipeline's two directions: members listed by stage.
 [[nodiscard]] constexpr bool is_pipeline(GroupRole role) noexcept {
@@ -170,10 +187,11 @@ struct ProgramSet {
   std::vector<RankProgram> ranks;  // ranks[r].rank == r
 };
 
-[[nodiscard]] std::string_view name(Stream stream) noexcept;  // compute tp dp pp-send pp-recv
+[[nodiscard]] std::string_view name(Stream stream) noexcept;  // compute tp dp pp-send pp-recv h2d d2h
 [[nodiscard]] std::string_view name(Phase phase) noexcept;    // fwd bwd recompute step
 [[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
 [[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
+[[nodiscard]] std::string_view name(CopyDirection direction) noexcept;  // to_host to_device
 [[nodiscard]] std::string_view name(GroupRole role) noexcept;  // tp dp pp-fwd pp-bwd embedding
 // The name the breakdown charges a group's time to: "pp" joins the pipeline's two directions.
 [[nodiscard]] std::string_view charged_name(GroupRole role) noexcept;
@@ -182,11 +200,21 @@ struct ProgramSet {
 [[nodiscard]] Phase parse_phase(std::string_view text, std::string_view where);
 [[nodiscard]] MemoryKernelKind parse_memory_kernel_kind(std::string_view text, std::string_view where);
 [[nodiscard]] P2pDirection parse_p2p_direction(std::string_view text, std::string_view where);
+[[nodiscard]] CopyDirection parse_copy_direction(std::string_view text, std::string_view where);
 [[nodiscard]] GroupRole parse_group_role(std::string_view text, std::string_view where);
 
-// The stream an op of this payload must run on is fixed for compute and point-to-point ops; a
-// collective may run on "tp" or "dp".
+// The stream an op of this payload must run on is fixed for compute, point-to-point ops and host copies;
+// a collective may run on "tp" or "dp".
 [[nodiscard]] bool stream_fits_payload(Stream stream, const OpPayload& payload) noexcept;
+[[nodiscard]] constexpr Stream copy_stream(CopyDirection direction) noexcept {
+  return direction == CopyDirection::kToDevice ? Stream::kHostToDevice : Stream::kDeviceToHost;
+}
+[[nodiscard]] constexpr bool is_copy_stream(Stream stream) noexcept {
+  return stream == Stream::kHostToDevice || stream == Stream::kDeviceToHost;
+}
+// Whether a report lists the stream for these ops: every stream but the two copy streams, which only offload
+// uses, so that reports of plans without offload read as they did before the copies existed.
+[[nodiscard]] bool listed_stream(const std::vector<Op>& ops, Stream stream) noexcept;
 
 [[nodiscard]] Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype);
 // Memory traffic of a GEMM if each operand is read once and the result written once (the roofline's

@@ -80,14 +80,17 @@ void payload_to_json(json& j, const OpPayload& payload) {
     j["type"] = "collective";
     j.update(
         {{"collective", name(c->kind)}, {"group", c->group}, {"bytes", c->bytes.count()}, {"dtype", name(c->dtype)}});
-  } else {
-    const auto& p = std::get<PointToPoint>(payload);
+  } else if (const auto* p = std::get_if<PointToPoint>(&payload)) {
     j["type"] = "p2p";
-    j.update({{"direction", name(p.direction)},
-              {"group", p.group},
-              {"peer", p.peer},
-              {"bytes", p.bytes.count()},
-              {"dtype", name(p.dtype)}});
+    j.update({{"direction", name(p->direction)},
+              {"group", p->group},
+              {"peer", p->peer},
+              {"bytes", p->bytes.count()},
+              {"dtype", name(p->dtype)}});
+  } else {
+    const auto& h = std::get<HostCopy>(payload);
+    j["type"] = "host_copy";
+    j.update({{"direction", name(h.direction)}, {"bytes", h.bytes.count()}});
   }
 }
 
@@ -143,7 +146,13 @@ OpPayload payload_from_json(const json& j) {
                         number<std::uint32_t>(j, "group"), number<int>(j, "peer"),
                         Bytes(number<std::uint64_t>(j, "bytes")), parse_data_type(text(j, "dtype"), where(j, "dtype"))};
   }
-  throw InputError(where(j, "type"), fmt::format("unknown op type \"{}\"", type), "gemm, memory, collective or p2p");
+  if (type == "host_copy") {
+    keys({"direction", "bytes"});
+    return HostCopy{parse_copy_direction(text(j, "direction"), where(j, "direction")),
+                    Bytes(number<std::uint64_t>(j, "bytes"))};
+  }
+  throw InputError(where(j, "type"), fmt::format("unknown op type \"{}\"", type),
+                   "gemm, memory, collective, p2p or host_copy");
 }
 
 }  // namespace

@@ -177,7 +177,12 @@ TimelineDiff diff_timelines(const ProgramSet& set, const Timeline& a, const Time
       accumulate(k.b_parts, pb);
     }
   }
-  d.streams = streams;
+  for (int s = 0; s < kStreamCount; ++s) {
+    const auto stream = static_cast<Stream>(s);
+    const bool listed = std::any_of(set.programs.begin(), set.programs.end(),
+                                    [&](const std::vector<Op>& ops) { return listed_stream(ops, stream); });
+    if (listed) d.streams.push_back(streams[static_cast<std::size_t>(s)]);
+  }
   for (auto& [key, k] : kinds) d.kinds.push_back(k);
   by_magnitude(d.kinds);
   for (std::size_t r = 0; r < n; ++r) {

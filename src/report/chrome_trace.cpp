@@ -26,6 +26,9 @@ nlohmann::json op_annotations(const Op& op) {
   } else if (const auto* p = std::get_if<PointToPoint>(&op.payload)) {
     args[std::string(name(p->direction))] = p->peer;
     args["bytes"] = p->bytes.count();
+  } else if (const auto* h = std::get_if<HostCopy>(&op.payload)) {
+    args["copy"] = name(h->direction);
+    args["bytes"] = h->bytes.count();
   }
   return args;
 }
@@ -47,7 +50,10 @@ ChromeTrace chrome_trace(const ProgramSet& set, const Timeline& timeline) {
   trace.engine = timeline.engine;
   for (int r = 0; r < set.world_size; ++r) {
     trace.names.push_back({r, std::nullopt, "rank " + std::to_string(r)});
-    for (int s = 0; s < kStreamCount; ++s) trace.names.push_back({r, s, std::string(name(static_cast<Stream>(s)))});
+    for (int s = 0; s < kStreamCount; ++s) {
+      const auto stream = static_cast<Stream>(s);
+      if (listed_stream(ops_of(set, r), stream)) trace.names.push_back({r, s, std::string(name(stream))});
+    }
   }
   // Where each step starts on the common time axis: after the latest end of the steps before it.
   std::vector<double> step_end(static_cast<std::size_t>(std::max(timeline.steps, 0)), 0.0);

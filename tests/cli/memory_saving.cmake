@@ -138,9 +138,29 @@ if(NOT host_s GREATER gpu_s)
 endif()
 commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster rtx4090-8x-pcie --model gpt3-1.3b --dp 8 --zero 2
                                        --global-batch 64 --micro-batch 4 --offload-optimizer cpu)
-expect_contains("${out}" "offloaded optimizer: 26.5 GB/s each way over PCIe, CPU Adam at 1.83 G parameters/s a rank "
-                         "(8.0 cores and 51.2 GB/s of host memory a rank)")
+expect_contains("${out}" "offload: 26.5 GB/s each way over PCIe (26.5 GB/s for copies during the step), CPU Adam at "
+                         "1.83 G parameters/s a rank (8.0 cores and 51.2 GB/s of host memory a rank)")
 # A host with no cores gives an offloaded update nothing to run on: refused as the file's error, exit 2.
 commscale_run(EXPECT 2 ERROR err ARGS predict --cluster rtx4090-8x-pcie --model gpt3-1.3b --dp 8 --zero 2
                                       --global-batch 64 --offload-optimizer cpu --set host_cpu_cores=0)
 expect_contains("${err}" "host_cpu_cores.value: is 0 (expected more than 0)")
+
+# Parameter and activation offload's copies in the step: on one RTX 3090, GPT-3 1.3B with ZeRO-Infinity
+# (ZeRO-3, the optimizer and the parameters offloaded) and the activations offloaded, the "offload" group
+# carries the copies over PCIe at 26.5 GB/s, and the step is longer than with the optimizer offloaded alone.
+set(one_3090 predict --cluster rtx3090-4x-nvlink-pairs --world 1 --model gpt3-1.3b --global-batch 8 --micro-batch 2)
+commscale_run(EXPECT 0 OUTPUT optimizer_only ARGS ${one_3090} --zero 1 --offload-optimizer cpu --json)
+commscale_run(EXPECT 0 OUTPUT everything ARGS ${one_3090} --zero 3 --offload-optimizer cpu --offload-params cpu
+                                              --offload-activations --json)
+string(JSON groups LENGTH "${optimizer_only}" groups)
+expect_equal(${groups} 0 "groups of a one-GPU step without offload's copies")
+string(JSON group GET "${everything}" groups 0 group)
+expect_equal(${group} offload "the copies' group")
+string(JSON copy_rate GET "${everything}" groups 0 bus_bw_GBps)
+string(JSON busy GET "${everything}" groups 0 busy_s)
+string(JSON alone_s GET "${optimizer_only}" summary step_time_s)
+string(JSON all_s GET "${everything}" summary step_time_s)
+if(NOT copy_rate GREATER 26.45 OR NOT copy_rate LESS 26.47 OR NOT busy GREATER 1.0 OR NOT all_s GREATER alone_s)
+  message(FATAL_ERROR "offload's copies: ${copy_rate} GB/s, busy ${busy} s; step ${all_s} s against ${alone_s} s "
+                      "with the optimizer offloaded alone")
+endif()

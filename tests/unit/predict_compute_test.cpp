@@ -124,6 +124,22 @@ TEST(ComputeModel, AnOffloadedUpdateRunsAtTheHostsCopiesAndCpuAdam) {
   EXPECT_NEAR(copies + update, 0.11497, 1e-5);
 }
 
+TEST(ComputeModel, AHostCopyRunsAtTheSlowerOfPcieAndTheRanksHostMemory) {
+  // The 8 x RTX 4090 box: 26.46 GB/s of pinned copies against 409.6 GB/s of host memory / 8 = 51.2 GB/s a
+  // rank: PCIe bounds a copy. 100 MB take 3.779 ms and the fixed 8 us.
+  const Target box = make_target(hw::testing::catalog(), hw::testing::catalog().cluster("rtx4090-8x-pcie", "test"), 1,
+                                 nullptr);
+  EXPECT_NEAR(box.compute.host().copy.value(), 31.5 * 0.84, 1e-9);
+  const HostCopy copy{CopyDirection::kToHost, Bytes(100'000'000)};
+  EXPECT_NEAR(box.compute.time(copy).value(), 1e8 / (31.5e9 * 0.84) + 8e-6, 1e-12);
+  EXPECT_NEAR(box.compute.time(OpPayload(copy)).value(), box.compute.time(copy).value(), 0.0);
+  // The same box with 100 GB/s of host memory for its 8 GPUs: 12.5 GB/s a rank bounds it.
+  hw::ClusterSpec slow = hw::testing::catalog().cluster("rtx4090-8x-pcie", "test");
+  slow.host_memory_bw_GBps->value = 100.0;
+  const Target starved = make_target(hw::testing::catalog(), slow, 1, nullptr);
+  EXPECT_NEAR(starved.compute.time(copy).value(), 1e8 / 12.5e9 + 8e-6, 1e-12);
+}
+
 TEST(ComputeModel, EagerKernelsHaveCatalogFiguresOfTheirOwn) {
   const ComputeModel model(gpu("h200-sxm"), nullptr);
   constexpr std::uint64_t kGiB = 1ull << 30;

@@ -63,6 +63,24 @@ std::vector<Case> cases() {
                    p.kernels = KernelSet::kEager;
                    p.flash_attention = true;
                  })});
+  // Offload: the optimizer's update on the host; ZeRO-Infinity's parameter copies; activations' copies.
+  out.push_back({"rtx4090-8x-pcie", "gpt3-1.3b", with(plan(8, 1, 1, 16), [](ParallelPlan& p) {
+                   p.zero_stage = 2;
+                   p.offload_optimizer = OffloadDevice::kCpu;
+                   p.offload_activations = true;
+                 })});
+  out.push_back({"rtx4090-8x-pcie", "gpt3-2.7b", with(plan(8, 1, 1, 16), [](ParallelPlan& p) {
+                   p.zero_stage = 3;
+                   p.recompute = Recompute::kFull;
+                   p.offload_optimizer = OffloadDevice::kCpu;
+                   p.offload_params = OffloadDevice::kCpu;
+                 })});
+  out.push_back({"rtx3090-4x-nvlink-pairs", "gpt3-1.3b", with(plan(1, 1, 1, 4), [](ParallelPlan& p) {
+                   p.zero_stage = 3;
+                   p.offload_optimizer = OffloadDevice::kCpu;
+                   p.offload_params = OffloadDevice::kCpu;
+                   p.offload_activations = true;
+                 })});
   return out;
 }
 

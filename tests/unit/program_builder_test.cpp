@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -12,6 +13,7 @@
 #include "parallel/program_builder.hpp"
 #include "program/checker.hpp"
 #include "workload/flops.hpp"
+#include "workload/memory.hpp"
 #include "workload/presets.hpp"
 
 namespace commscale {
@@ -169,6 +171,54 @@ TEST(ProgramBuilder, BucketsAndZeroStages) {
       EXPECT_EQ(c->bytes.count() % (2 * 16), 0u) << op.name;
     }
   }
+}
+
+TEST(ProgramBuilder, OffloadCopiesCountedByHand) {
+  // tiny (8 layers, h 128, s 64, V 1024, bf16), dp 2, 4 microbatches of one sequence, ZeRO-3 with the
+  // optimizer, the parameters and the activations offloaded.
+  const TransformerConfig tiny = find_preset("tiny", "");
+  ParallelPlan p = plan(2, 1, 1, 4);
+  p.zero_stage = 3;
+  p.offload_optimizer = OffloadDevice::kCpu;
+  p.offload_params = OffloadDevice::kCpu;
+  p.offload_activations = true;
+  const ProgramSet set = build_program(CheckedPlan(tiny, p));
+  const ProgramCheck check = check_program(set);
+  ASSERT_TRUE(check.ok()) << check.problems.front();
+  // Every unit (the embedding, 8 layers, the head: norm and the tied output) copies its parameter shard in
+  // before each use, forward and backward, every microbatch: shards of whole 16-byte pieces over dp 2.
+  const auto shard = [](std::uint64_t parameters) { return (parameters + 15) / 16 * 16 / 2 * 2; };
+  const std::uint64_t units = shard(embedding_parameters(tiny, 1)) + 8 * shard(layer_parameters(tiny, 1).total()) +
+                              shard(norm_parameters(tiny) + output_parameters(tiny, 1, 1));
+  // Each layer's activations out after its forward and back before its backward: without recompute, by
+  // memory.hpp's count for one sequence.
+  const std::uint64_t layer = layer_activation_bytes(tiny, layer_sharding(p)).count();
+  auto t = traffic(set, 0);
+  EXPECT_EQ(t["offload to_device"].count, 4u * (2 * 10 + 8));
+  EXPECT_EQ(t["offload to_device"].bytes.count(), 4 * (2 * units + 8 * layer));
+  EXPECT_EQ(t["offload to_host"].count, 4u * 8);
+  EXPECT_EQ(t["offload to_host"].bytes.count(), 4 * 8 * layer);
+  // On their own streams by direction; each gather waits for its shard's copy.
+  for (const Op& op : ops_of(set, 0)) {
+    const auto* c = std::get_if<HostCopy>(&op.payload);
+    if (c != nullptr) {
+      EXPECT_EQ(op.stream, copy_stream(c->direction)) << op.name;
+    }
+    const auto* g = std::get_if<CollectiveOp>(&op.payload);
+    if (g == nullptr || g->kind != Collective::kAllGather) continue;
+    const bool after_copy = std::any_of(op.deps.begin(), op.deps.end(), [&](OpId d) {
+      return std::holds_alternative<HostCopy>(ops_of(set, 0)[d].payload);
+    });
+    EXPECT_TRUE(after_copy) << op.name;
+  }
+  // One GPU (ZeRO-Infinity on a single card): no gathers, the same copies.
+  ParallelPlan one = p;
+  one.dp = 1;
+  one.global_batch = 4;
+  const ProgramSet single = build_program(CheckedPlan(tiny, one));
+  ASSERT_TRUE(check_program(single).ok());
+  EXPECT_EQ(traffic(single, 0)["offload to_device"].count, 4u * (2 * 10 + 8));
+  EXPECT_EQ(traffic(single, 0).count("dp all_gather"), 0u);
 }
 
 TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {

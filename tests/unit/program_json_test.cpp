@@ -35,6 +35,37 @@ TEST(ProgramJson, RoundTripKeepsEverything) {
   EXPECT_TRUE(check_program(back).ok());
 }
 
+TEST(ProgramJson, HostCopiesRoundTrip) {
+  ParallelPlan p;
+  p.dp = 2;
+  p.global_batch = 2;
+  p.zero_stage = 3;
+  p.offload_optimizer = OffloadDevice::kCpu;
+  p.offload_params = OffloadDevice::kCpu;
+  p.offload_activations = true;
+  const ProgramSet set = build_program(CheckedPlan(find_preset("tiny", ""), p));
+  const json doc = set;
+  int to_host = 0;
+  int to_device = 0;
+  for (const json op : ops_of(set, 0)) {
+    if (op["type"] != "host_copy") continue;
+    (op["direction"] == "to_host" ? to_host : to_device) += 1;
+    EXPECT_EQ(op["stream"], op["direction"] == "to_host" ? "d2h" : "h2d") << op["name"];
+    EXPECT_GT(op["bytes"].get<std::uint64_t>(), 0u) << op["name"];
+  }
+  EXPECT_EQ(to_host, 8);             // each layer's activations, one microbatch
+  EXPECT_EQ(to_device, 2 * 10 + 8);  // ten units' shards each way, the activations back
+  EXPECT_EQ(json(doc.get<ProgramSet>()), doc);
+  json bad = doc;
+  for (json& op : bad["programs"][0]) {
+    if (op["type"] == "host_copy") {
+      op["direction"] = "sideways";
+      break;
+    }
+  }
+  EXPECT_TRUE(throws_input_error([&] { (void)bad.get<ProgramSet>(); }, {"direction", "\"sideways\"", "to_host"}));
+}
+
 TEST(ProgramJson, EagerKernelsAreMarked) {
   ParallelPlan p;
   p.global_batch = 2;
@@ -146,7 +177,8 @@ TEST(ProgramJson, RejectsBadDocuments) {
   EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"stream", "\"gpu\"", "pp-send"}));
   op["stream"] = "compute";
   op["type"] = "fft";
-  EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"type", "fft", "gemm, memory, collective or p2p"}));
+  EXPECT_TRUE(
+      throws_input_error([&] { (void)op.get<Op>(); }, {"type", "fft", "gemm, memory, collective, p2p or host_copy"}));
   op["type"] = "memory";
   op.erase("elements");
   EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"missing key \"elements\""}));

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Memory-saving training on one GPU, measured and predicted side by side (issue 35): `commscale train` runs
+# each plan below on the lent GPU and `commscale predict` predicts the same flags for that machine (the
+# catalog's hgx-h100 cut to one GPU and the lease's 16 host cores), then a table of step times. One device
+# call: build (Release, sm_90, with the GPU tests), the GPU tests, the runs, the table.
+#
+#   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash launch/memory-saving-gpu.sh   # on the device, OUT set
+#
+# Writes OUT/h200x1-memsave.tgz (the work folder: machine.txt, commands.txt, build and test logs,
+# train/*.json, predict/*.json, table.txt) and prints the table last.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=launch/device-run.sh
+source "$here/device-run.sh"
+device_run_start memsave 570
+device_run_machine
+
+el "build (with the GPU tests)"
+b=/tmp/bm
+build="cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build $b -j 16 --target commscale commscale_gpu_tests"
+cmd "$build"
+timeout 300 bash -c "$build" > "$W/build.log" 2>&1
+echo "build rc=$?"
+bin=$b/src/commscale
+if [ ! -x "$bin" ]; then tail -20 "$W/build.log"; save; echo "no commscale binary: stopping"; exit 1; fi
+save
+
+el "GPU tests"
+cmd "ctest -L gpu --output-on-failure"
+(cd "$b" && within 150 300 ctest -L gpu --output-on-failure > "$W/gpu-tests.log" 2>&1; echo "gpu tests rc=$?")
+tail -3 "$W/gpu-tests.log"
+save
+
+# Four Llama-2-7B layers with the embedding and the head, full recompute, 4 microbatches of one sequence.
+base=(--model llama2-7b --layers 4 --recompute full --global-batch 4 --micro-batch 1)
+declare -A plans=(
+  [dense]=""
+  [adam8bit]="--optimizer adam8bit"
+  [lora]="--lora-rank 16 --lora-targets all"
+  [qlora]="--lora-rank 16 --lora-targets all --lora-base-bits 4"
+  [offload-optimizer]="--zero 1 --offload-optimizer cpu"
+  [offload-activations]="--zero 1 --offload-optimizer cpu --offload-activations"
+  [offload-all]="--zero 3 --offload-optimizer cpu --offload-params cpu --offload-activations"
+)
+machine=(--cluster hgx-h100 --set node.gpus=1 --set host_cpu_cores=16 --framework commscale)
+mkdir -p "$W/train" "$W/predict"
+for name in dense adam8bit lora qlora offload-optimizer offload-activations offload-all; do
+  # shellcheck disable=SC2206  # the plan's flags are words
+  flags=(${plans[$name]})
+  el "train $name"
+  cmd "commscale train ${base[*]} ${flags[*]} --steps 5 --warmup 2 -J W/train/$name.json"
+  within 60 60 "${mpi[@]}" "$bin" train "${base[@]}" "${flags[@]}" --steps 5 --warmup 2 -J "$W/train/$name.json" \
+    > "$W/train/$name.txt" 2>&1 || echo "train $name failed: $(tail -2 "$W/train/$name.txt")"
+  cmd "commscale predict ${machine[*]} ${base[*]} ${flags[*]} -J W/predict/$name.json"
+  "$bin" predict "${machine[@]}" "${base[@]}" "${flags[@]}" -J "$W/predict/$name.json" > "$W/predict/$name.txt" 2>&1 ||
+    echo "predict $name failed: $(tail -2 "$W/predict/$name.txt")"
+  save
+done
+
+python3 - "$W" > "$W/table.txt" <<'EOF'
+import json, os, sys
+w = sys.argv[1]
+print(f"{'plan':<22}{'measured s':>12}{'predicted s':>13}{'error':>8}")
+for name in ["dense", "adam8bit", "lora", "qlora", "offload-optimizer", "offload-activations", "offload-all"]:
+    try:
+        measured = json.load(open(os.path.join(w, "train", name + ".json")))["summary"]["step_time_s"]
+        predicted = json.load(open(os.path.join(w, "predict", name + ".json")))["summary"]["step_time_s"]
+        print(f"{name:<22}{measured:>12.4f}{predicted:>13.4f}{100 * (predicted / measured - 1):>+7.1f}%")
+    except (OSError, KeyError, ValueError) as e:
+        print(f"{name:<22} missing: {e}")
+EOF
+save
+cat "$W/table.txt"
