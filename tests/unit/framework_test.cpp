@@ -215,7 +215,9 @@ TEST(Framework, GradientReductionTypeAndKindPerFramework) {
       EXPECT_GE(coll.bytes.count(), 4 * P);
       EXPECT_LT(coll.bytes.count(), 4 * (P + 16));  // padded to a multiple of dp x 8 elements
     }
-    if (op.name.starts_with("step.bucket")) EXPECT_EQ(std::get<CollectiveOp>(op.payload).dtype, DataType::kBFloat16);
+    if (op.name.starts_with("step.bucket")) {
+      EXPECT_EQ(std::get<CollectiveOp>(op.payload).dtype, DataType::kBFloat16);
+    }
   }
 }
 
