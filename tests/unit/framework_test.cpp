@@ -207,7 +207,8 @@ TEST(Framework, GradientReductionTypeAndKindPerFramework) {
   // Megatron-LM's distributed optimizer reduce-scatters the fp32 gradients and all-gathers the bf16 weights.
   p.framework = Framework::kMegatronLm;
   p.zero_stage = 1;
-  for (const Op& op : build_program(CheckedPlan(tiny, p)).programs.at(0)) {
+  const ProgramSet distributed = build_program(CheckedPlan(tiny, p));  // kept: the loop reads its programs
+  for (const Op& op : distributed.programs.at(0)) {
     if (op.name.starts_with("dp.bucket")) {
       const auto& coll = std::get<CollectiveOp>(op.payload);
       EXPECT_EQ(coll.kind, Collective::kReduceScatter);
