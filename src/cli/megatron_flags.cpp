@@ -125,6 +125,10 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
   cmd.add_flag("--overlap-grad-reduce", a->overlap_grad_reduce,
                "Megatron-LM: data-parallel gradients reduced in buckets during the backward (as PyTorch DDP)")
       ->group(kGroup);
+  cmd.add_flag("--no-gradient-accumulation-fusion", a->no_gradient_accumulation_fusion,
+               "Megatron-LM: weight gradients added into the main gradients by a kernel per microbatch, not by the "
+               "weight-gradient GEMM (as Megatron-LM did before 2022-02)")
+      ->group(kGroup);
   for (std::string_view f : kUnmodelledWithValue) add_rejected(cmd, f, true, kChangesStep);
   for (std::string_view f : kUnmodelledFlags) add_rejected(cmd, f, false, kChangesStep);
 }
@@ -214,6 +218,7 @@ void apply_megatron_plan_flags(const ModelPlanArguments& args, const Transformer
     p.zero_stage = 1;
   }
   if (a.overlap_grad_reduce) p.overlap_grad_reduce = true;
+  if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;
   // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).
   if (option_given(cmd, "--num-layers-per-virtual-pipeline-stage") || a.layers_per_virtual_stage != 0) {
     const int per_chunk = a.layers_per_virtual_stage;

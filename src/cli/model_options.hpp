@@ -30,6 +30,7 @@ struct MegatronArguments {
   int recompute_num_layers = 0;
   bool distributed_optimizer = false;
   bool overlap_grad_reduce = false;
+  bool no_gradient_accumulation_fusion = false;
   bool group_query_attention = false;
   bool swiglu = false;
   std::string normalization;

@@ -14,7 +14,9 @@ namespace {
 // --attention-backend auto; a run without it says --no-flash-attn); Adam with fp32 master weights (FusedAdam).
 // Megatron-DeepSpeed: Megatron's model code under DeepSpeed's engine: the same kernels, attention as separate
 // kernels unless --use-flash-attn-v2, DeepSpeed's reduction after the backward (overlap_comm off by default)
-// and Adam. PyTorch DDP: eager kernels,
+// and Adam; no gradient-accumulation fusion: in bf16 its BF16_Optimizer adds each microbatch's gradients into
+// fp32 ones and all-reduces them whole, in bf16, before its sharded update (workload/op_list.hpp,
+// GradAccumulation; grad_sync.cpp). PyTorch DDP: eager kernels,
 // F.scaled_dot_product_attention (flash), buckets of 25 MiB reduced as the backward hooks fire, each
 // gradient copied into its bucket and back (gradient_as_bucket_view off by default); AdamW. PyTorch FSDP:
 // eager, flash, parameters and gradients sharded (ZeRO 3), reduce-scatter per layer during the backward (its
@@ -27,7 +29,7 @@ constexpr std::array kFrameworks = {
     FrameworkDefaults{Framework::kMegatronDeepSpeed, "megatron-deepspeed", "megatron", KernelSet::kFused, false,
                       Optimizer::kAdam, false, false, 0,
                       "Megatron's fused kernels under DeepSpeed, gradients reduced after the "
-                      "backward, Adam"},
+                      "backward (bf16: accumulated in fp32, all-reduced whole), Adam"},
     FrameworkDefaults{Framework::kPytorchDdp, "pytorch-ddp", "pytorch-eager", KernelSet::kEager, true,
                       Optimizer::kAdamW, true, true, 0,
                       "eager kernels, SDPA attention, 25 MiB buckets reduced during the backward, AdamW"},

@@ -1,6 +1,8 @@
 // The data-parallel side of a stage's program: gradient buckets, ZeRO-3 parameter gathers, and the
 // end of the step (see program_builder.hpp for the rules).
 
+#include <variant>
+
 #include <fmt/format.h>
 
 #include "parallel/plan_memory.hpp"
@@ -9,6 +11,33 @@
 #include "workload/layer_ops.hpp"
 
 namespace commscale {
+namespace {
+
+// The data-parallel reduction as the framework runs it for a model of `dtype`: the gradients' type on the wire,
+// the tied embedding's, and whether a sharded optimizer (ZeRO 1) still all-reduces the whole gradient.
+//  - Megatron-LM in bf16 accumulates and reduces gradients in fp32 (megatron/training/arguments.py:
+//    accumulate_allreduce_grads_in_fp32 = True for bf16 unless --grad-reduce-in-bf16): its DDP reduces the
+//    fp32 main_grad buffer, and finalize_model_grads all-reduces the embedding's and the norms' main_grad.
+//  - Megatron-DeepSpeed in bf16 runs DeepSpeed's BF16_Optimizer (ZeRO stage 0 in its config, its own ZeRO 1):
+//    the pipeline engine all-reduces the whole fp32 gradient cast to bf16 (pipe/engine.py _bf16_reduce_grads ->
+//    engine.py allreduce_bucket, communication_data_type bf16), the optimizer updates its shard and all-gathers
+//    the bf16 weights (bf16_optimizer.py step), and the tied embedding's fp32 gradient (_hp_grad) is all-reduced
+//    between the end stages (pipe/engine.py _exec_reduce_tied_grads). DeepSpeed as of BigScience's BLOOM run
+//    (microsoft/DeepSpeed 56c5223, "bf16+pipeline parallelism", 2022-04).
+struct Reduction {
+  DataType grads;
+  DataType embedding;
+  bool whole;
+};
+
+Reduction reduction_of(Framework f, DataType dtype, int zero_stage) {
+  if (dtype != DataType::kBFloat16) return {dtype, dtype, false};
+  if (f == Framework::kMegatronLm) return {DataType::kFloat32, DataType::kFloat32, false};
+  if (f == Framework::kMegatronDeepSpeed) return {dtype, DataType::kFloat32, zero_stage == 1};
+  return {dtype, dtype, false};
+}
+
+}  // namespace
 
 std::uint64_t StageBuilder::padded(std::uint64_t elements) const noexcept {
   // A multiple of dp * 16 bytes: every shard is whole and 16-byte aligned (nccl-tests rounds shards to 16 bytes).
@@ -72,7 +101,8 @@ void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters) {
 
 void StageBuilder::flush_bucket() {
   if (bucket_elements_ == 0) return;
-  const bool all_reduce = p_.zero_stage == 0;
+  const Reduction r = reduction_of(p_.framework, m_.dtype, p_.zero_stage);
+  const bool all_reduce = p_.zero_stage == 0 || r.whole;
   const std::uint64_t elements = all_reduce ? bucket_elements_ : padded(bucket_elements_);
   std::string name;
   if (p_.zero_stage == 2) {
@@ -84,7 +114,8 @@ void StageBuilder::flush_bucket() {
   }
   const OpId reduction = emit_collective(
       std::move(name), Stream::kDp, kDpGroup, all_reduce ? Collective::kAllReduce : Collective::kReduceScatter,
-      Bytes(elements * size_of(m_.dtype)), Phase::kBackward, backward_mb_, -1, {bucket_producer_});
+      Bytes(elements * size_of(r.grads)), Phase::kBackward, backward_mb_, -1, {bucket_producer_});
+  std::get<CollectiveOp>(ops_[reduction].payload).dtype = r.grads;
   if (backward_mb_ == microbatches_ - 1) {
     final_buckets_.push_back(elements);
     final_bucket_reductions_.push_back(reduction);
@@ -132,11 +163,14 @@ std::uint64_t StageBuilder::replicated_parameters() const {
 
 void StageBuilder::end_of_step() {
   const std::uint64_t w = size_of(m_.dtype);
+  const Reduction r = reduction_of(p_.framework, m_.dtype, p_.zero_stage);
   std::vector<OpId> optimizer_deps;
   if (p_.sequence_parallel && p_.tp > 1) {
-    optimizer_deps.push_back(emit_collective("step.norm_grads.all_reduce", Stream::kTp, kTpGroup,
-                                             Collective::kAllReduce, Bytes(replicated_parameters() * w), Phase::kStep,
-                                             -1, -1, {last_compute_}));
+    const OpId norms =
+        emit_collective("step.norm_grads.all_reduce", Stream::kTp, kTpGroup, Collective::kAllReduce,
+                        Bytes(replicated_parameters() * size_of(r.grads)), Phase::kStep, -1, -1, {last_compute_});
+    std::get<CollectiveOp>(ops_[norms].payload).dtype = r.grads;
+    optimizer_deps.push_back(norms);
   }
   // (With LoRA the tied embedding is frozen: no gradient to sum.)
   const bool end_stage = stage_ == 0 || stage_ == p_.pp - 1;
@@ -144,8 +178,10 @@ void StageBuilder::end_of_step() {
   if (embedding_group) {
     const std::uint64_t table =
         static_cast<std::uint64_t>(vocab_shard(m_, p_.tp)) * static_cast<std::uint64_t>(m_.hidden);
-    emit_collective("step.embedding_grads.all_reduce", Stream::kDp, kEmbeddingGroup, Collective::kAllReduce,
-                    Bytes(table * w), Phase::kStep, -1, -1, {last_compute_});
+    const OpId tied =
+        emit_collective("step.embedding_grads.all_reduce", Stream::kDp, kEmbeddingGroup, Collective::kAllReduce,
+                        Bytes(table * size_of(r.embedding)), Phase::kStep, -1, -1, {last_compute_});
+    std::get<CollectiveOp>(ops_[tied].payload).dtype = r.embedding;
   }
   // DDP's finalize_backward: it waits for every bucket and copies each back into its gradients, in bucket order.
   if (copies_into_buckets()) {

@@ -171,6 +171,11 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.recompute = p.recompute;
   s.kernels = p.kernels;
   s.lora = p.lora;
+  if (p.framework == Framework::kMegatronDeepSpeed) {
+    s.grad_accumulation = GradAccumulation::kDeepSpeed;
+  } else if (p.framework == Framework::kMegatronLm && !p.gradient_accumulation_fusion) {
+    s.grad_accumulation = GradAccumulation::kMainGradAdd;
+  }
   return s;
 }
 
@@ -311,6 +316,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
                         {"bucket_bytes", p.bucket_bytes.count()},
                         {"overlap_grad_reduce", p.overlap_grad_reduce},
                         {"framework", name(p.framework)}};
+  if (!p.gradient_accumulation_fusion) out["gradient_accumulation_fusion"] = false;  // only where off, as below
   if (uneven_stages(p)) {  // only where the split is uneven: an even plan's JSON is as before
     out["first_stage_layers"] = p.first_stage_layers;
     out["last_stage_layers"] = p.last_stage_layers;
@@ -365,6 +371,7 @@ ParallelPlan plan_from_json(const JsonAt& in) {
     p.bucket_bytes = Bytes(static_cast<std::uint64_t>(bytes));
   }
   p.overlap_grad_reduce = in.flag_or("overlap_grad_reduce", p.overlap_grad_reduce);
+  p.gradient_accumulation_fusion = in.flag_or("gradient_accumulation_fusion", p.gradient_accumulation_fusion);
   p.first_stage_layers = whole_or(in, "first_stage_layers", p.first_stage_layers, 0);
   p.last_stage_layers = whole_or(in, "last_stage_layers", p.last_stage_layers, 0);
   if (in.has("framework")) p.framework = parse_framework(in.string("framework"), in.at("framework").where());

@@ -37,6 +37,10 @@ struct ParallelPlan {
   // Megatron-LM's --overlap-grad-reduce); false: in one reduction after the backward (Megatron-LM's default).
   bool overlap_grad_reduce = true;
   Framework framework = Framework::kCommscale;  // who runs the step (framework.hpp); the defaults it set
+  // Megatron-LM's weight-gradient GEMMs accumulate into the main gradients (--gradient-accumulation-fusion, on
+  // by default since 2022-02); false (--no-gradient-accumulation-fusion, and Megatron-LM before it): an add
+  // per microbatch (workload/op_list.hpp, GradAccumulation). Read with framework megatron-lm only.
+  bool gradient_accumulation_fusion = true;
   // Transformer layers of the first and last pipeline stages, 0: as many as every other stage (Megatron-LM's
   // --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers); the stages between share the
   // rest evenly. Only without interleaving.

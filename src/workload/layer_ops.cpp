@@ -324,11 +324,30 @@ void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const Layer
   b.set_phase(Phase::kBackward);
 }
 
-// Backward lists of eager kernels add each microbatch's weight gradients to the accumulated ones
-// (`accumulate`: every microbatch of the step but the first).
-OpListBuilder backward_builder(const LayerDims& d, const LayerSharding& s, bool accumulate) {
+// The kernels that add one microbatch's weight gradients (of `w` bytes an element) to the accumulated ones
+// (op_list.hpp, GradAccumulation; `later`: every microbatch of the step but the first).
+OpListBuilder::Accumulation accumulation_kernels(GradAccumulation g, DataType dtype, double w, bool later) {
+  const bool bf16 = dtype == DataType::kBFloat16;
+  if (g == GradAccumulation::kDeepSpeed) {
+    // BF16_Optimizer.update_hp_grads: hp_grad.add_(lp.grad.to(fp32)): a cast (w in, 4 out), an fp32 add.
+    if (bf16) return {.cast_read = w, .cast_written = 4.0, .add_read = 8.0, .add_written = 4.0};
+    g = GradAccumulation::kAutogradAdd;
+  }
+  if (g == GradAccumulation::kAutogradAdd) {
+    return later ? OpListBuilder::Accumulation{.add_read = 2 * w, .add_written = w} : OpListBuilder::Accumulation{};
+  }
+  if (g == GradAccumulation::kMainGradAdd) {
+    const double main = bf16 ? 4.0 : w;  // main_grad: fp32 in bf16 training
+    return {.add_read = w + main, .add_written = main};
+  }
+  return {};
+}
+
+OpListBuilder backward_builder(const TransformerConfig& m, const LayerDims& d, const LayerSharding& s,
+                               bool accumulate) {
   OpListBuilder b(Phase::kBackward);
-  if (accumulate && s.kernels == KernelSet::kEager) b.accumulate_gradients(d.w);
+  const GradAccumulation g = s.kernels == KernelSet::kEager ? GradAccumulation::kAutogradAdd : s.grad_accumulation;
+  b.accumulate_gradients(accumulation_kernels(g, m.dtype, d.w, accumulate));
   return b;
 }
 
@@ -344,7 +363,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
   const LayerDims d = layer_dims(m, s);
   const LayerParameters p = layer_parameters(m, s.tp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
-  OpListBuilder b = backward_builder(d, s, accumulate);
+  OpListBuilder b = backward_builder(m, d, s, accumulate);
   recompute_prelude(b, m, d, s);
   if (s.kernels == KernelSet::kEager) {
     eager_row_block_backward(b, m, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
@@ -380,7 +399,7 @@ OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s)
 
 OpList embedding_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
-  OpListBuilder b = backward_builder(d, s, accumulate);
+  OpListBuilder b = backward_builder(m, d, s, accumulate);
   // With LoRA the embedding is frozen, and nothing before it needs a gradient.
   if (m.vocab == 0 || s.lora.enabled()) return b.take();
   const int gather = b.collective(d.sp, "embedding.all_gather", hidden_collective(d, Collective::kAllGather));
@@ -411,7 +430,7 @@ OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
 
 OpList head_backward_ops(const TransformerConfig& m, const LayerSharding& s, int pp, bool accumulate) {
   const LayerDims d = layer_dims(m, s);
-  OpListBuilder b = backward_builder(d, s, accumulate);
+  OpListBuilder b = backward_builder(m, d, s, accumulate);
   if (m.vocab == 0) return b.take();
   b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), 4, d.w));
   LoraLayer frozen;  // the head has no adapters and is not quantized; with LoRA it is frozen

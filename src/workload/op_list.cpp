@@ -45,13 +45,17 @@ int OpListBuilder::prefetch(bool enabled, std::string name, TpCollective c) {
 }
 
 void OpListBuilder::set_grad_parameters(int index, std::uint64_t parameters) {
-  if (accumulate_bytes_ == 0.0 || parameters == 0) {
+  if (accumulation_.add_read == 0.0 || parameters == 0) {
     ops_.at(static_cast<std::size_t>(index)).grad_parameters = parameters;
     return;
   }
-  const double w = accumulate_bytes_;
-  const int add = compute(ops_.at(static_cast<std::size_t>(index)).name + ".accumulate",
-                          eager_kernel(MemoryKernelKind::kAdd, parameters, 2 * w, w));
+  const std::string name = ops_.at(static_cast<std::size_t>(index)).name;
+  if (accumulation_.cast_read > 0.0) {
+    compute(name + ".to_fp32",
+            eager_kernel(MemoryKernelKind::kCopy, parameters, accumulation_.cast_read, accumulation_.cast_written));
+  }
+  const int add = compute(name + ".accumulate", eager_kernel(MemoryKernelKind::kAdd, parameters, accumulation_.add_read,
+                                                             accumulation_.add_written));
   ops_.at(static_cast<std::size_t>(add)).grad_parameters = parameters;
 }
 

@@ -16,6 +16,21 @@
 
 namespace commscale {
 
+// How each microbatch's weight gradients join the step's accumulated ones (layer_ops.cpp prices them):
+//   in_gemm        the weight-gradient GEMM accumulates into them (Megatron-LM's gradient_accumulation_fusion,
+//                  its default since 2022-02; commscale's executor): no kernel of its own;
+//   autograd_add   autograd's AccumulateGrad adds each microbatch's gradients into .grad, of the weights'
+//                  type, every microbatch but the first (eager PyTorch; Megatron-LM before that fusion);
+//   main_grad_add  Megatron-LM with --no-gradient-accumulation-fusion: its DDP hook adds .grad into main_grad
+//                  every microbatch (megatron/core/distributed/distributed_data_parallel.py,
+//                  _make_backward_post_hook: param.main_grad.add_(param.grad.data)), main_grad fp32 in bf16
+//                  training (arguments.py: accumulate_allreduce_grads_in_fp32), else of the weights' type;
+//   deepspeed      Megatron-DeepSpeed under DeepSpeed's engine (no fusion): in bf16 its BF16_Optimizer casts
+//                  each microbatch's .grad to fp32 and adds it into its fp32 gradients, every microbatch
+//                  (deepspeed/runtime/bf16_optimizer.py update_hp_grads, called from the pipeline engine's
+//                  _exec_backward_pass); in fp16 autograd adds them (as autograd_add).
+enum class GradAccumulation : std::uint8_t { kInGemm, kAutogradAdd, kMainGradAdd, kDeepSpeed };
+
 // How a layer is split and run: what the per-op costs depend on beyond the model.
 struct LayerSharding {
   int micro_batch = 1;
@@ -25,6 +40,7 @@ struct LayerSharding {
   Recompute recompute = Recompute::kNone;
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
+  GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 
@@ -60,9 +76,16 @@ class OpListBuilder {
   // gradient accumulation on, an eager add of those gradients into the accumulated ones follows it and
   // completes them instead.
   void set_grad_parameters(int index, std::uint64_t parameters);
-  // Eager frameworks add each microbatch's weight gradients to the accumulated ones in a kernel of
-  // their own (bytes_per_element: of a gradient); Megatron-LM's weight-gradient GEMMs accumulate.
-  void accumulate_gradients(double bytes_per_element) noexcept { accumulate_bytes_ = bytes_per_element; }
+  // Where a framework adds each microbatch's weight gradients to the accumulated ones in kernels of its own
+  // (GradAccumulation): an optional cast to the accumulator's type, then the add (bytes per element of a
+  // gradient). Megatron-LM's weight-gradient GEMMs accumulate: none.
+  struct Accumulation {
+    double cast_read = 0.0;  // 0: no cast
+    double cast_written = 0.0;
+    double add_read = 0.0;  // 0: no kernel at all
+    double add_written = 0.0;
+  };
+  void accumulate_gradients(Accumulation a) noexcept { accumulation_ = a; }
   [[nodiscard]] OpList take() { return std::move(ops_); }
 
  private:
@@ -70,7 +93,7 @@ class OpListBuilder {
   Phase phase_;
   OpList ops_;
   int last_compute_ = -1;
-  double accumulate_bytes_ = 0.0;  // 0: gradients are not accumulated by a kernel of their own
+  Accumulation accumulation_;  // add_read 0: gradients are not accumulated by a kernel of their own
 };
 
 // A memory kernel over `elements` elements reading and writing the given bytes per element.

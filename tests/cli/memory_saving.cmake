@@ -54,14 +54,15 @@ commscale_run(EXPECT 1 OUTPUT out ARGS search --cluster hgx-a100 --gpus 1 --mode
                                        --max-micro-batch 2 --no-memory-saving)
 
 # LoRA (workload/lora.hpp): Llama-2-7B, r 8 on q and v, two data-parallel replicas. The adapters are
-# 32 x 2 x 8 x (4096 + 4096) = 4194304 parameters; the data-parallel all-reduce carries their bf16 gradients
-# only, 8388608 bytes; model FLOPs for 2 sequences are 2 x 1.3474171401e14 (flops.hpp: the base's weight
+# 32 x 2 x 8 x (4096 + 4096) = 4194304 parameters; the data-parallel all-reduce carries their gradients only,
+# in fp32 as Megatron-LM (the default framework) reduces bf16 training's main gradients, 16777216 bytes;
+# model FLOPs for 2 sequences are 2 x 1.3474171401e14 (flops.hpp: the base's weight
 # gradients dropped, the adapters' GEMMs added).
 commscale_run(EXPECT 0 OUTPUT out ARGS plan --model llama2-7b --dp 2 --global-batch 2 --lora-rank 8 --json)
 string(JSON trainable GET "${out}" memory_per_rank 0 trainable_parameters)
 expect_equal(${trainable} 4194304 "LoRA trainable parameters (r 8 on q, v)")
 string(JSON bytes GET "${out}" stages 0 traffic_per_step 0 bytes)
-expect_equal(${bytes} 8388608 "LoRA data-parallel all-reduce bytes")
+expect_equal(${bytes} 16777216 "LoRA data-parallel all-reduce bytes")
 string(JSON group GET "${out}" stages 0 traffic_per_step 0 group)
 expect_equal(${group} dp "LoRA's only collective group")
 string(JSON flops GET "${out}" model_flops_per_step)

@@ -155,5 +155,72 @@ TEST(Framework, DdpCopiesEveryGradientIntoItsBucketAndBack) {
   }
 }
 
+// The data-parallel reduction's type and kind per framework (grad_sync.cpp), for tiny (bf16, tied embeddings)
+// on dp 2 x pp 2, rank 0 (stage 0: 4 layers and the embedding, P parameters; the tied table T = 1024 x 128):
+//   commscale          all-reduce 2 P bytes (bf16), the tied embedding 2 T;
+//   megatron-lm        all-reduce 4 P (fp32 main_grad: accumulate_allreduce_grads_in_fp32 in bf16), embedding 4 T;
+//   megatron-deepspeed BF16_Optimizer under --zero 1: the whole gradient all-reduced in bf16 (2 P, not a
+//                      reduce-scatter), the bf16 weights all-gathered after the update (2 P), embedding fp32 (4 T).
+TEST(Framework, GradientReductionTypeAndKindPerFramework) {
+  const TransformerConfig tiny = find_preset("tiny", "");
+  ASSERT_EQ(tiny.dtype, DataType::kBFloat16);
+  ASSERT_TRUE(tiny.tied_embeddings);
+  ParallelPlan p;
+  p.dp = 2;
+  p.pp = 2;
+  p.global_batch = 8;
+  p.overlap_grad_reduce = false;
+  const std::uint64_t P = stage_parameters(tiny, p, 0);
+  const std::uint64_t T = 1024 * 128;
+  struct Case {
+    Framework f;
+    int zero;
+    std::uint64_t reduced, gathered, embedding;  // bytes
+    DataType wire;
+  };
+  const Case cases[] = {
+      {Framework::kCommscale, 0, 2 * P, 0, 2 * T, DataType::kBFloat16},
+      {Framework::kMegatronLm, 0, 4 * P, 0, 4 * T, DataType::kFloat32},
+      {Framework::kMegatronDeepSpeed, 1, 2 * P, 2 * P, 4 * T, DataType::kBFloat16},
+  };
+  for (const Case& c : cases) {
+    p.framework = c.f;
+    p.zero_stage = c.zero;
+    const ProgramSet set = build_program(CheckedPlan(tiny, p));
+    EXPECT_TRUE(check_program(set).ok());
+    std::uint64_t reduced = 0, gathered = 0, embedding = 0;
+    for (const Op& op : set.programs.at(0)) {
+      const auto* coll = std::get_if<CollectiveOp>(&op.payload);
+      if (coll == nullptr) continue;
+      if (op.name.starts_with("dp.bucket")) {
+        EXPECT_EQ(coll->kind, Collective::kAllReduce) << name(c.f) << " " << op.name;
+        EXPECT_EQ(coll->dtype, c.wire) << name(c.f);
+        reduced += coll->bytes.count();
+      }
+      if (op.name.ends_with(".all_gather") && op.name.starts_with("step.bucket")) gathered += coll->bytes.count();
+      if (op.name == "step.embedding_grads.all_reduce") embedding += coll->bytes.count();
+    }
+    EXPECT_EQ(reduced, c.reduced) << name(c.f);
+    EXPECT_EQ(gathered, c.gathered) << name(c.f);
+    EXPECT_EQ(embedding, c.embedding) << name(c.f);
+  }
+  // Megatron-LM's distributed optimizer reduce-scatters the fp32 gradients and all-gathers the bf16 weights.
+  p.framework = Framework::kMegatronLm;
+  p.zero_stage = 1;
+  const ProgramSet distributed = build_program(CheckedPlan(tiny, p));  // kept: the loop reads its programs
+  for (const Op& op : distributed.programs.at(0)) {
+    if (op.name.starts_with("dp.bucket")) {
+      const auto& coll = std::get<CollectiveOp>(op.payload);
+      EXPECT_EQ(coll.kind, Collective::kReduceScatter);
+      EXPECT_EQ(coll.dtype, DataType::kFloat32);
+      EXPECT_GE(coll.bytes.count(), 4 * P);
+      EXPECT_LT(coll.bytes.count(), 4 * (P + 16));  // padded to a multiple of dp x 8 elements
+    }
+    if (op.name.starts_with("step.bucket")) {
+      EXPECT_EQ(std::get<CollectiveOp>(op.payload).dtype, DataType::kBFloat16);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commscale

@@ -8,6 +8,8 @@
 #include <string>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
 #include "workload/presets.hpp"
@@ -236,6 +238,64 @@ TEST(LayerOps, EagerKernelsKeepGemmsCollectivesAndGradients) {
         }
       }
     }
+  }
+}
+
+// Where a framework adds each microbatch's weight gradients in kernels of their own (op_list.hpp,
+// GradAccumulation), by hand for GPT-3 125M at tp 1: a layer holds 12 h^2 + 13 h = 12 * 589824 + 13 * 768
+// = 7,087,872 parameters.
+//   main_grad_add (Megatron-LM, no fusion), every microbatch: read the 16-bit .grad and main_grad, write main_grad:
+//     bf16 (main_grad fp32): 2 + 4 read, 4 written; fp16 (main_grad fp16): 2 + 2 read, 2 written;
+//   deepspeed, bf16 (BF16_Optimizer.update_hp_grads), every microbatch: a cast (2 read, 4 written), then an fp32
+//     add (8 read, 4 written); fp16: autograd's add (2 + 2 read, 2 written), every microbatch but the first;
+//   in_gemm (Megatron-LM's fusion): none.
+TEST(LayerOps, GradientAccumulationKernelsByHand) {
+  constexpr double kLayer = 7087872;
+  struct Case {
+    GradAccumulation g;
+    DataType dtype;
+    bool later;
+    double cast_read, cast_written, add_read, add_written;  // bytes per parameter
+  };
+  const Case cases[] = {
+      {GradAccumulation::kMainGradAdd, DataType::kBFloat16, false, 0, 0, 6, 4},
+      {GradAccumulation::kMainGradAdd, DataType::kBFloat16, true, 0, 0, 6, 4},
+      {GradAccumulation::kMainGradAdd, DataType::kFloat16, true, 0, 0, 4, 2},
+      {GradAccumulation::kDeepSpeed, DataType::kBFloat16, false, 2, 4, 8, 4},
+      {GradAccumulation::kDeepSpeed, DataType::kBFloat16, true, 2, 4, 8, 4},
+      {GradAccumulation::kDeepSpeed, DataType::kFloat16, false, 0, 0, 0, 0},
+      {GradAccumulation::kDeepSpeed, DataType::kFloat16, true, 0, 0, 4, 2},
+      {GradAccumulation::kInGemm, DataType::kBFloat16, true, 0, 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    TransformerConfig m = find_preset("gpt3-125m", "");
+    m.dtype = c.dtype;
+    LayerSharding s = sharding(1, 1, false, Recompute::kFull);
+    s.grad_accumulation = c.g;
+    const std::string what = fmt::format("mode {} dtype {} later {}", static_cast<int>(c.g), name(c.dtype), c.later);
+    double cast_read = 0, cast_written = 0, add_read = 0, add_written = 0, add_elements = 0;
+    std::uint64_t grads = 0;
+    for (const WorkloadOp& op : layer_backward_ops(m, s, c.later)) {
+      grads += op.grad_parameters;
+      const auto* k = std::get_if<MemoryKernel>(&op.payload);
+      if (op.name.ends_with(".to_fp32")) {
+        cast_read += static_cast<double>(k->bytes_read.count());
+        cast_written += static_cast<double>(k->bytes_written.count());
+        EXPECT_EQ(op.grad_parameters, 0u) << what;  // the add after it completes the gradients
+      }
+      if (op.name.ends_with(".accumulate")) {
+        add_read += static_cast<double>(k->bytes_read.count());
+        add_written += static_cast<double>(k->bytes_written.count());
+        add_elements += static_cast<double>(k->elements);
+        EXPECT_EQ(op.grad_parameters, k->elements) << what;
+      }
+    }
+    EXPECT_EQ(grads, 7087872u) << what;  // every gradient completed once, by its GEMM or its add
+    EXPECT_EQ(add_elements, c.add_read > 0 ? kLayer : 0.0) << what;
+    EXPECT_EQ(cast_read, c.cast_read * kLayer) << what;
+    EXPECT_EQ(cast_written, c.cast_written * kLayer) << what;
+    EXPECT_EQ(add_read, c.add_read * kLayer) << what;
+    EXPECT_EQ(add_written, c.add_written * kLayer) << what;
   }
 }
 
