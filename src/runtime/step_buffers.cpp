@@ -25,6 +25,8 @@ Needs needs_of(const Op& op, std::size_t gemm_element) {
           return {gemm_a_bytes(p, gemm_element), gemm_b_bytes(p, gemm_element), gemm_c_bytes(p, gemm_element)};
         } else if constexpr (std::is_same_v<T, MemoryKernel>) {
           return {p.bytes_read, Bytes(0), p.bytes_written};
+        } else if constexpr (std::is_same_v<T, HostCopy>) {
+          return {Bytes(0), Bytes(0), p.bytes};  // the device side; the host side is in the host pool
         } else {
           return {Bytes(0), Bytes(0), p.bytes};
         }
@@ -44,6 +46,13 @@ std::size_t element_bytes(const Gemm& g, std::size_t element) { return element !
 
 }  // namespace
 
+Bytes host_side_bytes(const Op& op) noexcept {
+  if (const auto* h = std::get_if<HostCopy>(&op.payload)) return h->bytes;
+  const auto* k = std::get_if<MemoryKernel>(&op.payload);
+  if (k == nullptr || k->kind != MemoryKernelKind::kHostOptimizer) return Bytes(0);
+  return std::max(k->bytes_read, k->bytes_written);
+}
+
 Bytes gemm_a_bytes(const Gemm& g, std::size_t element) noexcept {
   return Bytes(elements(g.k, g.m, g.batch) * element_bytes(g, element));
 }
@@ -61,6 +70,27 @@ GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment) no
 Bytes gemm_c_bytes(const Gemm& g, std::size_t element) noexcept {
   return Bytes(elements(g.m, g.n, g.batch) * element_bytes(g, element));
 }
+
+namespace {
+
+// The host pool: twice the largest host side, each op's placed after the one before and wrapping around, as
+// in the device pool's halves.
+void place_host_sides(const std::vector<Op>& ops, std::uint64_t alignment, StepBuffers& s) {
+  std::uint64_t largest = 0;
+  for (const Op& op : ops) largest = std::max(largest, align_up(host_side_bytes(op).count(), alignment));
+  s.host_pool = Bytes(2 * largest);
+  std::uint64_t at = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Bytes size = host_side_bytes(ops[i]);
+    if (size.count() == 0) continue;
+    const std::uint64_t bytes = align_up(size.count(), alignment);
+    if (at + bytes > s.host_pool.count()) at = 0;
+    s.operands[i].host = Slice{at, size};
+    at += bytes;
+  }
+}
+
+}  // namespace
 
 StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::size_t gemm_element,
                                std::uint64_t alignment) {
@@ -115,6 +145,7 @@ StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::
     }
     s.operands.push_back(o);
   }
+  place_host_sides(ops, alignment, s);
   return s;
 }
 

@@ -14,6 +14,11 @@
 // values: results/h200x1-2026-12-03c.) Every written operand is in the second half. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n output (TN, as
 // PyTorch's linear layers call cuBLAS); a memory kernel reads A and writes C; a collective or a
 // point-to-point transfer works in place on C.
+//
+// Offload's ops also have a side in host memory (pinned on GPUs; the CPU backend's "device" pool is host memory
+// too), in a second, smaller pool of twice the largest such side, placed the same way: a host copy (HostCopy)
+// moves its bytes between C and its host slice; the host optimizer (MemoryKernelKind::kHostOptimizer) copies
+// the gradient from A into its host slice and the updated weights from there into C.
 
 #include <cstdint>
 #include <vector>
@@ -32,15 +37,20 @@ struct OpBuffers {
   Slice a;
   Slice b;
   Slice c;
+  Slice host;  // in the host pool: a host copy's or the host optimizer's host side (empty for other ops)
 };
 
 struct StepBuffers {
-  Bytes pool;                        // bytes to allocate
-  Bytes modelled;                    // what the memory model says the rank holds
-  Bytes largest_op;                  // the most one op needs at once
-  Bytes gemm_inputs;                 // the pool's first bytes, where GEMMs read and nothing writes
-  std::vector<OpBuffers> operands;   // by op id
+  Bytes pool;                       // bytes to allocate
+  Bytes modelled;                   // what the memory model says the rank holds
+  Bytes largest_op;                 // the most one op needs at once
+  Bytes gemm_inputs;                // the pool's first bytes, where GEMMs read and nothing writes
+  std::vector<OpBuffers> operands;  // by op id
+  Bytes host_pool;                  // host memory for offload's ops; 0 where the program has none
 };
+
+// The bytes an op needs in host memory: a host copy's, the larger of the host optimizer's two copies, else 0.
+[[nodiscard]] Bytes host_side_bytes(const Op& op) noexcept;
 
 // The bytes a GEMM's operands and result take with `element` bytes per element (0: the GEMM's type).
 [[nodiscard]] Bytes gemm_a_bytes(const Gemm& g, std::size_t element = 0) noexcept;

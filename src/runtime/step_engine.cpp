@@ -20,6 +20,25 @@ std::vector<bool> cross_stream_dependencies(const std::vector<Op>& ops) {
   return needed;
 }
 
+std::vector<HostUpdate> host_updates(const std::vector<Op>& ops) {
+  std::vector<HostUpdate> updates;
+  std::uint64_t first = 0;
+  for (const Op& op : ops) {
+    const auto* k = std::get_if<MemoryKernel>(&op.payload);
+    if (k == nullptr || k->kind != MemoryKernelKind::kHostOptimizer) continue;
+    const std::uint64_t width = k->elements == 0 ? 0 : k->bytes_read.count() / k->elements;
+    // A shard too small to hold a whole element of each parameter updates what it holds.
+    const std::uint64_t count = width == 0 ? 0 : std::min(k->elements, k->bytes_written.count() / width);
+    updates.push_back(HostUpdate{op.id, first, count, static_cast<std::size_t>(width), 0});
+    first += count;
+  }
+  return updates;
+}
+
+std::uint64_t host_parameters(const std::vector<HostUpdate>& updates) noexcept {
+  return updates.empty() ? 0 : updates.back().first + updates.back().count;
+}
+
 std::vector<P2pLink> p2p_links(const ProgramSet& set) {
   std::set<P2pLink> links;
   for (int r = 0; r < set.world_size; ++r) {

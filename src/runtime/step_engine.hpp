@@ -5,8 +5,10 @@
 // CUDA events for the cross-stream dependencies, cuBLASLt GEMMs, memory-bound kernels and NCCL; the
 // CPU engine (host_step_engine.cpp) runs the same program with OpenBLAS, plain loops and MPI.
 //
-// Both honour the program's semantics (program/op.hpp): five streams, each running its ops one at a
+// Both honour the program's semantics (program/op.hpp): seven streams, each running its ops one at a
 // time in program order; an op starts when its stream reaches it and its cross-stream `deps` are done.
+// Offload's ops run for real in both: host copies (HostCopy) between the pool and a host pool
+// (step_buffers.hpp), and the host optimizer (MemoryKernelKind::kHostOptimizer) as CPU AdamW (host_adam.hpp).
 
 #include <memory>
 #include <optional>
@@ -59,6 +61,19 @@ class StepEngine {
   // the same library call and algorithm the step uses; empty where the engine cannot say (CPU).
   [[nodiscard]] virtual std::optional<Seconds> standalone_gemm(const Gemm& g, int repetitions) = 0;
 };
+
+// The host optimizer's ops of a program (MemoryKernelKind::kHostOptimizer), each updating its own range of
+// one HostAdam's parameters, in program order; `width` is the device's bytes a gradient and a weight.
+struct HostUpdate {
+  OpId op = 0;
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  std::size_t width = 0;
+  std::int64_t steps = 0;  // updates done, so the next is step steps + 1
+};
+[[nodiscard]] std::vector<HostUpdate> host_updates(const std::vector<Op>& ops);
+// The parameters they update together.
+[[nodiscard]] std::uint64_t host_parameters(const std::vector<HostUpdate>& updates) noexcept;
 
 // Which ops some op on another stream waits for: those need a completion mark.
 [[nodiscard]] std::vector<bool> cross_stream_dependencies(const std::vector<Op>& ops);

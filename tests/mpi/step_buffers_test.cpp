@@ -1,5 +1,5 @@
 // Where the executor's ops read and write (runtime/step_buffers.hpp): inside the pool, never
-// overlapping within an op, and GEMMs' A and B where no op writes.
+// overlapping within an op, and GEMMs' A and B where no op writes; offload's host sides in the host pool.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 
 #include "parallel/prepared_step.hpp"
 #include "runtime/step_buffers.hpp"
+#include "runtime/step_engine.hpp"
 #include "workload/presets.hpp"
 
 namespace commscale {
@@ -67,6 +68,57 @@ TEST(StepBuffers, ConsecutiveGemmsReadDifferentMemory) {
     }
     last = &o;
   }
+}
+
+// Everything offloaded (ZeRO-3 with optimizer, parameter and activation offload): each host copy and the host
+// optimizer have a host side of their size in a host pool of twice the largest, placed one after another.
+TEST(StepBuffers, OffloadsHostSidesAreInTheHostPool) {
+  ParallelPlan plan;
+  plan.global_batch = 2;
+  plan.zero_stage = 3;
+  plan.offload_optimizer = OffloadDevice::kCpu;
+  plan.offload_params = OffloadDevice::kCpu;
+  plan.offload_activations = true;
+  const PreparedStep step = prepare_step(CheckedPlan(find_preset("tiny", ""), plan), {}, Bytes(80 * kGiB));
+  const std::vector<Op>& ops = ops_of(step.program, 0);
+  const StepBuffers s = place_step_buffers(ops, Bytes(1));
+  std::uint64_t largest = 0;
+  int copies = 0;
+  const Slice* previous = nullptr;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Slice& host = s.operands[i].host;
+    const Bytes side = host_side_bytes(ops[i]);
+    EXPECT_EQ(host.size, side) << ops[i].name;
+    if (side.count() == 0) continue;
+    if (const auto* h = std::get_if<HostCopy>(&ops[i].payload)) {
+      ++copies;
+      EXPECT_EQ(s.operands[i].c.size, h->bytes) << ops[i].name;  // the device side
+    }
+    largest = std::max(largest, (side.count() + 255) / 256 * 256);
+    EXPECT_LE(host.offset + host.size.count(), s.host_pool.count()) << ops[i].name;
+    if (previous != nullptr) EXPECT_FALSE(overlap(host, *previous)) << ops[i].name;
+    previous = &host;
+  }
+  EXPECT_GT(copies, 0);
+  EXPECT_EQ(s.host_pool.count(), 2 * largest);
+
+  // One host update, of the whole model's parameters (dp 1), 2 bytes a bf16 gradient and weight.
+  const std::vector<HostUpdate> updates = host_updates(ops);
+  ASSERT_EQ(updates.size(), 1U);
+  const auto& k = std::get<MemoryKernel>(ops[updates[0].op].payload);
+  EXPECT_EQ(k.kind, MemoryKernelKind::kHostOptimizer);
+  EXPECT_EQ(updates[0].first, 0U);
+  EXPECT_EQ(updates[0].count, k.elements);
+  EXPECT_EQ(updates[0].width, 2U);
+  EXPECT_EQ(host_parameters(updates), k.elements);
+  EXPECT_EQ(s.operands[updates[0].op].host.size, k.bytes_read);
+}
+
+TEST(StepBuffers, NoOffloadNoHostPool) {
+  const std::vector<Op> ops = tiny_step_ops();
+  const StepBuffers s = place_step_buffers(ops, Bytes(1));
+  EXPECT_EQ(s.host_pool.count(), 0U);
+  EXPECT_TRUE(host_updates(ops).empty());
 }
 
 }  // namespace
