@@ -1,11 +1,16 @@
 // The CPU step engine: one rank's step program on host memory, with OpenBLAS GEMMs, plain loops for
 // the memory-bound kernels and MPI non-blocking collectives and transfers, scheduled by one host
-// thread that keeps the program's five streams: each stream runs its ops one at a time in program
+// thread that keeps the program's seven streams: each stream runs its ops one at a time in program
 // order, an op starts once its cross-stream dependencies are done, communication runs in the
 // background (progressed by MPI_Test) while the thread computes.
 //
 // Compute is in fp32 whatever the program's type (OpenBLAS's sgemm; the pool is laid out for 4-byte
 // GEMM elements); communication moves the program's bytes in the program's type.
+//
+// Offload: the "device" pool is host memory here, so a host copy (HostCopy, on h2d or d2h) is a memcpy
+// between its pool slice and its slice of a second host pool, run by the same thread as compute (it
+// overlaps communication, not compute); the host optimizer copies the gradient out with a memcpy, runs
+// CPU AdamW on this thread (host_adam.hpp: one rank per core) and copies the weights back.
 
 #include <cblas.h>
 
@@ -29,6 +34,7 @@
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "runtime/control_plane.hpp"
+#include "runtime/host_adam.hpp"
 #include "runtime/host_backend.hpp"
 #include "runtime/host_pacer.hpp"
 #include "runtime/interrupt.hpp"
@@ -67,7 +73,9 @@ class HostStepEngine final : public StepEngine {
         world_(world),
         ops_(ops_of(*config.set, config.rank)),
         buffers_(place_step_buffers(ops_, config.modelled, sizeof(float))),
-        pacer_(config.host) {
+        pacer_(config.host),
+        host_updates_(host_updates(ops_)),
+        adam_(host_parameters(host_updates_)) {
     openblas_set_num_threads(1);  // one rank per core: threads would only contend
 #if defined(__SSE__)
     _mm_setcsr(_mm_getcsr() | 0x8040);  // flush denormals to zero: their slow path is not what we measure
@@ -78,8 +86,9 @@ class HostStepEngine final : public StepEngine {
   }
 
   [[nodiscard]] std::string method() const override {
-    return "CPU backend: one host thread runs the five streams (OpenBLAS sgemm, loops, MPI non-blocking "
-           "operations progressed between ops); ops timed with the host's steady clock";
+    return "CPU backend: one host thread runs the seven streams (OpenBLAS sgemm, loops, MPI non-blocking "
+           "operations progressed between ops; host copies as memcpy, the host optimizer as CPU AdamW); ops timed "
+           "with the host's steady clock";
   }
 
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
@@ -100,6 +109,14 @@ class HostStepEngine final : public StepEngine {
                                        buffers_.pool.gib(), process_identity()));
     }
     std::memset(pool_.get(), 0x3C, bytes);  // 0.0115 as fp32 or bf16, 1.06 as fp16: small, normal numbers
+    if (buffers_.host_pool.count() == 0) return;
+    const std::uint64_t host_bytes = (buffers_.host_pool.count() + 4095) / 4096 * 4096;
+    host_pool_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, host_bytes)));
+    if (!host_pool_) {
+      throw RuntimeFailure(fmt::format("offload's host buffers need {}; allocating them failed on {}",
+                                       format_size(buffers_.host_pool), process_identity()));
+    }
+    std::memset(host_pool_.get(), 0x3C, buffers_.host_pool.count());
   }
 
   void make_communicators(std::shared_ptr<const MpiTypes> types) {
@@ -122,9 +139,35 @@ class HostStepEngine final : public StepEngine {
   }
 
   [[nodiscard]] std::byte* at(const Slice& s) const { return reinterpret_cast<std::byte*>(pool_.get()) + s.offset; }
+  [[nodiscard]] std::byte* host_at(const Slice& s) const { return host_pool_ ? host_pool_.get() + s.offset : nullptr; }
+
+  // A host copy between the op's pool slice and its host slice.
+  void copy(const HostCopy& h, const OpBuffers& b) const {
+    if (h.bytes.count() == 0) return;
+    if (h.direction == CopyDirection::kToHost) {
+      std::memcpy(host_at(b.host), at(b.c), h.bytes.count());
+    } else {
+      std::memcpy(at(b.c), host_at(b.host), h.bytes.count());
+    }
+  }
+
+  // ZeRO-Offload's update: the gradient copied out of the pool, AdamW on this thread, the weights copied back.
+  void update_on_host(const Op& op, const MemoryKernel& k, const OpBuffers& b) {
+    const auto u =
+        std::find_if(host_updates_.begin(), host_updates_.end(), [&](const HostUpdate& x) { return x.op == op.id; });
+    std::byte* staging = host_at(b.host);
+    if (staging == nullptr) return;  // nothing to copy either way
+    std::memcpy(staging, at(b.a), k.bytes_read.count());
+    adam_.update(u->first, u->count, ++u->steps, staging, staging, u->width);
+    std::memcpy(at(b.c), staging, k.bytes_written.count());
+  }
 
   void compute(const Op& op) {
     const OpBuffers& b = buffers_.operands.at(op.id);
+    if (const auto* h = std::get_if<HostCopy>(&op.payload)) {
+      copy(*h, b);
+      return;
+    }
     if (const auto* g = std::get_if<Gemm>(&op.payload)) {
       const auto* a = reinterpret_cast<const float*>(at(b.a));
       const auto* bb = reinterpret_cast<const float*>(at(b.b));
@@ -138,6 +181,10 @@ class HostStepEngine final : public StepEngine {
       return;
     }
     const auto& k = std::get<MemoryKernel>(op.payload);
+    if (k.kind == MemoryKernelKind::kHostOptimizer) {
+      update_on_host(op, k, b);
+      return;
+    }
     run_memory_kernel(k, reinterpret_cast<const float*>(at(b.a)), reinterpret_cast<float*>(at(b.c)));
   }
 
@@ -201,11 +248,14 @@ class HostStepEngine final : public StepEngine {
   const std::vector<Op>& ops_;
   StepBuffers buffers_;
   std::unique_ptr<float, decltype(&std::free)> pool_{nullptr, &std::free};
+  std::unique_ptr<std::byte, decltype(&std::free)> host_pool_{nullptr, &std::free};  // offload's host side
   std::vector<std::unique_ptr<MpiCommunicator>> groups_;  // by handle; null where not a member
   std::map<P2pLink, std::shared_ptr<GroupCalls>> links_;
   std::string activity_;
   std::array<std::vector<OpId>, kStreamCount> by_stream_;
   HostPacer pacer_;
+  std::vector<HostUpdate> host_updates_;
+  HostAdam adam_;  // the host optimizer's state, for every update of the program (none: empty)
 };
 
 StepRun HostStepEngine::run_step(StepTiming timing) {
@@ -256,7 +306,8 @@ StepRun HostStepEngine::run_step(StepTiming timing) {
       ++next[s];
       progressed = true;
       run.start_s[op.id] = now();
-      if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload)) {
+      if (std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload) ||
+          std::holds_alternative<HostCopy>(op.payload)) {
         compute(op);
         run.end_s[op.id] = now();
         done[op.id] = 1;

@@ -59,6 +59,53 @@ TEST(CpuTrain, AllThree) { run_shape({2, 2, 2}); }
 // Eager PyTorch's kernel list (predict --kernels eager) is a step program like any other: it runs.
 TEST(CpuTrain, EagerKernelsTensorParallel2PipelineParallel2) { run_shape({1, 2, 2}, KernelSet::kEager); }
 
+// Offload (src/runtime/TRAIN.md): ZeRO-3 over the job's ranks with the optimizer, the parameters and the
+// activations offloaded. Every host copy runs on its copy stream once per step, with the bytes the program
+// gives it; the host optimizer runs on the compute stream; the breakdown charges the copies to "offload".
+void run_offload() {
+  const MpiComm world = MpiComm::world();
+  RuntimeOptions runtime;
+  runtime.backend = BackendChoice::kCpu;
+  const RankSession session = start_rank_session(runtime, world);
+  TrainOptions options;
+  options.warmup_steps = 1;
+  options.steps = 2;
+  ParallelPlan plan = plan_for({world.size(), 1, 1});
+  plan.zero_stage = 3;
+  plan.offload_optimizer = OffloadDevice::kCpu;
+  plan.offload_params = OffloadDevice::kCpu;
+  plan.offload_activations = true;
+  const PreparedStep step = prepare_step(CheckedPlan(tiny(), plan), {}, std::nullopt);
+  const TrainRun run = run_training(step, options, *session.backend, world);
+  if (world.rank() != 0) return;
+  testing::check_run(step.program, run, options.steps);
+  for (int r = 0; r < world.size(); ++r) {
+    std::uint64_t out = 0;
+    std::uint64_t in = 0;
+    int updates = 0;
+    for (const Op& op : ops_of(step.program, r)) {
+      if (const auto* h = std::get_if<HostCopy>(&op.payload)) {
+        EXPECT_EQ(op.stream, h->direction == CopyDirection::kToHost ? Stream::kDeviceToHost : Stream::kHostToDevice);
+        (h->direction == CopyDirection::kToHost ? out : in) += h->bytes.count();
+      }
+      const auto* k = std::get_if<MemoryKernel>(&op.payload);
+      if (k != nullptr && k->kind == MemoryKernelKind::kHostOptimizer) {
+        ++updates;
+        EXPECT_EQ(op.stream, Stream::kCompute);
+      }
+    }
+    EXPECT_GT(out, 0U) << "rank " << r << ": activations to the host";
+    EXPECT_GT(in, out) << "rank " << r << ": activations back and the parameter shards in";
+    EXPECT_EQ(updates, 1) << "rank " << r;
+  }
+  for (int s = 0; s < options.steps; ++s) {
+    const StepBreakdown b = break_down_step(step.program, run.timeline, s);
+    ASSERT_TRUE(b.groups.contains("offload"));
+    EXPECT_GT(b.groups.at("offload").busy.value(), 0.0);
+  }
+}
+TEST(CpuTrain, OffloadEverything) { run_offload(); }
+
 TEST(CpuTrain, PlanMustMatchTheJob) {
   const MpiComm world = MpiComm::world();
   RuntimeOptions runtime;
