@@ -1,5 +1,5 @@
 // The GPU step engine: one rank's step program on one GPU. Every op is issued, in program order, on
-// the CUDA stream of its program stream (compute, tp, dp, pp-send, pp-recv); a dependency on an op of
+// the CUDA stream of its program stream (compute, tp, dp, pp-send, pp-recv, h2d, d2h); a dependency on an op of
 // another stream is a cudaStreamWaitEvent on that op's completion event, so the host never waits
 // inside a step. Compute ops are cuBLASLt GEMMs at their exact shapes and the memory-bound kernels of
 // kernels/step_kernels.cu; collectives run on an NCCL communicator per group (split from one over all
@@ -7,12 +7,20 @@
 // a two-rank communicator of its own, so a rank's sends to its next stage and receives from its
 // previous one never queue behind each other inside NCCL, which runs one communicator's operations
 // one at a time.
+//
+// Offload: a host copy (HostCopy) is a cudaMemcpyAsync between its pool slice and its slice of a pinned host
+// pool (step_buffers.hpp) on the h2d or d2h stream, so it overlaps compute as a copy engine does; the host
+// optimizer (MemoryKernelKind::kHostOptimizer) is, on the compute stream, the gradient copied into pinned memory,
+// CPU AdamW in a host function (cudaLaunchHostFunc; host_adam.hpp, on this rank's share of the node's cores)
+// and the weights copied back: the GPU waits for the host's update as ZeRO-Offload's step does.
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -23,8 +31,10 @@
 #include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_queue.hpp"
 #include "runtime/cuda/cuda_step_engine.hpp"
+#include "runtime/cuda/device_memory.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
 #include "runtime/cuda/probe_timing.hpp"
+#include "runtime/host_adam.hpp"
 #include "runtime/host_pacer.hpp"
 
 namespace commscale {
@@ -42,6 +52,30 @@ std::unique_ptr<NcclComm> init_world_comm(const MpiComm& world, Seconds timeout)
   return out;
 }
 
+// The host optimizer's threads: the cores of this node shared by its ranks (each drives one GPU).
+int host_threads(const MpiComm& world) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_split_type(world.get(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node));
+  int ranks = 1;
+  MPI_CHECK(MPI_Comm_size(node, &ranks));
+  MPI_CHECK(MPI_Comm_free(&node));
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, ranks));
+}
+
+// What the host function of one host optimizer op needs: it runs on CUDA's callback thread and calls no CUDA.
+struct HostCall {
+  HostAdam* adam = nullptr;
+  HostUpdate* update = nullptr;
+  std::byte* staging = nullptr;  // pinned: the gradient in, the weights out
+};
+
+void CUDART_CB run_host_update(void* data) {
+  auto* call = static_cast<HostCall*>(data);
+  HostUpdate& u = *call->update;
+  call->adam->update(u.first, u.count, ++u.steps, call->staging, call->staging, u.width);
+}
+
 class CudaStepEngine final : public StepEngine {
  public:
   CudaStepEngine(const StepEngineConfig& config, const MpiComm& world)
@@ -51,8 +85,10 @@ class CudaStepEngine final : public StepEngine {
         buffers_(place_step_buffers(ops_, config.modelled)),
         cross_(cross_stream_dependencies(ops_)),
         gemm_(config.tf32),
-        pacer_(config.host) {
+        pacer_(config.host),
+        host_updates_(host_updates(ops_)) {
     allocate_pool();
+    prepare_host_updates();
     make_group_comms();
     make_link_comms();
     for (std::size_t i = 0; i < 2 * ops_.size() + 2 + 2 * kStreamCount; ++i) events_.emplace_back();
@@ -65,8 +101,9 @@ class CudaStepEngine final : public StepEngine {
   [[nodiscard]] std::string method() const override {
     return "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
            "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
-           "ops timed with CUDA events (an op's start is the end of the op before it on its stream unless a "
-           "cross-stream wait comes between)";
+           "host copies as cudaMemcpyAsync from pinned memory on the h2d and d2h streams, the host optimizer as "
+           "copies and CPU AdamW in a host function; ops timed with CUDA events (an op's start is the end of the "
+           "op before it on its stream unless a cross-stream wait comes between)";
   }
   [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
@@ -76,7 +113,10 @@ class CudaStepEngine final : public StepEngine {
   void allocate_pool();
   void make_group_comms();
   void make_link_comms();
+  void prepare_host_updates();
   void issue(const Op& op, cudaStream_t stream);
+  void copy(const HostCopy& h, const OpBuffers& b, cudaStream_t stream);
+  void update_on_host(const Op& op, const MemoryKernel& k, const OpBuffers& b, cudaStream_t stream);
   // After an NCCL call on a non-blocking communicator: waits until it has been enqueued.
   void enqueued(NcclComm& comm, const Op& op) {
     comm.wait_ready(config_.timeout, [&] { return fmt::format("enqueueing op {} ({})", op.id, op.name); });
@@ -90,6 +130,9 @@ class CudaStepEngine final : public StepEngine {
   [[nodiscard]] std::string timeout_message();
   [[nodiscard]] cudaStream_t stream_of(const Op& op) const { return streams_[static_cast<std::size_t>(op.stream)].get(); }
   [[nodiscard]] std::byte* at(const Slice& s) const { return pool_ + s.offset; }
+  [[nodiscard]] std::byte* host_at(const Slice& s) const {
+    return host_pool_ ? host_pool_->data() + s.offset : nullptr;
+  }
   [[nodiscard]] cudaEvent_t start_event(OpId id) const { return events_[2 * id].get(); }
   [[nodiscard]] cudaEvent_t end_event(OpId id) const { return events_[2 * id + 1].get(); }
   [[nodiscard]] cudaEvent_t step_event(std::size_t k) const { return events_[2 * ops_.size() + k].get(); }
@@ -118,6 +161,10 @@ class CudaStepEngine final : public StepEngine {
   std::vector<std::uint64_t> call_of_;  // by op id: its number on its group or link (0: none)
   std::uint64_t collectives_ = 0;
   int nccl_version_ = 0;
+  std::unique_ptr<PinnedMemory> host_pool_;  // offload's host side; null where the program has none
+  std::vector<HostUpdate> host_updates_;     // not resized after construction: host_calls_ point into it
+  std::unique_ptr<HostAdam> adam_;
+  std::vector<HostCall> host_calls_;  // by host update
 };
 
 void CudaStepEngine::allocate_pool() {
@@ -138,6 +185,36 @@ void CudaStepEngine::allocate_pool() {
   kernels::launch_fill_random(pool_, buffers_.pool.count(), static_cast<std::uint32_t>(config_.rank) + 1, nullptr);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+  if (buffers_.host_pool.count() == 0) return;
+  host_pool_ = std::make_unique<PinnedMemory>(buffers_.host_pool, "host side of offload's copies");
+  std::memset(host_pool_->data(), 0x3C, buffers_.host_pool.count());  // small, normal bf16/fp32 values
+}
+
+// The host optimizer's state, allocated once: every update of the program has its range of it.
+void CudaStepEngine::prepare_host_updates() {
+  if (host_updates_.empty()) return;
+  adam_ = std::make_unique<HostAdam>(host_parameters(host_updates_), host_threads(world_));
+  for (HostUpdate& u : host_updates_) {
+    host_calls_.push_back(HostCall{adam_.get(), &u, host_at(buffers_.operands.at(u.op).host)});
+  }
+}
+
+void CudaStepEngine::copy(const HostCopy& h, const OpBuffers& b, cudaStream_t stream) {
+  if (h.direction == CopyDirection::kToHost) {
+    CUDA_CHECK(cudaMemcpyAsync(host_at(b.host), at(b.c), h.bytes.count(), cudaMemcpyDeviceToHost, stream));
+  } else {
+    CUDA_CHECK(cudaMemcpyAsync(at(b.c), host_at(b.host), h.bytes.count(), cudaMemcpyHostToDevice, stream));
+  }
+}
+
+// ZeRO-Offload's update, in stream order: the gradient out, CPU AdamW, the weights back.
+void CudaStepEngine::update_on_host(const Op& op, const MemoryKernel& k, const OpBuffers& b, cudaStream_t stream) {
+  const auto u =
+      std::find_if(host_updates_.begin(), host_updates_.end(), [&](const HostUpdate& x) { return x.op == op.id; });
+  HostCall& call = host_calls_.at(static_cast<std::size_t>(u - host_updates_.begin()));
+  CUDA_CHECK(cudaMemcpyAsync(call.staging, at(b.a), k.bytes_read.count(), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaLaunchHostFunc(stream, run_host_update, &call));
+  CUDA_CHECK(cudaMemcpyAsync(at(b.c), call.staging, k.bytes_written.count(), cudaMemcpyHostToDevice, stream));
 }
 
 // One split of the world communicator per group handle, in handle order on every rank.
@@ -202,7 +279,13 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
   const OpBuffers& b = buffers_.operands.at(op.id);
   if (const auto* g = std::get_if<Gemm>(&op.payload)) {
     gemm_.run(*g, at(b.a), at(b.b), at(b.c), stream);
+  } else if (const auto* h = std::get_if<HostCopy>(&op.payload)) {
+    copy(*h, b, stream);
   } else if (const auto* k = std::get_if<MemoryKernel>(&op.payload)) {
+    if (k->kind == MemoryKernelKind::kHostOptimizer) {
+      update_on_host(op, *k, b, stream);
+      return;
+    }
     kernels::launch_memory_kernel(k->kind, at(b.a), k->bytes_read.count(), at(b.c), k->bytes_written.count(), stream);
     CUDA_CHECK(cudaGetLastError());
   } else if (const auto* c = std::get_if<CollectiveOp>(&op.payload)) {
