@@ -96,7 +96,9 @@ TEST(StepBuffers, OffloadsHostSidesAreInTheHostPool) {
     }
     largest = std::max(largest, (side.count() + 255) / 256 * 256);
     EXPECT_LE(host.offset + host.size.count(), s.host_pool.count()) << ops[i].name;
-    if (previous != nullptr) EXPECT_FALSE(overlap(host, *previous)) << ops[i].name;
+    if (previous != nullptr) {
+      EXPECT_FALSE(overlap(host, *previous)) << ops[i].name;
+    }
     previous = &host;
   }
   EXPECT_GT(copies, 0);
