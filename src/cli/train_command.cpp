@@ -71,19 +71,6 @@ void finish_host_framework(TrainArguments& a) {
   a.options.host = predict::host_costs_for(a.host_framework, profile.get(), "--host-framework");
 }
 
-// The step program has no offload ops yet (MEMORY_SAVING.md): train would run the plan as if nothing were
-// offloaded, so it refuses rather than time another plan than the one asked for.
-void refuse_offload(const ParallelPlan& p) {
-  const char* flag = p.offload_optimizer != OffloadDevice::kNone ? "--offload-optimizer"
-                     : p.offload_params != OffloadDevice::kNone  ? "--offload-params"
-                     : p.offload_activations                     ? "--offload-activations"
-                                                                 : nullptr;
-  if (flag == nullptr) return;
-  throw InputError(flag, "given to train",
-                   "a plan without offload: offload is not run by train yet (plan, predict, search and compare "
-                   "count its memory)");
-}
-
 void finish(TrainArguments& a) {
   merge_plan_file(a.model_plan);
   // train runs on this machine: a plan file's cluster and what-if overrides are for predict.
@@ -98,7 +85,6 @@ void finish(TrainArguments& a) {
                      "framework's host costs, --kernels eager runs eager PyTorch's kernel list)");
   }
   a.resolved = finish_model_plan_options(a.model_plan);
-  refuse_offload(a.resolved->plan());
   finish_runtime_options(&a.runtime, a.backend);
   TrainOptions& o = a.options;
   if (a.timing == "op") {

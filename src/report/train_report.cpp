@@ -37,6 +37,7 @@ void print_header(std::ostream& out, const TrainReport& r) {
              eager ? " (eager PyTorch's kernel list; each memory-bound kernel runs as commscale's streaming kernel of "
                      "its bytes, not as PyTorch's kernel)"
                    : "");
+  if (const std::string saving = memory_saving_text(p); !saving.empty()) fmt::print(out, "#      {}\n", saving);
   fmt::print(out, "# {} warm-up and {} timed steps, timing {}; {}\n", r.warmup_steps, r.steps, r.timing, r.method);
   if (r.host) {
     fmt::print(out, "# host: ops issued at {}'s host costs (the larger of its cost and commscale's own per op), "

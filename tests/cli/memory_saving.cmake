@@ -109,10 +109,11 @@ expect_contains("${err}" "--lora-rank: 8 with --tp 2")
 commscale_run(EXPECT 2 ERROR err ARGS search --cluster h200x1 --model tiny --global-batch 1 --lora-rank -1)
 expect_contains("${err}" "--lora-rank: -1")
 
-# train runs the LoRA step program (its GEMMs and kernels) but not offload yet: it says so, naming the flag.
-commscale_run(EXPECT 2 ERROR err ARGS train --model tiny --zero 2 --offload-optimizer cpu)
-expect_contains("${err}" "--offload-optimizer: given to train")
-expect_contains("${err}" "offload is not run by train yet")
+# train runs offload (tests/cli/train_offload.cmake checks its ops); the plan's offload rules still hold there.
+commscale_run(EXPECT 0 OUTPUT out ARGS train --model tiny --zero 2 --offload-optimizer cpu --steps 1 --warmup 0)
+expect_contains("${out}" "step time")
+commscale_run(EXPECT 2 ERROR err ARGS train --model tiny --zero 3 --offload-params cpu)
+expect_contains("${err}" "--offload-params: cpu without --offload-optimizer cpu")
 
 # train runs a QLoRA step program on the CPU backend (adapters' GEMMs, dequantize kernels as copies).
 commscale_run(EXPECT 0 OUTPUT out ARGS train --model tiny --lora-rank 4 --lora-base-bits 4 --lora-targets all
