@@ -20,7 +20,8 @@ namespace commscale {
 //  - a collective or a transfer: the NCCL call with the wait for its enqueue, the end event, and one
 //    cross-stream wait (on the compute op that produced its data);
 //  - the step: the barrier over the job, 6 event records and 8 cross-stream waits (the step's start
-//    and end on five streams).
+//    and end on five streams: compute, tp, dp, pp-send, pp-recv; a program that offloads also forks and
+//    joins the h2d and d2h streams, 2 records and 4 waits more, not counted here).
 inline constexpr int kStepEventRecords = 6;
 inline constexpr int kStepStreamWaits = 8;
 

@@ -52,6 +52,16 @@ std::unique_ptr<NcclComm> init_world_comm(const MpiComm& world, Seconds timeout)
   return out;
 }
 
+// The streams a step forks from the compute stream and joins at its end: the five every program may use (what
+// calibrate counts as the step's fixed host work, bench/calibrate_rows.hpp), and the copy streams only where the
+// program copies, so that a program without offload costs the host what it did before they existed.
+std::array<bool, kStreamCount> joined_streams(const std::vector<Op>& ops) {
+  std::array<bool, kStreamCount> joined{};
+  for (std::size_t s = 0; s < static_cast<std::size_t>(Stream::kHostToDevice); ++s) joined[s] = true;
+  for (const Op& op : ops) joined[static_cast<std::size_t>(op.stream)] = true;
+  return joined;
+}
+
 // The host optimizer's threads: the cores of this node shared by its ranks (each drives one GPU).
 int host_threads(const MpiComm& world) {
   MPI_Comm node = MPI_COMM_NULL;
@@ -86,6 +96,7 @@ class CudaStepEngine final : public StepEngine {
         cross_(cross_stream_dependencies(ops_)),
         gemm_(config.tf32),
         pacer_(config.host),
+        joined_(joined_streams(ops_)),
         host_updates_(host_updates(ops_)) {
     allocate_pool();
     prepare_host_updates();
@@ -161,6 +172,7 @@ class CudaStepEngine final : public StepEngine {
   std::vector<std::uint64_t> call_of_;  // by op id: its number on its group or link (0: none)
   std::uint64_t collectives_ = 0;
   int nccl_version_ = 0;
+  std::array<bool, kStreamCount> joined_;    // the streams a step forks and joins (joined_streams)
   std::unique_ptr<PinnedMemory> host_pool_;  // offload's host side; null where the program has none
   std::vector<HostUpdate> host_updates_;     // not resized after construction: host_calls_ point into it
   std::unique_ptr<HostAdam> adam_;
@@ -356,6 +368,7 @@ void CudaStepEngine::wait_for(cudaEvent_t event) {
 
 void CudaStepEngine::sync_issued() {
   for (std::size_t s = 0; s < kStreamCount; ++s) {
+    if (!joined_[s]) continue;
     const cudaEvent_t event = step_event(2 + kStreamCount + s);
     CUDA_CHECK(cudaEventRecord(event, streams_[s].get()));
     wait_for(event);
@@ -401,7 +414,9 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
   const cudaStream_t compute = streams_[0].get();
   world_.barrier();
   CUDA_CHECK(cudaEventRecord(step_event(0), compute));
-  for (std::size_t s = 1; s < kStreamCount; ++s) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), step_event(0), 0));
+  for (std::size_t s = 1; s < kStreamCount; ++s) {
+    if (joined_[s]) CUDA_CHECK(cudaStreamWaitEvent(streams_[s].get(), step_event(0), 0));
+  }
   // Per-op timing records one event per op where it can: back to back on a stream, an op starts when
   // the one before it ends, so that end event is its start too. Each event costs GPU time (about a
   // microsecond), which is what keeps per-op timing within 1% of the step. At a framework's host costs
@@ -442,6 +457,7 @@ StepRun CudaStepEngine::run_step(StepTiming timing) {
   }
   // The step ends when every stream has finished.
   for (std::size_t s = 1; s < kStreamCount; ++s) {
+    if (!joined_[s]) continue;
     CUDA_CHECK(cudaEventRecord(step_event(2 + s), streams_[s].get()));
     CUDA_CHECK(cudaStreamWaitEvent(compute, step_event(2 + s), 0));
   }
