@@ -1,6 +1,6 @@
 #pragma once
 
-// Event simulation of a step program (program/op.hpp) as the executor runs it: per rank, five streams
+// Event simulation of a step program (program/op.hpp) as the executor runs it: per rank, seven streams
 // that each run their ops one at a time in program order; an op starts when its stream has finished
 // the op before it and its `deps` have ended; a collective moves data once every member of its group
 // has reached its k-th call on that group, and a send and its receive (the k-th on their channel) once

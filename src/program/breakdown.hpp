@@ -15,9 +15,10 @@
 //                 that has not reached the collective yet);
 // so compute + exposed comm + bubble = step time on every rank. Copies between the GPU and host memory
 // (offload's HostCopy ops) move data over PCIe and count as communication, charged to "offload". Per
-// group ("tp", "dp", "pp", "embedding", "offload"), busy is the union of that group's data-moving intervals and exposed the part of it
-// the compute stream does not cover; groups running at once are each charged, so the exposed times of
-// the groups can add up to more than the rank's exposed communication.
+// group ("tp", "dp", "pp", "embedding", "offload"), busy is the union of that group's data-moving
+// intervals and exposed the part of it the compute stream does not cover; groups running at once are
+// each charged, so the exposed times of the groups can add up to more than the rank's exposed
+// communication.
 
 #include <map>
 #include <string>
