@@ -32,20 +32,32 @@ ParallelPlan plan_for(const Shape& s) {
   return p;
 }
 
-void run_shape(const Shape& shape, KernelSet kernels = KernelSet::kFused) {
-  const MpiComm world = MpiComm::world();
-  if (shape.dp * shape.tp * shape.pp != world.size()) GTEST_SKIP() << "needs " << shape.dp * shape.tp * shape.pp << " ranks";
+constexpr int kSteps = 2;  // timed, after one warm-up step
+
+// `plan` trained on the CPU backend over the job's ranks; rank 0 checks the run (train_checks.hpp).
+struct CpuRun {
+  PreparedStep step;
+  TrainRun run;
+};
+CpuRun train_on_cpu(const ParallelPlan& plan, const MpiComm& world) {
   RuntimeOptions runtime;
   runtime.backend = BackendChoice::kCpu;
   const RankSession session = start_rank_session(runtime, world);
   TrainOptions options;
   options.warmup_steps = 1;
-  options.steps = 2;
+  options.steps = kSteps;
+  PreparedStep step = prepare_step(CheckedPlan(tiny(), plan), {}, std::nullopt);
+  TrainRun run = run_training(step, options, *session.backend, world);
+  if (world.rank() == 0) testing::check_run(step.program, run, kSteps);
+  return {std::move(step), std::move(run)};
+}
+
+void run_shape(const Shape& shape, KernelSet kernels = KernelSet::kFused) {
+  const MpiComm world = MpiComm::world();
+  if (shape.dp * shape.tp * shape.pp != world.size()) GTEST_SKIP() << "needs " << shape.dp * shape.tp * shape.pp << " ranks";
   ParallelPlan plan = plan_for(shape);
   plan.kernels = kernels;
-  const PreparedStep step = prepare_step(CheckedPlan(tiny(), plan), {}, std::nullopt);
-  const TrainRun run = run_training(step, options, *session.backend, world);
-  if (world.rank() == 0) testing::check_run(step.program, run, options.steps);
+  (void)train_on_cpu(plan, world);
 }
 
 TEST(CpuTrain, DataParallel2) { run_shape({2, 1, 1}); }
@@ -64,21 +76,13 @@ TEST(CpuTrain, EagerKernelsTensorParallel2PipelineParallel2) { run_shape({1, 2, 
 // gives it; the host optimizer runs on the compute stream; the breakdown charges the copies to "offload".
 void run_offload() {
   const MpiComm world = MpiComm::world();
-  RuntimeOptions runtime;
-  runtime.backend = BackendChoice::kCpu;
-  const RankSession session = start_rank_session(runtime, world);
-  TrainOptions options;
-  options.warmup_steps = 1;
-  options.steps = 2;
   ParallelPlan plan = plan_for({world.size(), 1, 1});
   plan.zero_stage = 3;
   plan.offload_optimizer = OffloadDevice::kCpu;
   plan.offload_params = OffloadDevice::kCpu;
   plan.offload_activations = true;
-  const PreparedStep step = prepare_step(CheckedPlan(tiny(), plan), {}, std::nullopt);
-  const TrainRun run = run_training(step, options, *session.backend, world);
+  const auto [step, run] = train_on_cpu(plan, world);
   if (world.rank() != 0) return;
-  testing::check_run(step.program, run, options.steps);
   for (int r = 0; r < world.size(); ++r) {
     std::uint64_t out = 0;
     std::uint64_t in = 0;
@@ -98,7 +102,7 @@ void run_offload() {
     EXPECT_GT(in, out) << "rank " << r << ": activations back and the parameter shards in";
     EXPECT_EQ(updates, 1) << "rank " << r;
   }
-  for (int s = 0; s < options.steps; ++s) {
+  for (int s = 0; s < kSteps; ++s) {
     const StepBreakdown b = break_down_step(step.program, run.timeline, s);
     ASSERT_TRUE(b.groups.contains("offload"));
     EXPECT_GT(b.groups.at("offload").busy.value(), 0.0);
