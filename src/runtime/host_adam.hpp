@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/dtype.hpp"  // float_to_bf16, bf16_to_float
+
 namespace commscale {
 
 // AdamW (Loshchilov & Hutter, arXiv 1711.05101) with bias correction, as torch.optim.AdamW; GPT-3's betas.
@@ -52,26 +54,9 @@ inline void adam_update(const AdamSettings& s, std::int64_t step, float* master,
   }
 }
 
-// bfloat16 as the top half of an fp32, narrowed with round to nearest even (NaN kept a quiet NaN).
-[[nodiscard]] inline float bf16_to_float(std::uint16_t h) noexcept {
-  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-  float f = 0.0f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-[[nodiscard]] inline std::uint16_t float_to_bf16(float f) noexcept {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &f, sizeof(bits));
-  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
-    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
-  }
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-// Gradients and weights as the device holds them: `width` bytes an element, 2 read as bfloat16 (an fp16
-// model's bytes too: the same traffic and arithmetic, other values), 4 as fp32; any other width moves its
-// bytes and carries an fp32 in its first four.
+// Gradients and weights as the device holds them: `width` bytes an element, 2 read as bfloat16 with
+// core/dtype.hpp's conversions (an fp16 model's bytes too: the same traffic and arithmetic, other values), 4 as
+// fp32; any other width moves its bytes and carries an fp32 in its first four.
 inline void widen(const std::byte* in, std::size_t width, float* out, std::size_t n) noexcept {
   if (width == 2) {
     for (std::size_t i = 0; i < n; ++i) {
