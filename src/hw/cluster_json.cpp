@@ -53,6 +53,7 @@ nlohmann::ordered_json network_json(const NetworkSpec& n) {
   nlohmann::ordered_json out;
   out["technology"] = n.technology;
   out["nic_rate_Gbps"] = figure_json(n.nic_rate_Gbps);
+  if (n.nccl_port_GBps) out["nccl_port_GBps"] = figure_json(*n.nccl_port_GBps);
   out["topology"] = "nonblocking";
   if (n.latency_given) out["latency_us"] = figure_json(*n.latency_given, us);
   return out;

@@ -62,6 +62,9 @@ std::optional<NetworkSpec> parse_network(JsonObject& top, const ReferenceData& r
   NetworkSpec n;
   n.technology = o.string("technology");
   n.nic_rate_Gbps = read_number_figure(o, "nic_rate_Gbps", ref.citations, Nullable::kNo, 1e-9);
+  if (o.has("nccl_port_GBps")) {
+    n.nccl_port_GBps = read_number_figure(o, "nccl_port_GBps", ref.citations, Nullable::kNo, 1e-9);
+  }
   const std::string topology = o.string("topology");
   if (topology != "nonblocking") {
     throw InputError(o.where("topology"), fmt::format("\"{}\" is not supported", topology),

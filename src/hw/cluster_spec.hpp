@@ -4,6 +4,7 @@
 // links between them — the transports NCCL may use inside it, and optionally the network that joins
 // N such nodes. The node count is not in the file: LinkGraph::build takes it (--nodes N).
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <functional>
@@ -69,9 +70,16 @@ struct Transports {
 struct NetworkSpec {
   std::string technology;        // "InfiniBand HDR", "100 GbE RoCE"
   Figure<double> nic_rate_Gbps;  // line rate of one NIC port (Gb/s, 1e9 bits)
+  // What NCCL was measured to move through one port each way where that stays below the line rate: no
+  // GPUDirect RDMA (traffic bounced through host memory), or a fabric NCCL drives through another
+  // stack (Omni-Path through IB verbs). The network links take the lower of the two.
+  std::optional<Figure<double>> nccl_port_GBps;
   std::optional<Figure<Seconds>> latency_given;
   Figure<Seconds> latency;  // one NIC-to-switch traversal
-  [[nodiscard]] GBps nic_bw() const noexcept { return GBps(*nic_rate_Gbps.value / 8.0); }
+  [[nodiscard]] GBps line_bw() const noexcept { return GBps(*nic_rate_Gbps.value / 8.0); }
+  [[nodiscard]] GBps nic_bw() const noexcept {
+    return nccl_port_GBps ? GBps(std::min(line_bw().value(), *nccl_port_GBps->value)) : line_bw();
+  }
   bool operator==(const NetworkSpec&) const = default;
 };
 

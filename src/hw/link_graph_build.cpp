@@ -51,10 +51,18 @@ struct LinkGraphBuilder {
     const NetworkSpec& net = *cluster.network;
     const DeviceId sw = add_device(DeviceKind::kNetSwitch, -1, 0, "net");
     g.network_switch_ = static_cast<int>(sw);
-    const Provenance p{SourceTag::kDerived,
-                       fmt::format("{} Gb/s / 8 ({}: {})", *net.nic_rate_Gbps.value,
-                                   tag_letter(net.nic_rate_Gbps.provenance.tag), net.nic_rate_Gbps.provenance.source),
-                       {}};
+    const bool measured = net.nic_bw() < net.line_bw();  // NCCL's measured rate binds
+    const Provenance p =
+        measured
+            ? Provenance{net.nccl_port_GBps->provenance.tag,
+                         fmt::format("NCCL through one port: {} GB/s (below {} Gb/s / 8; {})",
+                                     *net.nccl_port_GBps->value, *net.nic_rate_Gbps.value,
+                                     net.nccl_port_GBps->provenance.source),
+                         {}}
+            : Provenance{SourceTag::kDerived,
+                         fmt::format("{} Gb/s / 8 ({}: {})", *net.nic_rate_Gbps.value,
+                                     tag_letter(net.nic_rate_Gbps.provenance.tag), net.nic_rate_Gbps.provenance.source),
+                         {}};
     for (int node = 0; node < g.nodes_; ++node) {
       for (int i = 0; i < cluster.node.count(DeviceKind::kNic); ++i) {
         add_link({LinkType::kNetwork, id(node, {DeviceKind::kNic, i}), sw, net.nic_bw(), *net.latency.value, 0, p});

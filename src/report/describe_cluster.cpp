@@ -113,8 +113,13 @@ std::string format_cluster(const ClusterSpec& c, const LinkGraph& g) {
   out += fmt::format("  layout: {}: {}\n", tag_letter(c.layout.tag), c.layout.source);
   if (c.network) {
     out += fmt::format("  network: {}, {:g} Gb/s per NIC ({:g} GB/s per direction; {}: {}), non-blocking\n",
-                       c.network->technology, *c.network->nic_rate_Gbps.value, c.network->nic_bw().value(),
+                       c.network->technology, *c.network->nic_rate_Gbps.value, c.network->line_bw().value(),
                        tag_letter(c.network->nic_rate_Gbps.provenance.tag), c.network->nic_rate_Gbps.provenance.source);
+    if (const auto& nccl = c.network->nccl_port_GBps) {
+      out += fmt::format("  NCCL through one port: {:g} GB/s per direction ({}: {}); the network links take {:g}\n",
+                         *nccl->value, tag_letter(nccl->provenance.tag), nccl->provenance.source,
+                         c.network->nic_bw().value());
+    }
   }
   if (c.system_price_USD && c.system_price_USD->value) {
     out += fmt::format("  system price: {:g} USD ({}: {})\n", *c.system_price_USD->value,

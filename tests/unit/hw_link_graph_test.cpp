@@ -167,6 +167,28 @@ TEST(HwLinkGraph, CrossNodeThroughRailAlignedNics) {
   EXPECT_DOUBLE_EQ(graph("hgx-h200", 2).path(0, 8).bw.value(), 50.0);
 }
 
+TEST(HwLinkGraph, NetworkLinksTakeNcclsMeasuredPortRateWhereLower) {
+  // jean-zay-a100: Omni-Path 100 Gb/s ports (12.5 GB/s), through which NCCL moved 5.07 GB/s each way in
+  // BigScience's benchmark: the network links take 5.07 and say where it came from. gpu0 shares
+  // pcie_switch0 with nic0 only (4 NICs, one per switch).
+  const LinkGraph g = graph("jean-zay-a100", 2);
+  const Path p = g.path(0, 8);
+  EXPECT_EQ(route(g, p), (std::vector<std::string>{"n0.gpu0", "n0.pcie_switch0", "n0.nic0", "net", "n1.nic0",
+                                                   "n1.pcie_switch0", "n1.gpu0"}));
+  EXPECT_DOUBLE_EQ(p.bw.value(), 5.07);
+  const Link& wire = g.link(p.hops.at(2).link);
+  EXPECT_EQ(wire.type, LinkType::kNetwork);
+  EXPECT_EQ(wire.bw_provenance.tag, SourceTag::kDerived);
+  EXPECT_NE(wire.bw_provenance.source.find("NCCL through one port: 5.07 GB/s (below 100 Gb/s / 8"), std::string::npos);
+  // Above the line rate it binds nothing: the line rate, priced as before.
+  const auto with = [](const std::string& set) {
+    return LinkGraph::build(catalog().cluster("jean-zay-a100", "test", parse_overrides({set}, "--set")), 2);
+  };
+  EXPECT_DOUBLE_EQ(with("network.nccl_port_GBps=40").path(0, 8).bw.value(), 12.5);
+  EXPECT_DOUBLE_EQ(with("network.nccl_port_GBps=2").path(0, 8).bw.value(), 2.0);
+  EXPECT_THROW((void)with("network.nccl_port_GBps=0"), InputError);
+}
+
 TEST(HwLinkGraph, ConsumerNodesShareOneNic) {
   // 8x RTX 4090 nodes with one 100 GbE NIC on cpu0: rank 4 (n0.gpu4, on cpu1) reaches it across the
   // sockets: gpu4 -> cpu1 -> cpu0 -> nic0 -> net -> n1.nic0 -> n1.cpu0 -> n1.gpu0;
