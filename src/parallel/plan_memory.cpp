@@ -73,6 +73,18 @@ std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const Paral
   return static_cast<std::uint64_t>(stage_layers(m, p, stage)) * lora_layer_parameters(m, p.lora);
 }
 
+// Megatron-LM's mixed-precision Adam (NVIDIA/Megatron-LM docs/user-guide/features/dist_optimizer.md: 18
+// bytes a parameter with bf16 parameters and fp32 gradients, 6 + 12/d with the distributed optimizer; 20 and
+// 4 + 16/d in fp16): in bf16 its DDP accumulates and reduces an fp32 main_grad buffer
+// (accumulate_allreduce_grads_in_fp32, as grad_sync.cpp reduces it); in fp16 the buffer is fp16 and the
+// optimizer keeps an fp32 copy of its shard. Other frameworks keep the gradients in the model's type.
+GradientStorage gradient_storage(const TransformerConfig& m, const ParallelPlan& p) {
+  if (p.framework != Framework::kMegatronLm || p.optimizer != Optimizer::kAdam || p.lora.enabled()) return {};
+  if (m.dtype == DataType::kBFloat16) return {DataType::kFloat32, false};
+  if (m.dtype == DataType::kFloat16) return {std::nullopt, true};
+  return {};
+}
+
 // Offload (the header's rules): moves what the plan offloads from the GPU's breakdown to the host's.
 void offload(const ParallelPlan& p, Bytes layer_bytes, StageMemory& s) {
   MemoryBreakdown& gpu = s.bytes;
@@ -99,6 +111,7 @@ void offload(const ParallelPlan& p, Bytes layer_bytes, StageMemory& s) {
 std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
                                           const MemoryOptions& options) {
   const LayerSharding sharding = layer_sharding(p);
+  const GradientStorage grads = gradient_storage(m, p);
   const Bytes layer_bytes = layer_activation_bytes(m, sharding);
   const Bytes logits_bytes = logits_buffer_bytes(m, sharding);
   std::vector<StageMemory> stages;
@@ -109,7 +122,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     const int per_chunk = s.layers / p.chunks;
     s.parameters = stage_parameters(m, p, stage);
     s.trainable = trainable_stage_parameters(m, p, stage);
-    const ModelStateBytes states = model_state_bytes(m, s.trainable, p.zero_stage, p.dp, p.optimizer);
+    const ModelStateBytes states = model_state_bytes(m, s.trainable, p.zero_stage, p.dp, p.optimizer, grads);
     s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage);
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;

@@ -4,7 +4,7 @@
 // check against a GPU's memory.
 //
 // Assumptions, stated: model states per ZeRO stage and activations per layer as in
-// workload/memory.hpp; activations of the microbatches in flight at the schedule's peak (computed
+// workload/memory.hpp, the gradients in the type the framework keeps them (gradient_storage); activations of the microbatches in flight at the schedule's peak (computed
 // from the schedule itself: p on the first 1F1B stage, all m with GPipe, p (1 + (p-1)/(p v)) interleaved);
 // the logits' fp32 softmax on the last stage for each microbatch in flight there; with ZeRO-3, two
 // gathered layers (the one running and the one prefetched); a fixed workspace allowance for the CUDA
@@ -33,6 +33,7 @@
 
 #include "core/units.hpp"
 #include "parallel/plan.hpp"
+#include "workload/memory.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
@@ -77,6 +78,9 @@ struct StageMemory {
 [[nodiscard]] std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 // Of those, the ones that train (gradients, optimizer state): all of them, or with LoRA the adapters'.
 [[nodiscard]] std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
+// How the plan's framework keeps the gradients (workload/memory.hpp): Megatron-LM's Adam keeps an fp32
+// main_grad buffer in bf16 and an fp32 copy in the optimizer in fp16; every other case, the model's type.
+[[nodiscard]] GradientStorage gradient_storage(const TransformerConfig& m, const ParallelPlan& p);
 
 [[nodiscard]] std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const ParallelPlan& p,
                                                         const MemoryOptions& options);

@@ -15,12 +15,14 @@ std::uint64_t shard(std::uint64_t total, int ways) {
 }  // namespace
 
 ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp,
-                                  Optimizer optimizer) {
+                                  Optimizer optimizer, const GradientStorage& grads) {
   const std::uint64_t w = size_of(m.dtype);
+  const std::uint64_t g = size_of(grads.main.value_or(m.dtype));
+  const std::uint64_t optimizer_share = zero_stage >= 1 ? shard(parameters, dp) : parameters;
   ModelStateBytes s;
   s.weights = Bytes(w * (zero_stage >= 3 ? shard(parameters, dp) : parameters));
-  s.gradients = Bytes(w * (zero_stage >= 2 ? shard(parameters, dp) : parameters));
-  s.optimizer = optimizer_state_bytes(m, zero_stage >= 1 ? shard(parameters, dp) : parameters, optimizer);
+  s.gradients = Bytes(g * (zero_stage >= 2 ? shard(parameters, dp) : parameters));
+  s.optimizer = optimizer_state_bytes(m, optimizer_share, optimizer) + Bytes(grads.fp32_copy ? 4 * optimizer_share : 0);
   return s;
 }
 

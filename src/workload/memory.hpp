@@ -5,6 +5,7 @@
 // composition (how many microbatches are in flight on each stage) is in parallel/plan_memory.hpp.
 
 #include <cstdint>
+#include <optional>
 
 #include "core/units.hpp"
 #include "workload/op_list.hpp"
@@ -18,12 +19,20 @@ struct ModelStateBytes {
   Bytes optimizer;  // the optimizer's state: for adam fp32 master weights and moments
 };
 
+// How a framework keeps the gradients, where not in the model's type beside the optimizer's state alone.
+struct GradientStorage {
+  std::optional<DataType> main;  // the gradient buffer's type (Megatron-LM in bf16: fp32 main_grad)
+  bool fp32_copy = false;        // the optimizer keeps an fp32 copy, sharded as its state (Megatron-LM in fp16)
+};
+
 // `parameters` is this rank's share after tensor and pipeline sharding (Psi in the ZeRO paper); w = bytes of
-// the model dtype, o = the optimizer's state per parameter (optimizer_state_bytes: mixed
-// precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, Adam8bit 6 + 8/256 (16-bit), SGD and none 0):
-// stage 0 (w + w + o) Psi; 1: optimizer / d; 2: gradients too; 3: weights too. Shards round up.
+// the model dtype, g = of the gradients (w unless `grads.main`), o = the optimizer's state per parameter
+// (optimizer_state_bytes: mixed precision Adam 12 (16-bit) or 8 (fp32), AdamW 2w, Adam8bit 6 + 8/256
+// (16-bit), SGD and none 0; + 4 with `grads.fp32_copy`): stage 0 (w + g + o) Psi; 1: optimizer / d;
+// 2: gradients too; 3: weights too. Shards round up.
 [[nodiscard]] ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage,
-                                                int dp, Optimizer optimizer = Optimizer::kAdam);
+                                                int dp, Optimizer optimizer = Optimizer::kAdam,
+                                                const GradientStorage& grads = {});
 
 // Bytes one layer keeps from its forward to its backward for one microbatch on one tensor-parallel
 // rank. Korthikanti et al.'s count generalized to GQA (K and V are g/a of Q), any MLP size and SwiGLU

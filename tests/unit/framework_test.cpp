@@ -222,5 +222,32 @@ TEST(Framework, GradientReductionTypeAndKindPerFramework) {
   }
 }
 
+// The gradients in memory as each framework keeps them: Megatron-LM's fp32 main_grad in bf16 (4 bytes a
+// parameter) and its optimizer's fp32 copy in fp16 (4 more, sharded with its state); the model's type
+// elsewhere, and with any optimizer but mixed-precision Adam.
+TEST(Framework, GradientsInMemoryAsTheFrameworkKeepsThem) {
+  const TransformerConfig bf16 = find_preset("tiny", "");
+  ParallelPlan p;
+  p.dp = 2;
+  p.global_batch = 8;
+  p.zero_stage = 1;
+  const std::uint64_t P = stage_parameters(bf16, p, 0);
+  const auto states = [&](const TransformerConfig& m, Framework f, Optimizer o) {
+    p.framework = f;
+    p.optimizer = o;
+    return memory_per_stage(m, p, MemoryOptions{}).at(0).bytes;
+  };
+  EXPECT_EQ(states(bf16, Framework::kMegatronLm, Optimizer::kAdam).gradients.count(), 4 * P);
+  EXPECT_EQ(states(bf16, Framework::kCommscale, Optimizer::kAdam).gradients.count(), 2 * P);
+  EXPECT_EQ(states(bf16, Framework::kMegatronDeepSpeed, Optimizer::kAdam).gradients.count(), 2 * P);
+  EXPECT_EQ(states(bf16, Framework::kMegatronLm, Optimizer::kAdamW).gradients.count(), 2 * P);
+  TransformerConfig fp16 = bf16;
+  fp16.dtype = DataType::kFloat16;
+  const MemoryBreakdown megatron = states(fp16, Framework::kMegatronLm, Optimizer::kAdam);
+  const MemoryBreakdown commscale = states(fp16, Framework::kCommscale, Optimizer::kAdam);
+  EXPECT_EQ(megatron.gradients.count(), 2 * P);
+  EXPECT_EQ(megatron.optimizer.count(), commscale.optimizer.count() + 4 * ((P + 1) / 2));
+}
+
 }  // namespace
 }  // namespace commscale

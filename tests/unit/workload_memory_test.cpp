@@ -42,6 +42,26 @@ TEST(ModelStates, ZeroStagesByHand) {
   EXPECT_EQ((f.weights + f.gradients + f.optimizer).count(), 1600u);
 }
 
+TEST(ModelStates, MegatronLmKeepsGradientsAsItsDocumentCounts) {
+  // NVIDIA/Megatron-LM docs/user-guide/features/dist_optimizer.md, bytes a parameter: bf16 parameters with
+  // fp32 gradients 18, 6 + 12/d distributed; fp16 parameters and gradients 20, 4 + 16/d.
+  const TransformerConfig bf16 = find_preset("gpt3-175b", "");
+  const std::uint64_t psi = 1359461376, shard = 169932672;  // as above, d = 8
+  const GradientStorage main_grad{DataType::kFloat32, false};
+  const ModelStateBytes b0 = model_state_bytes(bf16, psi, 0, 8, Optimizer::kAdam, main_grad);
+  EXPECT_EQ(b0.gradients.count(), 4 * psi);
+  EXPECT_EQ((b0.weights + b0.gradients + b0.optimizer).count(), 18 * psi);
+  const ModelStateBytes b1 = model_state_bytes(bf16, psi, 1, 8, Optimizer::kAdam, main_grad);
+  EXPECT_EQ((b1.weights + b1.gradients + b1.optimizer).count(), 6 * psi + 12 * shard);
+  TransformerConfig fp16 = bf16;
+  fp16.dtype = DataType::kFloat16;
+  const GradientStorage fp32_copy{std::nullopt, true};
+  const ModelStateBytes h0 = model_state_bytes(fp16, psi, 0, 8, Optimizer::kAdam, fp32_copy);
+  EXPECT_EQ((h0.weights + h0.gradients + h0.optimizer).count(), 20 * psi);
+  const ModelStateBytes h1 = model_state_bytes(fp16, psi, 1, 8, Optimizer::kAdam, fp32_copy);
+  EXPECT_EQ((h1.weights + h1.gradients + h1.optimizer).count(), 4 * psi + 16 * shard);
+}
+
 TEST(ModelStates, Adam8bitBlockwiseStates) {
   // bitsandbytes' Adam8bit in bf16 training: fp32 master (4) + two one-byte moments (2) per parameter, and
   // two fp32 absmax scales per block of 256: Psi = 1000 has 4 blocks (ceil(1000 / 256)), 6000 + 2 x 4 x 4.
