@@ -187,7 +187,7 @@ int run_compare(CompareArguments& a) {
   in.overrides = hw::parse_overrides(a.set, "--set");
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
-  finish_search_framework(a.framework, *a.model.command, a.model.from_file, in.search);
+  finish_search_framework(a.framework, *a.model.command, plan_request(a.model), in.search);
   in.search.lora = lora_from_arguments(a.model);
   const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
   in.dtype_flag = choices.dtype_flag;

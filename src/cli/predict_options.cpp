@@ -92,11 +92,13 @@ void check_search_ranges(const predict::SearchOptions& o) {
   }
 }
 
-void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
+void finish_search_framework(const std::string& given, const CLI::App& command, const PlanRequest& request,
                              predict::SearchOptions& o) {
   o.framework = given.empty() ? kDefaultFramework : parse_framework(given, "--framework");
   const FrameworkDefaults& d = defaults_of(o.framework);
-  const auto given_flag = [&](const std::string& flag) { return option_given(&command, flag) || from_file.contains(flag); };
+  const auto given_flag = [&](const std::string& flag) {
+    return option_given(&command, flag) || plan_value_given(request, flag);
+  };
   if (!given_flag("--kernels")) o.kernels = d.kernels;
   if (!given_flag("--flash-attn")) o.flash_attention = d.flash_attention;
   o.optimizer = d.optimizer;

@@ -83,7 +83,7 @@ void check_options(SearchArguments& a) {
   o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
-  finish_search_framework(a.framework, *a.model.command, a.model.from_file, o);
+  finish_search_framework(a.framework, *a.model.command, plan_request(a.model), o);
   if (!a.optimizer.empty()) o.optimizer = parse_optimizer(a.optimizer, "--optimizer");
   o.lora = lora_from_arguments(a.model);
   if (a.rank_by == "throughput") {
