@@ -12,8 +12,8 @@
 
 #include "cli/command.hpp"
 #include "cli/cost_options.hpp"
-#include "cli/model_options.hpp"
 #include "cli/megatron_flags.hpp"
+#include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
@@ -93,8 +93,8 @@ predict::UserPrices user_prices(const CompareArguments& a, const hw::Catalog& ca
                        kPriceForms);
     }
   }
-  for (const auto& [key, usd] : parse_cluster_values(a.costs.gpu_hour_prices, "--usd-per-gpu-hour",
-                                                     "CLUSTER=USD or GPU=USD per GPU-hour")) {
+  for (const auto& [key, usd] :
+       parse_cluster_values(a.costs.gpu_hour_prices, "--usd-per-gpu-hour", "CLUSTER=USD or GPU=USD per GPU-hour")) {
     if (!names.clusters.contains(key) && !names.gpus.contains(key)) {
       throw InputError("--usd-per-gpu-hour",
                        fmt::format("\"{}\" is not a cluster of --clusters or --scaling, nor their GPU", key),
@@ -187,7 +187,7 @@ int run_compare(CompareArguments& a) {
   in.overrides = hw::parse_overrides(a.set, "--set");
   in.model = finish_model_options(a.model);
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
-  finish_search_framework(a.framework, *a.model.command, a.model.from_file, in.search);
+  finish_search_framework(a.framework, *a.model.command, plan_request(a.model), in.search);
   in.search.lora = lora_from_arguments(a.model);
   const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
   in.dtype_flag = choices.dtype_flag;
@@ -222,8 +222,7 @@ int run_compare(CompareArguments& a) {
   finish_cost_basis(a.costs, {!p.entries.empty() || !p.nodes.empty(), !p.gpus.empty(), !p.gpu_hours.empty()},
                     &in.search.costs);
   in.calibration = load_calibration_option(a.calibration, catalog);
-  in.host = resolve_host_framework(a.host_framework, in.search.framework, in.search.kernels,
-                                   in.calibration.get());
+  in.host = resolve_host_framework(a.host_framework, in.search.framework, in.search.kernels, in.calibration.get());
   Progress progress(progress_enabled(false) ? &std::cerr : nullptr, "compare", 0);
   const predict::CompareProgress report = [&](std::size_t done, std::size_t total, const std::string& next) {
     progress.set_total(total);

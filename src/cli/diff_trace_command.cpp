@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/option_rules.hpp"
+#include "cli/plan_file_options.hpp"
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/json_reader.hpp"
@@ -57,15 +58,16 @@ Timeline read_timeline(const std::string& path) {
   }
 }
 
-ProgramSet load_program(const DiffArguments& a) {
+ProgramSet load_program(DiffArguments& a) {
   if (a.program.empty()) {
+    merge_plan_file(a.model_plan);
     return build_program(finish_model_plan_options(a.model_plan));
   }
   const nlohmann::json doc = hw::read_json_file(a.program);
   return read_program_set(doc, a.program);
 }
 
-int run_diff(const DiffArguments& a) {
+int run_diff(DiffArguments& a) {
   if (a.top < 1 || a.top > 100000) throw InputError("--top", fmt::format("{}", a.top), "1 to 100000 rows");
   finish_output_options(a.output);
   const ProgramSet set = load_program(a);

@@ -1,37 +1,29 @@
 #pragma once
 
-// Megatron-LM's flag names, so that a line of a Megatron-LM launch script can be pasted. Plain aliases
-// (--tensor-model-parallel-size for --tp, --num-layers for --layers, ...) are second names of
-// commscale's options (model_options.cpp); this file holds the flags that convert, and rejects, by
-// name, the Megatron-LM flags commscale does not model (exit 2) rather than ignoring them.
+// Megatron-LM's flag names on the command line (parallel/megatron_flags.hpp converts them): the flags that
+// convert, bound to MegatronArguments, and those commscale does not model, refused by name (exit 2) as soon
+// as they are read rather than ignored.
 
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/model_options.hpp"
-#include "workload/model_spec.hpp"
+#include "parallel/megatron_flags.hpp"
 
 namespace commscale {
 
 // --swiglu --group-query-attention --normalization --position-embedding-type --disable-bias-linear
 // --untie-embeddings-and-output-weights --bf16 --fp16 --max-position-embeddings, and the rejected
-// model flags (hidden from --help; src/cli/INPUTS.md lists them).
+// training flags (hidden from --help; src/cli/INPUTS.md lists them).
 void add_megatron_model_flags(CLI::App& command, MegatronArguments* args);
 // --num-layers-per-virtual-pipeline-stage --recompute-granularity --recompute-activations
-// --recompute-method --recompute-num-layers --use-distributed-optimizer, and the rejected plan flags.
+// --recompute-method --recompute-num-layers --use-distributed-optimizer --overlap-grad-reduce
+// --no-gradient-accumulation-fusion, and the rejected flags that change the step.
 void add_megatron_plan_flags(CLI::App& command, MegatronArguments* args);
 
-// Model overrides from the Megatron-LM flags given. Throws InputError naming the flag.
-void apply_megatron_model_flags(const ModelPlanArguments& args, ModelOverrides& overrides);
-// Checks the resolved model against --max-position-embeddings.
-void check_megatron_model(const ModelPlanArguments& args, const TransformerConfig& model);
-// The plan's recompute, ZeRO stage and chunks from the Megatron-LM flags given, checked against the
-// commscale flags that say the same. Throws InputError naming the flag.
-void apply_megatron_plan_flags(const ModelPlanArguments& args, const TransformerConfig& model, ParallelPlan& plan);
-
-// The Megatron-LM model flags given, as text to paste into another command (" --swiglu ...").
-[[nodiscard]] std::string megatron_model_flags_text(const ModelPlanArguments& args);
+// The Megatron-LM flags given, for the request (`command` tells which were).
+[[nodiscard]] MegatronFlags megatron_flags(const MegatronArguments& args, const CLI::App* command);
 
 // Whether the command line gave this option (by any of its names).
 [[nodiscard]] bool option_given(const CLI::App* command, const std::string& name);

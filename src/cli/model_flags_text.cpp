@@ -1,6 +1,8 @@
 // The model flags as the user gave them, as text to paste into another command (search suggests
 // the `predict` of its best plan with them).
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "cli/megatron_flags.hpp"
@@ -21,34 +23,38 @@ std::string shell_word(const std::string& word) {
 }
 
 template <class T>
-void add_if_given(std::string& out, const CLI::Option* option, const char* flag, const T& value) {
-  if (option == nullptr || option->count() == 0) return;
-  out += fmt::format(" {} {}", flag, shell_word(fmt::format("{}", value)));
+void add_if_given(std::string& out, const std::optional<T>& value, const char* flag) {
+  if (value) out += fmt::format(" {} {}", flag, shell_word(fmt::format("{}", *value)));
 }
 
 }  // namespace
 
 std::string model_flags_text(const ModelPlanArguments& a) {
+  const PlanRequest r = plan_request(a);
+  const ModelFlags& m = r.model;
   std::string out;
-  if (!a.model.empty()) out += fmt::format(" --model {}", shell_word(a.model));
-  if (!a.model_file.empty()) out += fmt::format(" --model-file {}", shell_word(a.model_file));
-  if (!a.hf_config.empty()) out += fmt::format(" --hf-config {}", shell_word(a.hf_config));
-  // A model written out in a plan file has no other name (flags given after it override its plan).
-  const bool file_model = a.model.empty() && a.model_file.empty() && a.hf_config.empty();
-  if (a.loaded_plan && a.loaded_plan->model.document && file_model) {
-    out += fmt::format(" --plan-file {}", shell_word(a.loaded_plan->path));
+  // Without a model flag, the plan file's model: by its name or path, or a model written out in the file,
+  // which has no other name (flags given after it override its plan).
+  if (!m.preset && !m.model_file && !m.hf_config && r.plan_file) {
+    const PlanFileModel& f = r.plan_file->model;
+    if (!f.preset.empty()) out += fmt::format(" --model {}", shell_word(f.preset));
+    if (!f.model_file.empty()) out += fmt::format(" --model-file {}", shell_word(f.model_file));
+    if (!f.hf_config.empty()) out += fmt::format(" --hf-config {}", shell_word(f.hf_config));
+    if (out.empty() && f.document) out += fmt::format(" --plan-file {}", shell_word(r.plan_file->path));
   }
-  const auto& g = a.given;
-  add_if_given(out, g.layers, "--layers", a.layers);
-  add_if_given(out, g.hidden, "--hidden", a.hidden);
-  add_if_given(out, g.heads, "--heads", a.heads);
-  add_if_given(out, g.kv_heads, "--kv-heads", a.kv_heads);
-  add_if_given(out, g.ffn, "--ffn", a.ffn);
-  add_if_given(out, g.vocab, "--vocab", a.vocab);
-  add_if_given(out, g.seq, "--seq", a.seq);
-  add_if_given(out, g.activation, "--activation", a.activation);
-  add_if_given(out, g.dtype, "--dtype", a.dtype);
-  out += megatron_model_flags_text(a);
+  add_if_given(out, m.preset, "--model");
+  add_if_given(out, m.model_file, "--model-file");
+  add_if_given(out, m.hf_config, "--hf-config");
+  add_if_given(out, m.shape.layers, "--layers");
+  add_if_given(out, m.shape.hidden, "--hidden");
+  add_if_given(out, m.shape.heads, "--heads");
+  add_if_given(out, m.shape.kv_heads, "--kv-heads");
+  add_if_given(out, m.shape.ffn, "--ffn");
+  add_if_given(out, m.shape.vocab, "--vocab");
+  add_if_given(out, m.shape.seq, "--seq");
+  add_if_given(out, m.activation, "--activation");
+  add_if_given(out, m.dtype, "--dtype");
+  out += megatron_model_flags_text(r.megatron);
   return out.empty() ? out : out.substr(1);
 }
 

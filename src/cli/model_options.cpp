@@ -1,6 +1,6 @@
 #include "cli/model_options.hpp"
 
-#include <cmath>
+#include <initializer_list>
 #include <optional>
 
 #include <fmt/format.h>
@@ -18,9 +18,23 @@
 namespace commscale {
 namespace {
 
+// Keeps the options just added, to tell them from a command's own options of the same names.
+void keep(const CLI::App& cmd, ModelPlanArguments* a, std::initializer_list<const char*> flags) {
+  for (const char* flag : flags) a->options[flag] = cmd.get_option(flag);
+}
+
+bool given(const ModelPlanArguments& a, const std::string& flag) {
+  const auto it = a.options.find(flag);
+  return it != a.options.end() && it->second->count() > 0;
+}
+
 template <class T>
-std::optional<T> if_given(const CLI::Option* option, T value) {
-  return option != nullptr && option->count() > 0 ? std::optional<T>(value) : std::nullopt;
+std::optional<T> if_given(const ModelPlanArguments& a, const std::string& flag, const T& value) {
+  return given(a, flag) ? std::optional<T>(value) : std::nullopt;
+}
+
+std::optional<std::string> if_named(const std::string& value) {
+  return value.empty() ? std::nullopt : std::optional<std::string>(value);
 }
 
 std::string preset_names() {
@@ -42,85 +56,87 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
                                              "min(max_position_embeddings, {})",
                                              supported_hf_architectures(), kDefaultHfSeq))
                       ->group(group));
-  auto& g = a->given;
-  g.layers = cmd.add_option("--layers,--num-layers", a->layers, "transformer layers (overrides the preset or file)")
-                 ->group(group);
-  g.hidden = cmd.add_option("--hidden,--hidden-size", a->hidden, "hidden size")->group(group);
-  g.heads = cmd.add_option("--heads,--num-attention-heads", a->heads, "attention heads")->group(group);
-  g.kv_heads = cmd.add_option("--kv-heads,--num-query-groups", a->kv_heads,
-                              "KV heads, fewer than --heads for GQA (default: --heads)")
-                   ->group(group);
-  g.ffn = cmd.add_option("--ffn,--ffn-hidden-size", a->ffn, "MLP inner size (default 4 x hidden; required with swiglu)")
-              ->group(group);
-  g.vocab = cmd.add_option("--vocab,--vocab-size", a->vocab,
-                           "vocabulary size; 0: a bare stack of blocks, no embedding, logits or loss")
-                ->group(group);
-  g.seq = cmd.add_option("--seq,--seq-length", a->seq, "sequence length")->group(group);
-  g.activation = cmd.add_option("--activation", a->activation, "gelu or swiglu")->group(group);
-  g.dtype = cmd.add_option("--dtype", a->dtype, "training type: bf16 (default), fp16 or fp32")->group(group);
+  cmd.add_option("--layers,--num-layers", a->layers, "transformer layers (overrides the preset or file)")->group(group);
+  cmd.add_option("--hidden,--hidden-size", a->hidden, "hidden size")->group(group);
+  cmd.add_option("--heads,--num-attention-heads", a->heads, "attention heads")->group(group);
+  cmd.add_option("--kv-heads,--num-query-groups", a->kv_heads,
+                 "KV heads, fewer than --heads for GQA (default: --heads)")
+      ->group(group);
+  cmd.add_option("--ffn,--ffn-hidden-size", a->ffn, "MLP inner size (default 4 x hidden; required with swiglu)")
+      ->group(group);
+  cmd.add_option("--vocab,--vocab-size", a->vocab,
+                 "vocabulary size; 0: a bare stack of blocks, no embedding, logits or loss")
+      ->group(group);
+  cmd.add_option("--seq,--seq-length", a->seq, "sequence length")->group(group);
+  cmd.add_option("--activation", a->activation, "gelu or swiglu")->group(group);
+  cmd.add_option("--dtype", a->dtype, "training type: bf16 (default), fp16 or fp32")->group(group);
+  keep(cmd, a,
+       {"--layers", "--hidden", "--heads", "--kv-heads", "--ffn", "--vocab", "--seq", "--activation", "--dtype"});
   add_megatron_model_flags(cmd, &a->megatron);
   add_plan_file_option(cmd, a);
 }
 
 void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   const std::string group = "Parallel plan";
-  a->given.world = cmd.add_option("--world", a->world, "ranks (GPUs) in the job (default: dp x tp x pp)")->group(group);
-  cmd.add_option("--tp,--tensor-model-parallel-size", a->tp, "tensor-parallel size")
+  cmd.add_option("--world", a->world, "ranks (GPUs) in the job (default: dp x tp x pp)")->group(group);
+  cmd.add_option("--tp,--tensor-model-parallel-size", a->plan.tp, "tensor-parallel size")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--pp,--pipeline-model-parallel-size", a->pp, "pipeline-parallel size (stages)")
+  cmd.add_option("--pp,--pipeline-model-parallel-size", a->plan.pp, "pipeline-parallel size (stages)")
       ->capture_default_str()
       ->group(group);
-  a->given.dp = cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
-  cmd.add_flag("--sp,--sequence-parallel", a->sp, "sequence parallelism (with --tp 2 or more)")->group(group);
-  cmd.add_option("--zero", a->zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
-  cmd.add_option("--recompute", a->recompute, "activation recompute: none, selective or full")
+  cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
+  cmd.add_flag("--sp,--sequence-parallel", a->plan.sp, "sequence parallelism (with --tp 2 or more)")->group(group);
+  cmd.add_option("--zero", a->plan.zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
+  cmd.add_option("--recompute", a->plan.recompute, "activation recompute: none, selective or full")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--optimizer", a->optimizer,
+  cmd.add_option("--optimizer", a->plan.optimizer,
                  "the step's optimizer: adam (mixed precision, fp32 master weights and moments), adamw (PyTorch's "
                  "AdamW on the weights' own type), adam8bit (bitsandbytes' 8-bit moments, block-wise scales, fp32 "
                  "master weights), sgd (no state) or none (forward and backward only)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--offload-optimizer", a->offload_optimizer,
+  cmd.add_option("--offload-optimizer", a->plan.offload_optimizer,
                  "ZeRO-Offload: none, or cpu (optimizer state and fp32 gradients in host memory, the update on the "
                  "CPU; needs --zero 1, 2 or 3)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--offload-params", a->offload_params,
+  cmd.add_option("--offload-params", a->plan.offload_params,
                  "ZeRO-Infinity: none, or cpu (ZeRO-3's parameter shards in host memory, copied in per layer; needs "
                  "--zero 3 and --offload-optimizer cpu)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_flag("--offload-activations", a->offload_activations,
+  cmd.add_flag("--offload-activations", a->plan.offload_activations,
                "what each layer keeps for its backward goes to host memory after its forward, back before its "
                "backward")
       ->group(group);
   add_lora_options(cmd, a, group);
-  cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->flash_attention,
+  cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->plan.flash_attention,
                "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
-               "kernels, the score matrix kept for the backward")->group(group);
-  cmd.add_option("--kernels", a->kernels,
+               "kernels, the score matrix kept for the backward")
+      ->group(group);
+  cmd.add_option("--kernels", a->plan.kernels,
                  "memory-bound kernels: fused (Megatron-LM's) or eager (PyTorch's, one per tensor operation, "
                  "with gradient accumulation by adds)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--micro-batch,--micro-batch-size", a->micro_batch, "sequences per microbatch")
+  cmd.add_option("--micro-batch,--micro-batch-size", a->plan.micro_batch, "sequences per microbatch")
       ->capture_default_str()
       ->group(group);
   cmd.add_option(
          "--global-batch,--global-batch-size", a->global_batch,
          "sequences per step over all replicas (default: 4 microbatches per pipeline stage, 1 without a pipeline)")
       ->group(group);
-  cmd.add_option("--schedule", a->schedule, "pipeline schedule: gpipe, 1f1b or interleaved")
+  cmd.add_option("--schedule", a->plan.schedule, "pipeline schedule: gpipe, 1f1b or interleaved")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--chunks,--num-virtual-stages-per-pipeline-rank", a->chunks,
+  cmd.add_option("--chunks,--num-virtual-stages-per-pipeline-rank", a->plan.chunks,
                  "model chunks per stage with --schedule interleaved")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--order", a->order, "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
+  cmd.add_option("--order", a->plan.order,
+                 "rank layout, fastest-varying first: tp-dp-pp keeps tp ranks adjacent (one node)")
       ->capture_default_str()
       ->group(group);
   add_framework_option(cmd, &a->framework)->group(group);
@@ -131,66 +147,33 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--last-stage-layers,--decoder-last-pipeline-num-layers", a->last_stage_layers,
                  "transformer layers of the last pipeline stage (default: as many as the others)")
       ->group(group);
-  add_real_option(cmd, "--bucket-mb", &a->bucket_mib, "data-parallel gradient bucket, MiB",
+  add_real_option(cmd, "--bucket-mb", &a->plan.bucket_mib, "data-parallel gradient bucket, MiB",
                   {0.0, 1e6, "a positive size in MiB, at most 1000000", "", true})
       ->capture_default_str()
       ->group(group);
+  keep(cmd, a,
+       {"--world",
+        "--tp",
+        "--pp",
+        "--dp",
+        "--sp",
+        "--zero",
+        "--recompute",
+        "--optimizer",
+        "--offload-optimizer",
+        "--offload-params",
+        "--offload-activations",
+        "--flash-attn",
+        "--kernels",
+        "--micro-batch",
+        "--global-batch",
+        "--schedule",
+        "--chunks",
+        "--order",
+        "--first-stage-layers",
+        "--last-stage-layers",
+        "--bucket-mb"});
   add_megatron_plan_flags(cmd, &a->megatron);
-}
-
-TransformerConfig resolve(const ModelPlanArguments& a) {
-  ModelOverrides o;
-  const auto& g = a.given;
-  o.layers = if_given(g.layers, a.layers);
-  o.hidden = if_given(g.hidden, a.hidden);
-  o.heads = if_given(g.heads, a.heads);
-  o.kv_heads = if_given(g.kv_heads, a.kv_heads);
-  o.ffn = if_given(g.ffn, a.ffn);
-  o.vocab = if_given(g.vocab, a.vocab);
-  o.seq = if_given(g.seq, a.seq);
-  if (g.activation != nullptr && g.activation->count() > 0)
-    o.activation = parse_activation(a.activation, "--activation");
-  if (g.dtype != nullptr && g.dtype->count() > 0) o.dtype = parse_data_type(a.dtype, "--dtype");
-  apply_megatron_model_flags(a, o);
-  ModelSource source{a.model, a.model_file, a.hf_config, std::nullopt, ""};
-  const bool flag_model = !a.model.empty() || !a.model_file.empty() || !a.hf_config.empty();
-  if (!flag_model && a.loaded_plan && a.loaded_plan->model.document) {
-    source.document = a.loaded_plan->model.document;
-    source.origin = fmt::format("{}: model", a.loaded_plan->path);
-  }
-  TransformerConfig m = resolve_model(source, o);
-  check_megatron_model(a, m);
-  return m;
-}
-
-// Whether a plan flag was given, on the command line or by the plan file.
-bool plan_flag_given(const ModelPlanArguments& a, const std::string& flag) {
-  return option_given(a.command, flag) || a.from_file.contains(flag);
-}
-
-// What the framework does where no flag (nor the plan file) said otherwise (parallel/framework.hpp).
-void apply_framework(const ModelPlanArguments& a, ParallelPlan& p) {
-  p.framework = a.framework.empty() ? a.default_framework : parse_framework(a.framework, "--framework");
-  const FrameworkDefaults& d = defaults_of(p.framework);
-  if (!plan_flag_given(a, "--kernels")) p.kernels = d.kernels;
-  if (!plan_flag_given(a, "--flash-attn")) p.flash_attention = d.flash_attention;  // --no-flash-attn included
-  if (!plan_flag_given(a, "--optimizer")) p.optimizer = d.optimizer;
-  if (!plan_flag_given(a, "--zero") && !a.megatron.distributed_optimizer) p.zero_stage = d.zero_stage;
-  p.overlap_grad_reduce = d.overlap_grad_reduce;
-}
-
-// --world and --dp: either may be left out and follows from the other.
-int data_parallel_size(const ModelPlanArguments& a, int* world) {
-  const bool world_given = (a.given.world != nullptr && a.given.world->count() > 0) || a.from_file.contains("--world");
-  const bool dp_given = (a.given.dp != nullptr && a.given.dp->count() > 0) || a.from_file.contains("--dp");
-  const int tp_pp = checked_world_size(1, a.tp, a.pp);
-  const int dp = dp_given ? a.dp : (world_given ? a.world / tp_pp : 1);
-  if (world_given && !dp_given && (a.world < 1 || a.world % tp_pp != 0)) {
-    throw InputError("--world", fmt::format("{} ranks do not split into tp {} x pp {}", a.world, a.tp, a.pp),
-                     "a multiple of tp * pp");
-  }
-  *world = world_given ? a.world : checked_world_size(dp, a.tp, a.pp);
-  return dp;
 }
 
 }  // namespace
@@ -198,97 +181,36 @@ int data_parallel_size(const ModelPlanArguments& a, int* world) {
 void add_model_options(CLI::App& command, ModelPlanArguments* args) { model_flags(command, args); }
 
 void add_lora_options(CLI::App& cmd, ModelPlanArguments* a, const std::string& group) {
-  cmd.add_option("--lora-rank", a->lora_rank,
+  cmd.add_option("--lora-rank", a->plan.lora_rank,
                  "LoRA fine-tuning: the adapters' rank r (0: none, every weight trains); the base frozen, only the "
                  "adapters train")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--lora-base-bits", a->lora_base_bits,
+  cmd.add_option("--lora-base-bits", a->plan.lora_base_bits,
                  "the frozen base's linear weights with --lora-rank: 16 (the model's dtype) or 4 (QLoRA's NF4)")
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--lora-targets", a->lora_targets,
+  cmd.add_option("--lora-targets", a->plan.lora_targets,
                  "the linear layers with adapters: qv (q_proj, v_proj), qkvo (the attention's four) or all (also "
                  "the MLP's)")
       ->capture_default_str()
       ->group(group);
+  keep(cmd, a, {"--lora-rank", "--lora-base-bits", "--lora-targets"});
 }
 
-LoraSpec lora_from_arguments(const ModelPlanArguments& a) {
-  const bool rank_given = option_given(a.command, "--lora-rank");
-  if (rank_given && a.lora_rank < 1) {
-    throw InputError("--lora-rank", fmt::format("{}", a.lora_rank),
-                     "the adapters' rank, 1 or more (leave the flag out to train every weight)");
-  }
-  for (const char* flag : {"--lora-base-bits", "--lora-targets"}) {
-    if (!rank_given && option_given(a.command, flag)) {
-      throw InputError(flag, "given without --lora-rank", "--lora-rank R too: it only shapes LoRA's adapters");
-    }
-  }
-  LoraSpec l;
-  l.rank = a.lora_rank;
-  l.base_bits = a.lora_base_bits;
-  l.targets = parse_lora_targets(a.lora_targets, "--lora-targets");
-  return l;
-}
+LoraSpec lora_from_arguments(const ModelPlanArguments& a) { return resolve_lora(plan_request(a).plan); }
 
-TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve(args); }
+TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve_model(plan_request(args)); }
 
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
   model_flags(command, args);
   add_plan_options(command, args);
 }
 
-namespace {
-
-// A value the plan file gave is named by its file and key, not by the flag it stands for.
-[[noreturn]] void rethrow_from_file(const ModelPlanArguments& a, const InputError& e) {
-  const std::string message = e.what();
-  for (const std::string& flag : a.from_file) {
-    if (message.rfind(flag + ":", 0) == 0) {
-      throw InputError(fmt::format("{}: plan.{} (as {})", a.loaded_plan->path, plan_file_key(flag), flag),
-                       message.substr(flag.size() + 2));
-    }
-  }
-  throw e;
-}
-
-CheckedPlan plan_from_arguments(const ModelPlanArguments& a) {
-  TransformerConfig model = resolve(a);
-  int world = 0;
-  ParallelPlan p;
-  p.tp = a.tp;
-  p.pp = a.pp;
-  p.dp = data_parallel_size(a, &world);
-  p.sequence_parallel = a.sp;
-  p.zero_stage = a.zero;
-  p.recompute = parse_recompute(a.recompute, "--recompute");
-  p.optimizer = parse_optimizer(a.optimizer, "--optimizer");
-  p.offload_optimizer = parse_offload_device(a.offload_optimizer, "--offload-optimizer");
-  p.offload_params = parse_offload_device(a.offload_params, "--offload-params");
-  p.offload_activations = a.offload_activations;
-  p.lora = lora_from_arguments(a);
-  p.flash_attention = a.flash_attention;
-  p.kernels = parse_kernel_set(a.kernels, "--kernels");
-  p.micro_batch = a.micro_batch;
-  p.schedule = parse_schedule(a.schedule, "--schedule");
-  p.chunks = a.chunks;
-  p.order = a.order;
-  p.global_batch = a.global_batch != 0 ? a.global_batch : p.dp * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
-  p.bucket_bytes = Bytes(static_cast<std::uint64_t>(std::llround(a.bucket_mib * static_cast<double>(kMiB))));
-  p.first_stage_layers = a.first_stage_layers;
-  p.last_stage_layers = a.last_stage_layers;
-  apply_framework(a, p);
-  apply_megatron_plan_flags(a, model, p);
-  return CheckedPlan(std::move(model), std::move(p), world);
-}
-
-}  // namespace
-
 predict::TrainingChoices training_choices(const ModelPlanArguments& a, DataType dtype, bool flash_attention) {
   predict::TrainingChoices c;
   c.dtype = dtype;
-  if (a.given.dtype != nullptr && a.given.dtype->count() > 0) {
+  if (given(a, "--dtype")) {
     c.dtype_flag = "--dtype";
   } else if (a.megatron.bf16 || a.megatron.fp16) {
     c.dtype_flag = a.megatron.bf16 ? "--bf16" : "--fp16";
@@ -310,12 +232,54 @@ CheckedPlan fit_plan_to_gpu(const CheckedPlan& plan, const ModelPlanArguments& a
   return CheckedPlan(std::move(model), std::move(p), plan.world());
 }
 
-CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) {
-  try {
-    return plan_from_arguments(a);
-  } catch (const InputError& e) {
-    rethrow_from_file(a, e);
-  }
+CheckedPlan finish_model_plan_options(const ModelPlanArguments& a) { return resolve(plan_request(a)); }
+
+PlanRequest plan_request(const ModelPlanArguments& a) {
+  PlanRequest r;
+  ModelFlags& m = r.model;
+  m.preset = if_named(a.model);
+  m.model_file = if_named(a.model_file);
+  m.hf_config = if_named(a.hf_config);
+  m.shape.layers = if_given(a, "--layers", a.layers);
+  m.shape.hidden = if_given(a, "--hidden", a.hidden);
+  m.shape.heads = if_given(a, "--heads", a.heads);
+  m.shape.kv_heads = if_given(a, "--kv-heads", a.kv_heads);
+  m.shape.ffn = if_given(a, "--ffn", a.ffn);
+  m.shape.vocab = if_given(a, "--vocab", a.vocab);
+  m.shape.seq = if_given(a, "--seq", a.seq);
+  m.activation = if_given(a, "--activation", a.activation);
+  m.dtype = if_given(a, "--dtype", a.dtype);
+  const PlanFlagValues& v = a.plan;
+  PlanFlags& p = r.plan;
+  p.world = if_given(a, "--world", a.world);
+  p.tp = if_given(a, "--tp", v.tp);
+  p.pp = if_given(a, "--pp", v.pp);
+  p.dp = if_given(a, "--dp", a.dp);
+  p.sp = if_given(a, "--sp", v.sp);
+  p.zero = if_given(a, "--zero", v.zero);
+  p.recompute = if_given(a, "--recompute", v.recompute);
+  p.optimizer = if_given(a, "--optimizer", v.optimizer);
+  p.offload_optimizer = if_given(a, "--offload-optimizer", v.offload_optimizer);
+  p.offload_params = if_given(a, "--offload-params", v.offload_params);
+  p.offload_activations = if_given(a, "--offload-activations", v.offload_activations);
+  p.lora_rank = if_given(a, "--lora-rank", v.lora_rank);
+  p.lora_base_bits = if_given(a, "--lora-base-bits", v.lora_base_bits);
+  p.lora_targets = if_given(a, "--lora-targets", v.lora_targets);
+  p.flash_attention = if_given(a, "--flash-attn", v.flash_attention);
+  p.kernels = if_given(a, "--kernels", v.kernels);
+  p.micro_batch = if_given(a, "--micro-batch", v.micro_batch);
+  p.global_batch = if_given(a, "--global-batch", a.global_batch);
+  p.schedule = if_given(a, "--schedule", v.schedule);
+  p.chunks = if_given(a, "--chunks", v.chunks);
+  p.order = if_given(a, "--order", v.order);
+  p.bucket_mib = if_given(a, "--bucket-mb", v.bucket_mib);
+  p.first_stage_layers = if_given(a, "--first-stage-layers", a.first_stage_layers);
+  p.last_stage_layers = if_given(a, "--last-stage-layers", a.last_stage_layers);
+  p.framework = if_named(a.framework);
+  r.megatron = megatron_flags(a.megatron, a.command);
+  r.plan_file = a.loaded_plan;
+  r.default_framework = a.default_framework;
+  return r;
 }
 
 }  // namespace commscale

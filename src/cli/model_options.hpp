@@ -4,8 +4,8 @@
 // `search`: add them to a subcommand, then turn them into a checked model and plan in its callback.
 
 #include <cstdint>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -14,14 +14,13 @@
 #include "hw/gpu_spec.hpp"
 #include "parallel/plan.hpp"
 #include "parallel/plan_file.hpp"
+#include "parallel/plan_request.hpp"
 #include "predict/gpu_support.hpp"
 #include "workload/transformer.hpp"
 
 namespace commscale {
 
-// The flags as typed. Overrides are applied only when given (their CLI::Option says so).
-// Megatron-LM's flags that are not plain aliases: they convert (layers per virtual stage into chunks,
-// the distributed optimizer into ZeRO 1) or describe what commscale's flags leave to a preset.
+// Megatron-LM's flags that are not plain aliases, bound to CLI11 (parallel/megatron_flags.hpp converts them).
 struct MegatronArguments {
   int layers_per_virtual_stage = 0;
   std::string recompute_granularity;
@@ -42,8 +41,10 @@ struct MegatronArguments {
   std::int64_t max_position_embeddings = 0;
 };
 
+// The command line's model and plan flags, bound to CLI11 (a flag's value is its default until given), and
+// the plan file once read. plan_request() turns them into the request parallel/plan_request.hpp resolves.
 struct ModelPlanArguments {
-  CLI::App* command = nullptr;  // to ask which flags were given (flags override a plan file)
+  CLI::App* command = nullptr;  // the command the flags were added to, to ask which were given
   std::string model;
   std::string model_file;
   std::string hf_config;
@@ -57,55 +58,29 @@ struct ModelPlanArguments {
   std::string activation;
   std::string dtype;
 
+  // Read only where given (plan_request.hpp says what leaving them out means).
   int world = 0;
-  int tp = 1;
-  int pp = 1;
-  int dp = 0;  // 0: world / (tp * pp), or 1 without --world
-  bool sp = false;
-  int zero = 0;
-  std::string recompute = "none";
-  std::string optimizer = "adam";
-  std::string offload_optimizer = "none";
-  std::string offload_params = "none";
-  bool offload_activations = false;
-  int lora_rank = 0;  // 0: no LoRA
-  int lora_base_bits = 16;
-  std::string lora_targets = "qv";
-  bool flash_attention = true;  // --no-flash-attn turns it off
-  std::string kernels = "fused";
-  int micro_batch = 1;
-  int global_batch = 0;  // 0: 4 microbatches per pipeline stage (1 microbatch without a pipeline)
-  std::string schedule = "1f1b";
-  int chunks = 1;
-  std::string order = "tp-dp-pp";
-  double bucket_mib = 25.0;
-  int first_stage_layers = 0;  // 0: as many as the other stages
+  int dp = 0;
+  int global_batch = 0;
+  PlanFlagValues plan;
+  int first_stage_layers = 0;
   int last_stage_layers = 0;
-  std::string framework;  // --framework; empty: default_framework
+  std::string framework;                            // --framework; empty: default_framework
   Framework default_framework = kDefaultFramework;  // train: commscale's own executor
   MegatronArguments megatron;
 
-  // --plan-file: its values fill what no flag gave (plan_file_options.hpp).
+  // --plan-file, read by merge_plan_file (plan_file_options.hpp).
   std::string plan_file;
   std::optional<PlanFile> loaded_plan;
-  std::set<std::string> from_file;       // flags whose value came from the plan file
-  std::vector<std::string> over_file;    // flags given that override a value of the plan file
+  std::vector<std::string> over_file;  // flags given that override a value of the plan file
 
-  struct Given {
-    CLI::Option* layers = nullptr;
-    CLI::Option* hidden = nullptr;
-    CLI::Option* heads = nullptr;
-    CLI::Option* kv_heads = nullptr;
-    CLI::Option* ffn = nullptr;
-    CLI::Option* vocab = nullptr;
-    CLI::Option* seq = nullptr;
-    CLI::Option* activation = nullptr;
-    CLI::Option* dtype = nullptr;
-    CLI::Option* world = nullptr;
-    CLI::Option* dp = nullptr;
-  } given;
+  // The model and plan options added here, by their first long name ("--tp"): a command's own option of the
+  // same name (search's --kernels) is not one of them.
+  std::map<std::string, const CLI::Option*> options;
 };
 
+// The request the flags given make (parallel/plan_request.hpp), with the plan file once read.
+[[nodiscard]] PlanRequest plan_request(const ModelPlanArguments& args);
 
 // Adds --model --model-file --layers --hidden --heads --kv-heads --ffn --vocab --seq --activation
 // --dtype (group "Model") and --world --tp --pp --dp --sp --zero --recompute --flash-attn

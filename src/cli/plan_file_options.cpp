@@ -2,37 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/megatron_flags.hpp"
 #include "cli/option_rules.hpp"
-#include "core/error.hpp"
 
 namespace commscale {
-namespace {
-
-// Takes the file's value for `flag` unless the flag was given; remembers which happened.
-template <class T, class U>
-void take(ModelPlanArguments& a, const std::string& flag, const std::optional<U>& value, T& field) {
-  if (!value) return;
-  if (option_given(a.command, flag)) {
-    a.over_file.push_back(flag);
-    return;
-  }
-  field = static_cast<T>(*value);
-  a.from_file.insert(flag);
-}
-
-void merge_model(ModelPlanArguments& a, const PlanFileModel& m) {
-  const bool flag_model = !a.model.empty() || !a.model_file.empty() || !a.hf_config.empty();
-  if (flag_model) {
-    a.over_file.push_back(!a.model.empty() ? "--model" : !a.model_file.empty() ? "--model-file" : "--hf-config");
-    return;
-  }
-  a.model = m.preset;
-  a.model_file = m.model_file;
-  a.hf_config = m.hf_config;
-}
-
-}  // namespace
 
 void add_plan_file_option(CLI::App& command, ModelPlanArguments* args) {
   mark_input_file(command
@@ -44,24 +16,7 @@ void add_plan_file_option(CLI::App& command, ModelPlanArguments* args) {
 void merge_plan_file(ModelPlanArguments& a) {
   if (a.plan_file.empty() || a.loaded_plan) return;
   a.loaded_plan = load_plan_file(a.plan_file);
-  const PlanFile& f = *a.loaded_plan;
-  merge_model(a, f.model);
-  const PlanFileFields& p = f.plan;
-  take(a, "--world", p.world, a.world);
-  take(a, "--dp", p.dp, a.dp);
-  take(a, "--tp", p.tp, a.tp);
-  take(a, "--pp", p.pp, a.pp);
-  take(a, "--sp", p.sp, a.sp);
-  take(a, "--zero", p.zero, a.zero);
-  take(a, "--recompute", p.recompute, a.recompute);
-  take(a, "--flash-attn", p.flash_attn, a.flash_attention);
-  take(a, "--kernels", p.kernels, a.kernels);
-  take(a, "--micro-batch", p.micro_batch, a.micro_batch);
-  take(a, "--global-batch", p.global_batch, a.global_batch);
-  take(a, "--schedule", p.schedule, a.schedule);
-  take(a, "--chunks", p.chunks, a.chunks);
-  take(a, "--order", p.order, a.order);
-  take(a, "--bucket-mb", p.bucket_mib, a.bucket_mib);
+  a.over_file = flags_over_plan_file(plan_request(a));
 }
 
 void merge_plan_file_cluster(const ModelPlanArguments& a, std::string* cluster, int* nodes,

@@ -4,9 +4,10 @@
 // record of a command's inputs in its outputs: the plan file, the flags that overrode it, and the
 // what-if overrides (--set).
 //
-// Precedence: a flag given on the command line wins over the plan file's value for it; the file's
-// value wins over the flag's default. A model flag (--model, --model-file, --hf-config) replaces the
-// file's model; the model's shape flags (--layers, ...) override fields of whichever model is used.
+// Precedence (parallel/plan_request.hpp applies it): a flag given on the command line wins over the plan
+// file's value for it; the file's value wins over the flag's default. A model flag (--model, --model-file,
+// --hf-config) replaces the file's model; the model's shape flags (--layers, ...) override fields of
+// whichever model is used.
 
 #include <ostream>
 #include <string>
@@ -22,8 +23,8 @@ namespace commscale {
 
 void add_plan_file_option(CLI::App& command, ModelPlanArguments* args);
 
-// Reads --plan-file (when given) and fills the arguments no flag gave. Call first in a command's run.
-// Throws InputError naming the file and key.
+// Reads --plan-file (when given) into the arguments, and which flags given override its values. Call first
+// in a command's run. Throws InputError naming the file and key.
 void merge_plan_file(ModelPlanArguments& args);
 
 // The plan file's cluster, node count and --set items, taken where the command's own flags gave none.

@@ -40,11 +40,12 @@ bool emit_json(const OutputArguments& args, const nlohmann::json& doc) {
 }
 
 CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework) {
-  return command.add_option("--host-framework", *framework,
-                     "whose host issues the step's ops, at its measured cost per op: a framework of "
-                     "topologies/frameworks.json or of --calibration's profile, or none (device time alone); "
-                     "default: --framework's (megatron for megatron-lm and megatron-deepspeed, pytorch-eager for "
-                     "pytorch-ddp and pytorch-fsdp, commscale for commscale)");
+  return command.add_option(
+      "--host-framework", *framework,
+      "whose host issues the step's ops, at its measured cost per op: a framework of "
+      "topologies/frameworks.json or of --calibration's profile, or none (device time alone); "
+      "default: --framework's (megatron for megatron-lm and megatron-deepspeed, pytorch-eager for "
+      "pytorch-ddp and pytorch-fsdp, commscale for commscale)");
 }
 
 HostCosts resolve_host_framework(const std::string& given, Framework framework, KernelSet kernels,
@@ -56,7 +57,8 @@ HostCosts resolve_host_framework(const std::string& given, Framework framework, 
   costs.attention = framework == Framework::kCommscale ? AttentionIssue::kPerProduct : AttentionIssue::kPerKernel;
   // Megatron synchronises the device after each batch of pipeline sends and receives; a host that costs
   // nothing (`none`: device time alone) is left without it.
-  costs.sync_after_p2p = !costs.zero() && (framework == Framework::kMegatronLm || framework == Framework::kMegatronDeepSpeed);
+  costs.sync_after_p2p =
+      !costs.zero() && (framework == Framework::kMegatronLm || framework == Framework::kMegatronDeepSpeed);
   return costs;
 }
 
@@ -71,9 +73,10 @@ CLI::Option* add_framework_option(CLI::App& command, std::string* framework) {
 }
 
 void add_threads_option(CLI::App& command, int* threads) {
-  command.add_option("--threads", *threads,
-                     "threads estimating plans (default 0: one per CPU this process may use; the plans found do not "
-                     "depend on it)")
+  command
+      .add_option("--threads", *threads,
+                  "threads estimating plans (default 0: one per CPU this process may use; the plans found do not "
+                  "depend on it)")
       ->capture_default_str();
 }
 
@@ -92,11 +95,13 @@ void check_search_ranges(const predict::SearchOptions& o) {
   }
 }
 
-void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
+void finish_search_framework(const std::string& given, const CLI::App& command, const PlanRequest& request,
                              predict::SearchOptions& o) {
   o.framework = given.empty() ? kDefaultFramework : parse_framework(given, "--framework");
   const FrameworkDefaults& d = defaults_of(o.framework);
-  const auto given_flag = [&](const std::string& flag) { return option_given(&command, flag) || from_file.contains(flag); };
+  const auto given_flag = [&](const std::string& flag) {
+    return option_given(&command, flag) || plan_value_given(request, flag);
+  };
   if (!given_flag("--kernels")) o.kernels = d.kernels;
   if (!given_flag("--flash-attn")) o.flash_attention = d.flash_attention;
   o.optimizer = d.optimizer;

@@ -4,7 +4,6 @@
 // writing results (--json to stdout, -J FILE atomically).
 
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 
 #include "core/output_check.hpp"
 #include "hw/catalog.hpp"
+#include "parallel/plan_request.hpp"
 #include "predict/calibration.hpp"
 #include "predict/search.hpp"
 
@@ -37,7 +37,7 @@ CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework
                                                const predict::CalibrationProfile* profile);
 
 // --framework for search and compare, which build their plans themselves: the framework's kernels and
-// flash attention where neither the flags nor the plan file (`from_file`) gave them, its optimizer and its
+// flash attention where neither the flags nor the request's plan file gave them, its optimizer and its
 // gradient reduction. Throws InputError naming --framework.
 CLI::Option* add_framework_option(CLI::App& command, std::string* framework);
 // --threads of search and compare: the threads that estimate plans (0: one per CPU this process may use).
@@ -49,7 +49,7 @@ void add_threads_option(CLI::App& command, int* threads);
 inline constexpr int kMaxSearchChunks = 1024;
 inline constexpr int kMaxSearchThreads = 1024;
 void check_search_ranges(const predict::SearchOptions& o);
-void finish_search_framework(const std::string& given, const CLI::App& command, const std::set<std::string>& from_file,
+void finish_search_framework(const std::string& given, const CLI::App& command, const PlanRequest& request,
                              predict::SearchOptions& o);
 
 // --calibration FILE: null when not given. Throws InputError naming the file and key.

@@ -11,8 +11,8 @@
 
 #include "cli/command.hpp"
 #include "cli/cost_options.hpp"
-#include "cli/model_options.hpp"
 #include "cli/megatron_flags.hpp"
+#include "cli/model_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/option_rules.hpp"
 #include "cli/plan_file_options.hpp"
@@ -25,8 +25,8 @@
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
 #include "predict/what_if.hpp"
-#include "report/search_report.hpp"
 #include "report/progress.hpp"
+#include "report/search_report.hpp"
 
 namespace commscale {
 namespace {
@@ -83,7 +83,7 @@ void check_options(SearchArguments& a) {
   o.memory.workspace = gib_to_bytes(a.workspace_gib);
   (void)RankLayout(1, 1, 1, o.order);  // throws InputError naming --order
   o.kernels = parse_kernel_set(a.kernels, "--kernels");
-  finish_search_framework(a.framework, *a.model.command, a.model.from_file, o);
+  finish_search_framework(a.framework, *a.model.command, plan_request(a.model), o);
   if (!a.optimizer.empty()) o.optimizer = parse_optimizer(a.optimizer, "--optimizer");
   o.lora = lora_from_arguments(a.model);
   if (a.rank_by == "throughput") {
@@ -265,8 +265,7 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
                   "catalog prices)",
                   node_price_range());
   add_real_option(*cmd, "--usd-per-gpu-hour", &args->usd_per_gpu_hour,
-                  "rental price per GPU-hour (--cost-basis cloud; default: the GPU file's)",
-                  node_price_range());
+                  "rental price per GPU-hour (--cost-basis cloud; default: the GPU file's)", node_price_range());
   mark_input_file(
       cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));
   add_host_framework_option(*cmd, &args->host_framework);

@@ -1,0 +1,202 @@
+#include "parallel/megatron_flags.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace commscale {
+namespace {
+
+// Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
+constexpr std::array<std::string_view, 14> kUnmodelledWithValue = {"--context-parallel-size",
+                                                                   "--expert-model-parallel-size",
+                                                                   "--expert-tensor-parallel-size",
+                                                                   "--num-experts",
+                                                                   "--moe-router-topk",
+                                                                   "--pipeline-model-parallel-layout",
+                                                                   "--fp8-format",
+                                                                   "--make-vocab-size-divisible-by",
+                                                                   "--kv-channels",
+                                                                   "--data-parallel-sharding-strategy",
+                                                                   "--transformer-impl",
+                                                                   "--attention-backend",
+                                                                   "--ddp-bucket-size",
+                                                                   "--tp-comm-overlap-cfg"};
+constexpr std::array<std::string_view, 11> kUnmodelledFlags = {"--overlap-param-gather",
+                                                               "--tp-comm-overlap",
+                                                               "--moe-grouped-gemm",
+                                                               "--fp8",
+                                                               "--squared-relu",
+                                                               "--apply-layernorm-1p",
+                                                               "--no-position-embedding",
+                                                               "--add-qkv-bias",
+                                                               "--qk-layernorm",
+                                                               "--use-torch-fsdp2",
+                                                               "--defer-embedding-wgrad-compute"};
+// Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
+// hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
+constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
+                                                                 "--min-lr",
+                                                                 "--lr-decay-style",
+                                                                 "--lr-warmup-iters",
+                                                                 "--lr-warmup-fraction",
+                                                                 "--lr-decay-iters",
+                                                                 "--train-iters",
+                                                                 "--train-samples",
+                                                                 "--data-path",
+                                                                 "--split",
+                                                                 "--save",
+                                                                 "--load",
+                                                                 "--save-interval",
+                                                                 "--eval-interval",
+                                                                 "--eval-iters",
+                                                                 "--log-interval",
+                                                                 "--tokenizer-type",
+                                                                 "--tokenizer-model",
+                                                                 "--vocab-file",
+                                                                 "--merge-file",
+                                                                 "--weight-decay",
+                                                                 "--clip-grad",
+                                                                 "--init-method-std",
+                                                                 "--seed",
+                                                                 "--attention-dropout",
+                                                                 "--hidden-dropout"};
+
+}  // namespace
+
+RejectedMegatronFlags rejected_megatron_flags() noexcept {
+  return {kUnmodelledWithValue, kUnmodelledFlags, kTrainingWithValue};
+}
+
+void apply_megatron_model_flags(const MegatronFlags& a, const MegatronPeers& peers, ModelOverrides& o) {
+  if (a.swiglu) {
+    if (o.activation && *o.activation != MlpActivation::kSwiGlu) {
+      throw InputError("--swiglu", "given with --activation gelu", "one of them");
+    }
+    o.activation = MlpActivation::kSwiGlu;
+  }
+  // Megatron-LM reads --num-query-groups only with --group-query-attention: a line with one alone is a
+  // mistake there, and taken as one here.
+  if (a.group_query_attention && !peers.kv_heads) {
+    throw InputError("--group-query-attention", "given without --num-query-groups", "--num-query-groups N");
+  }
+  if (a.normalization) {
+    if (*a.normalization != "LayerNorm" && *a.normalization != "RMSNorm") {
+      throw InputError("--normalization", fmt::format("\"{}\"", *a.normalization), "LayerNorm or RMSNorm");
+    }
+    o.norm = *a.normalization == "LayerNorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  }
+  if (a.position_embedding) {
+    if (*a.position_embedding != "learned_absolute" && *a.position_embedding != "rope") {
+      throw InputError("--position-embedding-type", fmt::format("\"{}\"", *a.position_embedding),
+                       "learned_absolute or rope");
+    }
+    o.positions = *a.position_embedding == "rope" ? PositionEmbedding::kRotary : PositionEmbedding::kLearned;
+  }
+  if (a.disable_bias_linear) o.linear_bias = false;
+  if (a.untie_embeddings) o.tied_embeddings = false;
+  if (a.bf16 && a.fp16) throw InputError("--bf16", "given with --fp16", "one training type");
+  if ((a.bf16 || a.fp16) && o.dtype)
+    throw InputError(a.bf16 ? "--bf16" : "--fp16", "given with --dtype", "one of them");
+  if (a.bf16) o.dtype = DataType::kBFloat16;
+  if (a.fp16) o.dtype = DataType::kFloat16;
+}
+
+namespace {
+
+Recompute megatron_recompute(const MegatronFlags& a) {
+  const std::string granularity = a.recompute_granularity.value_or("");
+  const std::string method = a.recompute_method.value_or("");
+  const int layers = a.recompute_num_layers.value_or(0);
+  if (a.recompute_activations) {
+    if (!granularity.empty() && granularity != "selective") {
+      throw InputError("--recompute-activations", fmt::format("given with --recompute-granularity {}", granularity),
+                       "one of them (--recompute-activations is selective recompute)");
+    }
+    return Recompute::kSelective;
+  }
+  if (granularity == "selective") return Recompute::kSelective;
+  if (granularity != "full") {
+    throw InputError("--recompute-granularity", fmt::format("\"{}\"", granularity), "full or selective");
+  }
+  // commscale's full recompute checkpoints every layer: Megatron-LM's uniform method with one layer per chunk.
+  if (method != "uniform" || layers != 1) {
+    throw InputError("--recompute-method",
+                     fmt::format("{} with --recompute-num-layers {}", method.empty() ? "missing" : method, layers),
+                     "uniform with --recompute-num-layers 1 (every layer recomputed: the full recompute commscale "
+                     "models)");
+  }
+  return Recompute::kFull;
+}
+
+}  // namespace
+
+void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peers, const TransformerConfig& m,
+                               ParallelPlan& p) {
+  if (a.recompute_granularity || a.recompute_activations) {
+    const Recompute r = megatron_recompute(a);
+    if (peers.recompute && p.recompute != r) {
+      throw InputError("--recompute", fmt::format("{} given with Megatron-LM's {}", name(p.recompute), name(r)),
+                       "one of them");
+    }
+    p.recompute = r;
+  } else if (a.recompute_method || a.recompute_num_layers.value_or(0) != 0) {
+    throw InputError(!a.recompute_method ? "--recompute-num-layers" : "--recompute-method",
+                     "given without --recompute-granularity full", "--recompute-granularity full with them");
+  }
+  if (a.distributed_optimizer) {
+    if (peers.zero && p.zero_stage != 1) {
+      throw InputError("--use-distributed-optimizer", fmt::format("given with --zero {}", p.zero_stage),
+                       "one of them (the distributed optimizer is ZeRO 1)");
+    }
+    p.zero_stage = 1;
+  }
+  if (a.overlap_grad_reduce) p.overlap_grad_reduce = true;
+  if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;
+  // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).
+  if (a.layers_per_virtual_stage) {
+    const int per_chunk = *a.layers_per_virtual_stage;
+    if (per_chunk < 1) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage", fmt::format("{} layers per chunk", per_chunk),
+                       "at least 1, a divisor of layers / pp");
+    }
+    if (m.layers % (p.pp * per_chunk) != 0) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage",
+                       fmt::format("{} layers per chunk do not split {} layers over pp {}", per_chunk, m.layers, p.pp),
+                       "a divisor of layers / pp");
+    }
+    if (peers.chunks) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage", "given with --chunks", "one of them");
+    }
+    p.chunks = m.layers / (p.pp * per_chunk);
+  }
+  // A virtual pipeline is Megatron-LM's interleaved schedule: say so unless the schedule was chosen (without
+  // a pipeline, the plan check names --chunks).
+  if (p.chunks > 1 && p.pp > 1 && !peers.schedule) p.schedule = ScheduleKind::kInterleaved;
+}
+
+void check_megatron_model(const MegatronFlags& a, const TransformerConfig& m) {
+  if (!a.max_position_embeddings) return;
+  const std::int64_t positions = *a.max_position_embeddings;
+  if (positions < m.seq) {
+    throw InputError("--max-position-embeddings",
+                     fmt::format("{} is less than the sequence length {}", positions, m.seq), "at least --seq-length");
+  }
+}
+
+std::string megatron_model_flags_text(const MegatronFlags& a) {
+  std::string out;
+  if (a.swiglu) out += " --swiglu";
+  if (a.group_query_attention) out += " --group-query-attention";
+  if (a.normalization) out += fmt::format(" --normalization {}", *a.normalization);
+  if (a.position_embedding) out += fmt::format(" --position-embedding-type {}", *a.position_embedding);
+  if (a.disable_bias_linear) out += " --disable-bias-linear";
+  if (a.untie_embeddings) out += " --untie-embeddings-and-output-weights";
+  if (a.bf16) out += " --bf16";
+  if (a.fp16) out += " --fp16";
+  return out;
+}
+
+}  // namespace commscale
