@@ -166,8 +166,8 @@ const LayoutLinks& PlanEvaluator::layout_links(const ParallelPlan& p) {
 }
 
 const UnitCosts& PlanEvaluator::unit_costs(const ParallelPlan& p, const GroupLinks& tp) {
-  // The lists' durations depend on the plan's layer sharding only (program_builder.hpp, UnitLists).
-  const UnitKey key{layer_sharding(p), tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value()};
+  // The lists' durations depend on their shape only (program_builder.hpp, UnitLists::shape).
+  const UnitKey key{UnitLists::shape(p), tp.bus_bw().value(), tp.intra_latency.value(), tp.inter_latency.value()};
   const auto found = units_.find(key);
   if (found != units_.end()) return found->second;
   return units_.emplace(key, UnitCosts(UnitLists(model_, p), target_, tp)).first->second;
