@@ -66,6 +66,9 @@ enum class UnitKind : std::uint8_t { kEmbedding, kLayer, kHead };
 class UnitLists {
  public:
   UnitLists(const TransformerConfig& m, const ParallelPlan& p);
+  // What shapes the lists' ops, the key of a cache of what they cost: the plan's layer sharding (the
+  // constructor reads nothing else of the plan but pp). A field the lists come to read belongs here.
+  [[nodiscard]] static LayerSharding shape(const ParallelPlan& p) noexcept { return layer_sharding(p); }
   // `accumulate`: the backward of every microbatch but the first, whose weight gradients add to the
   // earlier ones (a kernel of their own with eager kernels; the same lists as the first otherwise).
   [[nodiscard]] const OpList& of(UnitKind kind, Phase phase, bool accumulate) const noexcept;
@@ -74,6 +77,12 @@ class UnitLists {
   OpList layer_fwd_, layer_bwd_, embedding_fwd_, embedding_bwd_, head_fwd_, head_bwd_;
   OpList layer_bwd_acc_, embedding_bwd_acc_, head_bwd_acc_;
 };
+
+// A unit's list alone as a one-rank program, stamped `copies` times back to back as build_program stamps
+// a stage's units one after another (op i of copy c is op c * list.size() + i, microbatch c): what the
+// predictor simulates to cost a unit (predict/stage_costs.hpp). Its one group, handle kTpGroup, holds only
+// the rank: a cost model gives its collectives the real tensor-parallel group's links.
+[[nodiscard]] ProgramSet unit_program(const OpList& list, int copies);
 
 // The coarse build, for search: the same schedule, transfers, gradient buckets, ZeRO gathers and end
 // of step as build_program, with each unit's kernels and tensor-parallel collectives as one compute

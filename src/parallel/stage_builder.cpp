@@ -1,5 +1,7 @@
 #include "parallel/stage_builder.hpp"
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "parallel/program_builder.hpp"
@@ -18,7 +20,7 @@ bool is_compute(const WorkloadOp& op) { return !std::holds_alternative<TpCollect
 }  // namespace
 
 UnitLists::UnitLists(const TransformerConfig& m, const ParallelPlan& p) {
-  const LayerSharding s = layer_sharding(p);
+  const LayerSharding s = shape(p);
   layer_fwd_ = layer_forward_ops(m, s);
   layer_bwd_ = layer_backward_ops(m, s);
   embedding_fwd_ = embedding_forward_ops(m, s);
@@ -150,10 +152,14 @@ void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
   if (p_.zero_stage == 3 && p_.dp > 1 && phase == Phase::kBackward) zero3_reduce(unit, mb, last_grad_producer_);
 }
 
-// Emits `list` for one (microbatch, layer). The first op also waits for what is pending (a receive,
-// trailing collectives of the previous list, a parameter gather) and, if it is a collective, for the
-// compute op before it (its producer). Collectives after the list's last compute op stay pending.
 void StageBuilder::stamp(const OpList& list, int mb, int layer) {
+  stamp_list(list, mb, layer, ops_, pending_, last_compute_, [this](OpId id, const WorkloadOp& w) {
+    if (w.grad_parameters > 0) grads_ready(id, w.grad_parameters);
+  });
+}
+
+void stamp_list(const OpList& list, int mb, int layer, std::vector<Op>& ops, std::vector<OpId>& pending,
+                OpId& last_compute, const std::function<void(OpId, const WorkloadOp&)>& stamped) {
   std::vector<OpId> ids(list.size());
   std::size_t last_compute_index = 0;
   for (std::size_t i = 0; i < list.size(); ++i) last_compute_index = is_compute(list[i]) ? i : last_compute_index;
@@ -161,15 +167,16 @@ void StageBuilder::stamp(const OpList& list, int mb, int layer) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const WorkloadOp& w = list[i];
     Op op;
+    op.id = static_cast<OpId>(ops.size());
     op.phase = w.phase;
     op.name = op_name(mb, layer, w.phase, w.name);
     op.microbatch = mb;
     op.layer = layer;
     for (int d : w.deps) op.deps.push_back(ids[static_cast<std::size_t>(d)]);
     if (i == 0) {
-      op.deps.insert(op.deps.end(), pending_.begin(), pending_.end());
-      pending_.clear();
-      if (!is_compute(w) && last_compute_ != kNone) op.deps.push_back(last_compute_);
+      op.deps.insert(op.deps.end(), pending.begin(), pending.end());
+      pending.clear();
+      if (!is_compute(w) && last_compute != kNoOp) op.deps.push_back(last_compute);
     }
     if (const auto* c = std::get_if<TpCollective>(&w.payload)) {
       op.stream = Stream::kTp;
@@ -179,12 +186,26 @@ void StageBuilder::stamp(const OpList& list, int mb, int layer) {
     } else {
       op.payload = std::get<MemoryKernel>(w.payload);
     }
-    ids[i] = emit(std::move(op));
-    if (is_compute(w)) last_compute_ = ids[i];
+    ids[i] = op.id;
+    ops.push_back(std::move(op));
+    if (is_compute(w)) last_compute = ids[i];
     if (!is_compute(w) && i > last_compute_index) trailing.push_back(ids[i]);
-    if (w.grad_parameters > 0) grads_ready(ids[i], w.grad_parameters);
+    stamped(ids[i], w);
   }
-  pending_.insert(pending_.end(), trailing.begin(), trailing.end());
+  pending.insert(pending.end(), trailing.begin(), trailing.end());
+}
+
+ProgramSet unit_program(const OpList& list, int copies) {
+  ProgramSet set;
+  set.world_size = 1;
+  std::vector<Op> ops;
+  ops.reserve(list.size() * static_cast<std::size_t>(copies));
+  std::vector<OpId> pending;
+  OpId last_compute = kNoOp;
+  for (int c = 0; c < copies; ++c) stamp_list(list, c, -1, ops, pending, last_compute, [](OpId, const WorkloadOp&) {});
+  set.programs.push_back(std::move(ops));
+  set.ranks.push_back({0, 0, {{GroupRole::kTp, {0}}}});
+  return set;
 }
 
 OpId StageBuilder::emit(Op op, UnitWork work) {

@@ -5,6 +5,7 @@
 // stage_units.cpp); grad_sync.cpp adds the data-parallel and end-of-step ops. See program_builder.hpp
 // for what the result contains.
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -20,6 +21,16 @@
 
 namespace commscale {
 
+inline constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
+
+// Appends `list` to `ops` for one (microbatch, layer) as build_program stamps a unit (StageBuilder::stamp,
+// unit_program). The first op also waits for what is `pending` (a receive, trailing collectives of the
+// previous list, a parameter gather) and, if it is a collective, for `last_compute` (its producer).
+// Collectives after the list's last compute op stay pending. `stamped` is called after each op is
+// appended (the builder closes gradient buckets there).
+void stamp_list(const OpList& list, int mb, int layer, std::vector<Op>& ops, std::vector<OpId>& pending,
+                OpId& last_compute, const std::function<void(OpId, const WorkloadOp&)>& stamped);
+
 class StageBuilder {
  public:
   // `lists` null: the coarse build (program_builder.hpp, UnitWork), which needs none.
@@ -29,7 +40,7 @@ class StageBuilder {
   [[nodiscard]] std::vector<UnitWork> take_work() { return std::move(work_); }
 
  private:
-  static constexpr OpId kNone = std::numeric_limits<OpId>::max();
+  static constexpr OpId kNone = kNoOp;
 
   struct Unit {
     UnitKind kind = UnitKind::kLayer;

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace commscale::predict {
 namespace {
@@ -48,6 +51,33 @@ ProgramCosts::ProgramCosts(const ProgramSet& set, const Target& target, LinkAnal
     : set_(set), target_(target), compute_(set.programs.size()) {
   analyze_groups(analyzer);
   analyze_flows(analyzer);
+  make_signatures();
+}
+
+ProgramCosts::ProgramCosts(const ProgramSet& set, const Target& target, std::vector<GroupLinks> links)
+    : set_(set), target_(target), links_(std::move(links)), compute_(set.programs.size()) {
+  std::set<std::uint32_t> all_to_all_handles;
+  const auto handles = collective_handles(set_, &all_to_all_handles);
+  group_of_.assign(set_.ranks.size(), {});
+  for (const RankProgram& rp : set_.ranks) {
+    auto& of = group_of_[static_cast<std::size_t>(rp.rank)];
+    of.assign(rp.groups.size(), -1);
+    for (const std::uint32_t h : handles[static_cast<std::size_t>(rp.program)]) {
+      if (h >= links_.size()) throw std::logic_error(fmt::format("ProgramCosts: no links for group handle {}", h));
+      of[h] = static_cast<int>(h);
+    }
+  }
+  for (const std::vector<Op>& ops : set_.programs) {
+    for (const Op& op : ops) {
+      if (std::holds_alternative<PointToPoint>(op.payload)) {
+        throw std::logic_error("ProgramCosts: a set of stand-in groups has no transfers");
+      }
+    }
+  }
+  // An all-to-all's time needs its pairs' paths, which only a link analysis of the real group finds.
+  if (!all_to_all_handles.empty()) throw std::logic_error("ProgramCosts: an all-to-all on a stand-in group");
+  all_to_all_.resize(links_.size());
+  if (!links_.empty()) links_value_ = value_ids(links_, group_value);
   make_signatures();
 }
 

@@ -23,6 +23,11 @@ namespace commscale::predict {
 class ProgramCosts final : public OpCosts, public InterferenceCosts {
  public:
   ProgramCosts(const ProgramSet& set, const Target& target, LinkAnalyzer& analyzer);
+  // A set whose ranks stand for larger groups (a unit's ops alone, one rank for its tensor-parallel group:
+  // parallel/program_builder.hpp, unit_program): a collective on handle h takes links[h]; no transfers.
+  // Throws std::logic_error where a collective's handle has no links, or the set has a transfer or an
+  // all-to-all (whose time needs the real group's pairs).
+  ProgramCosts(const ProgramSet& set, const Target& target, std::vector<GroupLinks> links);
 
   [[nodiscard]] Seconds duration(int rank, const Op& op) const override;
   // The latency term of a communication op's duration (CommEstimate::latency): 0 for a compute op, and

@@ -2,8 +2,8 @@
 
 // Internal to the stage model (stage_model.hpp): the durations of the program builder's coarse
 // program (parallel/program_builder.hpp, build_coarse_program), for the simulator (simulator.hpp).
-// A fused op takes what its units took alone on the compute and tensor-parallel streams (unit_cost),
-// summed: each unit ends with both streams idle. Collectives and transfers keep their real sizes,
+// A fused op takes what its units take as predict runs them (unit_cost: each unit's list simulated as a
+// one-rank program), summed: each unit ends with both streams idle. Collectives and transfers keep their real sizes,
 // with durations from the real groups' links: every stage's groups take the slowest of their kind.
 
 #include <array>
@@ -18,19 +18,18 @@
 
 namespace commscale::predict {
 
-// A unit's ops (workload/layer_ops.hpp) run alone on the compute and tp streams.
+// A unit's ops (workload/layer_ops.hpp) as predict runs them (stage_costs.cpp, unit_cost): on the compute
+// and tp streams, the host issuing them, with interference, in a steady state of units back to back.
 struct UnitCost {
-  double seconds = 0.0;     // until both streams are done
+  double seconds = 0.0;     // from the unit before's end to its own
   double compute = 0.0;     // compute stream busy
   double tp_busy = 0.0;     // tp stream busy
-  double tp_exposed = 0.0;  // tp busy while compute is idle
+  double tp_exposed = 0.0;  // tp busy while compute is idle (and not held back by the host)
   double gemm_flops = 0.0;
   double gemm_seconds = 0.0;  // of `compute`, the GEMMs' (the rest is memory-bound kernels)
   double first = 0.0;  // when the unit's first op ends (ZeRO-3 prefetches the next unit from there)
-  // The host (Target::host) issues the unit's ops in `issue` seconds. Units follow each other, so in a
-  // steady state the host either keeps ahead of the GPU (hidden) or sets the pace: the unit takes the
-  // longer of the two, and host_wait is what the host added.
-  double issue = 0.0;
+  // The compute stream held back by the host (Target::host): ops it had not issued yet when the stream and
+  // their deps let them start.
   double host_wait = 0.0;
 };
 [[nodiscard]] UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp);

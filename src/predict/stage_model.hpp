@@ -5,9 +5,10 @@
 // rank and stage).
 //
 // What makes it fast, and what it gives up:
-//  - A unit (the embedding, a layer, the head) is costed once per plan shape by running its ops alone
-//    on the compute and tensor-parallel streams (unit_cost): every layer of a stage is the same, and
-//    each unit ends with both streams idle, so a chunk's forward or backward is the sum of its units.
+//  - A unit (the embedding, a layer, the head) is costed once per plan shape by simulating its ops as
+//    a one-rank program, with the host and interference, as predict runs them (stage_costs.hpp,
+//    unit_cost): every layer of a stage is the same, and each unit ends with both streams idle, so a
+//    chunk's forward or backward is the sum of its units.
 //  - The step is then simulated, by the same simulator as `predict` (simulator.hpp), as the program
 //    builder's coarse program (parallel/program_builder.hpp, build_coarse_program): one rank per
 //    stage, the same schedule, transfers, gradient buckets, ZeRO gathers and end of step, one op per

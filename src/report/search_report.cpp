@@ -193,7 +193,7 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}){}\n", describe(o.costs.basis), best_cost.price_source,
                      best_cost.power_w, best_cost.power_source, amortized);
   out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
-         "         within 0.3% of the full simulation over the tests' grid of plans\n";
+         "         within 0.6% of the full simulation over the tests' grid of plans\n";
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
                      plan_flags(r.ranked.front().estimate.plan));
 }
