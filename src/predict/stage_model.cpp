@@ -227,6 +227,9 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   HostCosts host;
   host.step = target_.host.step;
   host.sync = target_.host.sync;
+  // Megatron's wait for the GPU after each batch of pipeline sends and receives, as predict has it (not for
+  // the interleaved schedule: prediction.cpp): the data-parallel reductions queued before it are waited for too.
+  host.sync_after_p2p = target_.host.sync_after_p2p && plan.schedule != ScheduleKind::kInterleaved;
   const SimulationOptions options{
       .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
   // Two re-simulations at most for each pass keep a search fast (interference's second keeps the coarse
