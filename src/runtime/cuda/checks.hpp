@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "runtime/cuda/cublaslt_library.hpp"
 #include "runtime/process.hpp"
 
 #define CUDA_CHECK(expr)                                                                                       \
@@ -39,11 +40,13 @@
                                                 __LINE__);                                             \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                                                          \
-  do {                                                                                                              \
-    const cublasStatus_t cublas_check_rc_ = (expr);                                                                 \
-    if (cublas_check_rc_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-      ::commscale::throw_library_error("cuBLAS", #expr, cublasLtGetStatusString(cublas_check_rc_), __FILE__, __LINE__); \
+#define CUBLAS_CHECK(expr)                                                                          \
+  do {                                                                                              \
+    const cublasStatus_t cublas_check_rc_ = (expr);                                                 \
+    if (cublas_check_rc_ != CUBLAS_STATUS_SUCCESS)                                                  \
+      ::commscale::throw_library_error("cuBLAS", #expr,                                             \
+                                       ::commscale::cublaslt().get_status_string(cublas_check_rc_), \
+                                       __FILE__, __LINE__);                                         \
   } while (0)
 
 namespace commscale {

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "runtime/cuda/checks.hpp"
+#include "runtime/cuda/cublaslt_library.hpp"
 
 namespace commscale {
 namespace {
@@ -33,14 +34,14 @@ std::pair<cublasComputeType_t, cudaDataType_t> compute_of(const Gemm& g, bool tf
 
 cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t batch) {
   cublasLtMatrixLayout_t l = nullptr;
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
-                                          rows));
+  CUBLAS_CHECK(cublaslt().matrix_layout_create(&l, type, static_cast<std::uint64_t>(rows),
+                                               static_cast<std::uint64_t>(cols), rows));
   if (batch > 1) {
     const auto count = static_cast<std::int32_t>(batch);
     const std::int64_t stride = rows * cols;
-    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    CUBLAS_CHECK(
-        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    CUBLAS_CHECK(cublaslt().matrix_layout_set_attribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    CUBLAS_CHECK(cublaslt().matrix_layout_set_attribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                        sizeof(stride)));
   }
   return l;
 }
@@ -48,19 +49,19 @@ cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64
 }  // namespace
 
 CublasLtGemm::CublasLtGemm(bool tf32, std::size_t workspace_bytes) : tf32_(tf32), workspace_bytes_(workspace_bytes) {
-  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUBLAS_CHECK(cublaslt().create(&handle_));
   CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
 }
 
 CublasLtGemm::~CublasLtGemm() {
   for (auto& [key, p] : plans_) {
-    cublasLtMatrixLayoutDestroy(p.a);
-    cublasLtMatrixLayoutDestroy(p.b);
-    cublasLtMatrixLayoutDestroy(p.c);
-    cublasLtMatmulDescDestroy(p.op);
+    cublaslt().matrix_layout_destroy(p.a);
+    cublaslt().matrix_layout_destroy(p.b);
+    cublaslt().matrix_layout_destroy(p.c);
+    cublaslt().matmul_desc_destroy(p.op);
   }
   CUDA_CHECK_NOTHROW(cudaFree(workspace_));
-  cublasLtDestroy(handle_);
+  cublaslt().destroy(handle_);
 }
 
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
@@ -68,22 +69,22 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
   if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
   Plan p;
   const auto [compute, scale] = compute_of(g, tf32_);
-  CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, compute, scale));
+  CUBLAS_CHECK(cublaslt().matmul_desc_create(&p.op, compute, scale));
   const cublasOperation_t transpose = CUBLAS_OP_T;
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
   const cudaDataType_t type = cuda_type(g.dtype);
   p.a = layout(type, g.k, g.m, g.batch);
   p.b = layout(type, g.k, g.n, g.batch);
   p.c = layout(type, g.m, g.n, g.batch);
   cublasLtMatmulPreference_t preference = nullptr;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+  CUBLAS_CHECK(cublaslt().matmul_preference_create(&preference));
+  CUBLAS_CHECK(cublaslt().matmul_preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace_bytes_, sizeof(workspace_bytes_)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, preference, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(preference);
+      cublaslt().matmul_algo_get_heuristic(handle_, p.op, p.a, p.b, p.c, p.c, preference, 1, &result, &found);
+  cublaslt().matmul_preference_destroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
     throw RuntimeFailure(fmt::format("cuBLASLt has no algorithm for the GEMM m={} n={} k={} batch={} {} on {}", g.m,
                                      g.n, g.k, g.batch, describe(g), process_identity()));
@@ -115,7 +116,7 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
   const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero64)
                      : scale == CUDA_R_16F ? static_cast<const void*>(&zero16)
                                            : static_cast<const void*>(&zero32);
-  CUBLAS_CHECK(cublasLtMatmul(handle_, p.op, alpha, a, p.a, b, p.b, beta, c, p.c, c, p.c, &p.algo, workspace_,
+  CUBLAS_CHECK(cublaslt().matmul(handle_, p.op, alpha, a, p.a, b, p.b, beta, c, p.c, c, p.c, &p.algo, workspace_,
                               workspace_bytes_, stream));
 }
 
