@@ -5,14 +5,14 @@
 # call: build (Release, sm_90, with the GPU tests), the GPU tests of train, the runs, the table; every step
 # within MEMSAVE_LIMIT_S seconds (default 570).
 #
-#   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash launch/memory-saving-gpu.sh   # on the device, OUT set
+#   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash results/h100x1-2026-12-07/memory-saving-gpu.sh
+#   (from the repository root, on the device, OUT set)
 #
 # Writes OUT/h200x1-memsave.tgz (the work folder: machine.txt, commands.txt, build and test logs,
 # train/*.json, predict/*.json, table.txt) and prints the table last.
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=launch/device-run.sh
-source "$here/device-run.sh"
+source launch/device-run.sh
 device_run_start memsave "${MEMSAVE_LIMIT_S:-570}"
 device_run_machine
 
