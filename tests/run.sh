@@ -15,7 +15,10 @@ cmake --build "$build_dir"
 # As root (CI) the Slurm test has what it needs (install-deps installed it): it must run, not skip.
 if [ "$(id -u)" = 0 ]; then export COMMSCALE_REQUIRE_SLURM="${COMMSCALE_REQUIRE_SLURM:-1}"; fi
 cd "$build_dir"
-ctest --output-on-failure
+# Two tests at a time (at most four, one per core): the tests that time ranks, kill them or start services
+# (reliability, slurm, multinode, gpu) are RUN_SERIAL in tests/CMakeLists.txt and run alone.
+jobs=$(nproc)
+ctest --output-on-failure -j "$((jobs < 4 ? jobs : 4))"
 
 # ASan+UBSan build of the CPU tests, and the fuzz targets for a bounded time.
 "$root/tests/sanitize/run.sh"

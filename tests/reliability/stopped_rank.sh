@@ -8,7 +8,8 @@
 # and the message names it (send or recv, the peer and its stage, the group, the microbatch), the rank
 # that did not arrive and that rank 0 is stopped. A stop that lands between two steps leaves the
 # others in the barrier before the next one: that wait is bounded too (by -T, at least 30 s) and names
-# rank 0; the case then runs again, up to 3 times, to catch a stop inside a step.
+# rank 0; so does one in a collective at the step's end (the message names the collective); the case then runs
+# again, up to 3 times, to catch a stop inside a pipeline transfer.
 set -euo pipefail
 COMMSCALE=$1
 WORK=$2
@@ -24,6 +25,9 @@ transfer="waiting for op [0-9]+ \(mb[0-9]+\.(fwd|bwd)\.(send|recv), stream pp-(s
 # Which rank reports first depends on where the stop landed; some message names a rank behind.
 behind="did not arrive: rank [0-9] \(has started [0-9]+ (calls on this group|transfers from rank [0-9] to rank [0-9] on group pp-(fwd|bwd)); |did not answer within 5 s [^:]*: rank 0"
 between="(a barrier|a gather|an all-gather)[^;]* did not complete within 30 s on "
+# A stop after rank 0's last transfer of a step leaves the others in a collective of the step's end (the
+# embedding's gradients, the data-parallel reduction): the message names the op, its group and who is behind.
+collective="waiting for op [0-9]+ \([^,]+, stream [a-z-]+\): [a-z_]+ of [^;]* on group [a-z-]+[^;]*, did not arrive: rank [0-9]"
 stopped="rank 0 \(pid [0-9]+ on host [^ )]+\)? is stopped"
 
 # stop_rank NAME VICTIM COMMAND...: starts the job on 4 ranks, SIGSTOPs VICTIM once it has made
@@ -56,8 +60,10 @@ stop_rank() {
     echo transfer
   elif grep -Eq "$between" "$dir/stderr"; then
     echo between
+  elif grep -Eq "$collective" "$dir/stderr"; then
+    echo collective
   else
-    fail "$name: no message names the transfer (or the wait between steps) that timed out"
+    fail "$name: no message names the transfer, the step-end collective or the wait between steps that timed out"
   fi
 }
 
@@ -66,7 +72,7 @@ for attempt in 1 2 3; do
     train --backend cpu --model tiny --tp 2 --pp 2 --steps 10000 --warmup 0 --timing step)
   echo "train-pipeline-$attempt: the message names the $found wait"
   [ "$found" = transfer ] && break
-  [ "$attempt" -lt 3 ] || fail "train-pipeline: 3 stops in a row landed between steps"
+  [ "$attempt" -lt 3 ] || fail "train-pipeline: 3 stops in a row landed outside a pipeline transfer"
 done
 # Without -T nothing ends the wait (issue 36, case 17: the job hung in silence). A rank that has waited
 # --wait-report seconds (60 by default; 2 here) says so on stderr, naming what it waits for and that rank 0

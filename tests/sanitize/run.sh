@@ -22,7 +22,8 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
 cd "$build_dir"
-ctest --output-on-failure -L 'unit|fuzz'
+jobs=$(nproc)
+ctest --output-on-failure -j "$((jobs < 4 ? jobs : 4))" -L 'unit|fuzz'
 ctest --output-on-failure -R '^(cli\.bad_inputs|cli\.usage_errors)$'
 # Under mpirun, LeakSanitizer reports memory of Open MPI's plugins, which are unloaded by the time it
 # looks ("<unknown module>"), so no suppression can name them: the MPI tests run without leak checks
