@@ -10,11 +10,8 @@ namespace commscale {
 namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 14> kUnmodelledWithValue = {"--context-parallel-size",
-                                                                   "--expert-model-parallel-size",
+constexpr std::array<std::string_view, 11> kUnmodelledWithValue = {"--context-parallel-size",
                                                                    "--expert-tensor-parallel-size",
-                                                                   "--num-experts",
-                                                                   "--moe-router-topk",
                                                                    "--pipeline-model-parallel-layout",
                                                                    "--fp8-format",
                                                                    "--make-vocab-size-divisible-by",

@@ -121,6 +121,7 @@ CheckedPlan plan_of(const PlanRequest& r) {
   p.offload_optimizer = parse_offload_device(f.offload_optimizer.value_or(d.offload_optimizer), "--offload-optimizer");
   p.offload_params = parse_offload_device(f.offload_params.value_or(d.offload_params), "--offload-params");
   p.offload_activations = f.offload_activations.value_or(d.offload_activations);
+  p.ep = pick(f.ep, file.ep, d.ep);
   p.lora = resolve_lora(f);
   p.flash_attention = pick(f.flash_attention, file.flash_attn, d.flash_attention);
   p.kernels = parse_kernel_set(pick(f.kernels, file.kernels, d.kernels), "--kernels");

@@ -6,6 +6,7 @@
 
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
+#include "predict/prediction.hpp"
 #include "predict/timed_simulation.hpp"
 #include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
@@ -256,7 +257,25 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   return f;
 }
 
+PlanEstimate PlanEvaluator::estimate_in_full(const ParallelPlan& plan) const {
+  PlanEstimate e = memory_only(plan);
+  const Prediction p = predict_step(prepare_for(CheckedPlan(model_, plan), target_, memory_), target_);
+  const JobSummary& s = p.summary;
+  e.estimated = true;
+  e.step_time = Seconds(s.step_time_s);
+  e.compute = Seconds(s.compute_s);
+  e.exposed_comm = Seconds(s.exposed_comm_s);
+  e.bubble = Seconds(s.bubble_s);
+  e.host_wait = p.host_wait;
+  e.groups = s.groups;
+  e.tokens_per_s = s.tokens_per_s;
+  e.mfu = s.mfu.value_or(0.0);
+  e.hfu = s.hfu.value_or(0.0);
+  return e;
+}
+
 PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
+  if (model_.moe.enabled()) return estimate_in_full(plan);
   PlanEstimate e = memory_only(plan);
   // Two points on the steady-state line: p and p + 1 microbatches; interleaved needs multiples of p
   // and more than p (with exactly p its warm-up runs every forward first), so 2p and 3p.

@@ -28,6 +28,9 @@
 //    tests/unit/predict_stage_model_test.cpp against the full simulation over a grid of plans (the
 //    largest difference is stated there).
 // Memory is the plan's own memory model (parallel/plan_memory.hpp), exactly.
+// A model with experts is not simulated coarse (the coarse program's units are dense layers, its groups
+// have no expert-parallel ones): each of its plans is predicted in full, as `predict` runs it (prediction.hpp),
+// tens of milliseconds a plan.
 
 #include <array>
 #include <map>
@@ -96,6 +99,7 @@ class PlanEvaluator {
   [[nodiscard]] int gpus() const noexcept { return gpus_; }
 
  private:
+  [[nodiscard]] PlanEstimate estimate_in_full(const ParallelPlan& plan) const;
   [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
   [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
   [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const std::vector<ProgramIndex>& indexes,

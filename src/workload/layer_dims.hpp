@@ -51,7 +51,7 @@ struct LayerDims {
 }
 
 // A collective over all T tokens of the hidden state (the size nccl-tests reports for AR, AG and RS).
-[[nodiscard]] inline TpCollective hidden_collective(const LayerDims& d, Collective kind) {
+[[nodiscard]] inline LayerCollective hidden_collective(const LayerDims& d, Collective kind) {
   return {kind, Bytes(static_cast<std::uint64_t>(d.tokens * d.hidden) * size_of(d.dtype)), d.dtype};
 }
 

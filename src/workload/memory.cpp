@@ -1,5 +1,7 @@
 #include "workload/memory.hpp"
 
+#include <cmath>
+
 #include "workload/layer_dims.hpp"
 #include "workload/layer_ops.hpp"
 #include "workload/lora.hpp"
@@ -26,7 +28,22 @@ ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t para
   return s;
 }
 
-Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s) {
+Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s, bool moe) {
+  if (moe) {
+    TransformerConfig shared = m;
+    shared.ffn = m.moe.shared_ffn;
+    const LayerDims d = layer_dims(m, s);
+    const std::uint64_t w = size_of(m.dtype);
+    const double routed = static_cast<double>(d.tokens_sp) * m.moe.top_k;
+    const auto rows =
+        static_cast<std::uint64_t>(m.moe.capacity_factor > 0 ? std::ceil(routed * m.moe.capacity_factor) : routed);
+    const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
+    const std::uint64_t act_in = rows * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
+    const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
+    const std::uint64_t routed_bytes =
+        probabilities + w * (2 * rows * static_cast<std::uint64_t>(d.hidden) + act_in + rows * f);
+    return layer_activation_bytes(shared, s) + Bytes(s.recompute == Recompute::kFull ? 0 : routed_bytes);
+  }
   const LayerDims d = layer_dims(m, s);
   const std::uint64_t t = static_cast<std::uint64_t>(s.tp);
   const std::uint64_t w = size_of(m.dtype);
