@@ -86,9 +86,15 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
                   "expert capacity as a multiple of an even share, dispatch padded to it (0: dropless)",
                   {0.0, 64.0, "0 (dropless) or a factor up to 64", "", false})
       ->group(moe);
+  add_real_option(cmd, "--load-imbalance", &a->moe.load_imbalance,
+                  "routing skew, dropless: the most loaded expert-parallel rank's rows over the mean (default 1: "
+                  "balanced); its dispatch, experts and combine set the pace",
+                  {1.0, 4096.0, "1 (balanced) or more", "", false})
+      ->group(moe);
   keep(cmd, a,
        {"--layers", "--hidden", "--heads", "--kv-heads", "--ffn", "--vocab", "--seq", "--activation", "--dtype",
-        "--experts", "--top-k", "--expert-ffn", "--shared-ffn", "--first-dense-layers", "--capacity-factor"});
+        "--experts", "--top-k", "--expert-ffn", "--shared-ffn", "--first-dense-layers", "--capacity-factor",
+        "--load-imbalance"});
   add_megatron_model_flags(cmd, &a->megatron);
   add_plan_file_option(cmd, a);
 }
@@ -278,6 +284,7 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   m.shape.shared_ffn = if_given(a, "--shared-ffn", a.moe.shared_ffn);
   m.shape.first_dense_layers = if_given(a, "--first-dense-layers", a.moe.first_dense_layers);
   m.shape.capacity_factor = if_given(a, "--capacity-factor", a.moe.capacity_factor);
+  m.shape.load_imbalance = if_given(a, "--load-imbalance", a.moe.load_imbalance);
   const PlanFlagValues& v = a.plan;
   PlanFlags& p = r.plan;
   p.world = if_given(a, "--world", a.world);

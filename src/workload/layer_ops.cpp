@@ -163,8 +163,9 @@ void lora_backward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, 
 struct MoeDims {
   std::int64_t tokens = 0;       // routed by this rank: T / t with sequence parallelism, else T
   std::int64_t rows = 0;         // tokens x top-k (x the capacity factor, padded to it): what is dispatched
+  std::int64_t received = 0;     // what the most loaded rank receives: rows x the load imbalance (MoeConfig)
   std::int64_t local = 1;        // experts on this rank: experts / ep
-  std::int64_t expert_rows = 0;  // rows per local expert: ceil(rows / local)
+  std::int64_t expert_rows = 0;  // received rows per local expert: ceil(received / local)
   std::int64_t ffn = 0;          // an expert's F
   std::int64_t fc1_out = 0;      // F, or 2 F for SwiGLU
   int experts = 0;
@@ -177,8 +178,9 @@ MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep) {
   e.tokens = d.tokens_sp;
   const double rows = static_cast<double>(e.tokens) * m.moe.top_k;
   e.rows = static_cast<std::int64_t>(m.moe.capacity_factor > 0 ? std::ceil(rows * m.moe.capacity_factor) : rows);
+  e.received = static_cast<std::int64_t>(std::ceil(static_cast<double>(e.rows) * m.moe.load_imbalance));
   e.local = m.moe.experts / ep;
-  e.expert_rows = (e.rows + e.local - 1) / e.local;
+  e.expert_rows = (e.received + e.local - 1) / e.local;
   e.ffn = m.moe.expert_ffn;
   e.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * e.ffn : e.ffn;
   e.experts = m.moe.experts;
@@ -188,9 +190,10 @@ MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep) {
 }
 
 // The dispatch or combine all-to-all: every dispatched row of the hidden size, as nccl-tests sizes an
-// all-to-all (the whole send buffer; a rank keeps 1/ep of it).
+// all-to-all (the whole send buffer; a rank keeps 1/ep of it). With a load imbalance, the most loaded rank's
+// rows: it receives them in the dispatch and sends them back in the combine, and the others wait for it.
 LayerCollective moe_exchange(const LayerDims& d, const MoeDims& e) {
-  return {Collective::kAllToAll, Bytes(elements(e.rows, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
+  return {Collective::kAllToAll, Bytes(elements(e.received, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
 }
 
 // The shared experts' dims: a tensor-parallel MLP of the shared width.
@@ -217,12 +220,13 @@ void moe_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& 
   const auto row_elements = elements(e.rows, d.hidden);
   b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w));
   const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
-  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, row_elements, d.w, d.w), {dispatch});
+  const auto received_elements = elements(e.received, d.hidden);
+  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w), {dispatch});
   b.compute("experts.fc1", gemm(d, e.expert_rows, e.fc1_out, d.hidden, e.local), {dispatch});
   b.compute("experts.act",
             memory_kernel(K::kActivation, elements(e.expert_rows * e.local, e.ffn), swiglu ? 2 * d.w : d.w, d.w));
   b.compute("experts.fc2", gemm(d, e.expert_rows, d.hidden, e.ffn, e.local));
-  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, row_elements, d.w, d.w));
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
   const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
   // Each token's k outputs weighted by its router probabilities and summed: rows read, tokens written.
   const double written = d.w * static_cast<double>(e.tokens) / static_cast<double>(e.rows);
@@ -239,7 +243,8 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
   const auto row_elements = elements(e.rows, d.hidden);
   const double tokens_per_row = static_cast<double>(e.tokens) / static_cast<double>(e.rows);
   b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w * tokens_per_row, d.w));
-  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, row_elements, d.w, d.w));
+  const auto received_elements = elements(e.received, d.hidden);
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
   const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
   const auto local = static_cast<std::uint64_t>(e.local);
   b.compute("experts.fc2.dgrad", gemm(d, e.expert_rows, e.ffn, d.hidden, e.local), {combine});
@@ -251,7 +256,7 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
   b.compute("experts.fc1.dgrad", gemm(d, e.expert_rows, d.hidden, e.fc1_out, e.local));
   const int fc1_wgrad = b.compute("experts.fc1.wgrad", gemm(d, d.hidden, e.fc1_out, e.expert_rows, e.local));
   b.set_grad_parameters(fc1_wgrad, local * (elements(d.hidden, e.fc1_out) + bias * elements(1, e.fc1_out)), true);
-  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, row_elements, d.w, d.w));
+  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
   const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
   b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w * tokens_per_row), {dispatch});
   b.compute("router.topk", memory_kernel(K::kSoftmax, elements(e.tokens, e.experts), 2 * d.w, d.w));

@@ -37,11 +37,13 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     const double routed = static_cast<double>(d.tokens_sp) * m.moe.top_k;
     const auto rows =
         static_cast<std::uint64_t>(m.moe.capacity_factor > 0 ? std::ceil(routed * m.moe.capacity_factor) : routed);
+    // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep.
+    const auto received = static_cast<std::uint64_t>(std::ceil(static_cast<double>(rows) * m.moe.load_imbalance));
     const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
-    const std::uint64_t act_in = rows * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
+    const std::uint64_t act_in = received * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
     const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
     const std::uint64_t routed_bytes =
-        probabilities + w * (2 * rows * static_cast<std::uint64_t>(d.hidden) + act_in + rows * f);
+        probabilities + w * ((rows + received) * static_cast<std::uint64_t>(d.hidden) + act_in + received * f);
     return layer_activation_bytes(shared, s) + Bytes(s.recompute == Recompute::kFull ? 0 : routed_bytes);
   }
   const LayerDims d = layer_dims(m, s);

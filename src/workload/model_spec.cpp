@@ -24,8 +24,8 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 16> kModelKeys = {
     "name",       "layers", "hidden",    "heads",           "kv_heads", "ffn",         "vocab",   "seq",
     "activation", "norm",   "positions", "tied_embeddings", "dtype",    "linear_bias", "dropout", "moe"};
-constexpr std::array<std::string_view, 6> kMoeKeys = {
-    "experts", "top_k", "expert_ffn", "shared_ffn", "first_dense_layers", "capacity_factor"};
+constexpr std::array<std::string_view, 7> kMoeKeys = {
+    "experts", "top_k", "expert_ffn", "shared_ffn", "first_dense_layers", "capacity_factor", "load_imbalance"};
 
 // The MLP size when none is given: 4 x hidden. An out-of-range hidden size is clamped here so that
 // validate_model reports the hidden size, not an overflowed MLP size.
@@ -57,7 +57,7 @@ MoeConfig read_moe(const json& doc, std::string_view origin) {
   for (const auto& item : moe.items()) {
     if (std::find(kMoeKeys.begin(), kMoeKeys.end(), item.key()) == kMoeKeys.end()) {
       throw InputError(field_where(where, excerpt(item.key())), "unknown key",
-                       "experts, top_k, expert_ffn, shared_ffn, first_dense_layers, capacity_factor");
+                       "experts, top_k, expert_ffn, shared_ffn, first_dense_layers, capacity_factor, load_imbalance");
     }
   }
   for (std::string_view key : {"experts", "top_k", "expert_ffn"}) {
@@ -72,6 +72,7 @@ MoeConfig read_moe(const json& doc, std::string_view origin) {
     e.first_dense_layers = read_whole_number<int>(moe, where, "first_dense_layers");
   }
   if (moe.contains("capacity_factor")) e.capacity_factor = read_number_field(moe, where, "capacity_factor");
+  if (moe.contains("load_imbalance")) e.load_imbalance = read_number_field(moe, where, "load_imbalance");
   return e;
 }
 
@@ -137,6 +138,7 @@ void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) 
   if (o.shared_ffn) m.moe.shared_ffn = *o.shared_ffn;
   if (o.first_dense_layers) m.moe.first_dense_layers = *o.first_dense_layers;
   if (o.capacity_factor) m.moe.capacity_factor = *o.capacity_factor;
+  if (o.load_imbalance) m.moe.load_imbalance = *o.load_imbalance;
   if (o.norm) m.norm = *o.norm;
   if (o.positions) m.positions = *o.positions;
   if (o.linear_bias) m.linear_bias = *o.linear_bias;
@@ -200,6 +202,7 @@ json model_to_json(const TransformerConfig& m) {
                   {"shared_ffn", m.moe.shared_ffn},
                   {"first_dense_layers", m.moe.first_dense_layers},
                   {"capacity_factor", m.moe.capacity_factor}};
+    if (m.moe.load_imbalance != 1.0) out["moe"]["load_imbalance"] = m.moe.load_imbalance;
   }
   return out;
 }

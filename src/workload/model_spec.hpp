@@ -46,6 +46,7 @@ struct ModelOverrides {
   std::optional<std::int64_t> shared_ffn;
   std::optional<int> first_dense_layers;
   std::optional<double> capacity_factor;
+  std::optional<double> load_imbalance;
 };
 
 // Where the model comes from: at most one of a preset (--model), a model file (--model-file: commscale's

@@ -41,7 +41,7 @@ void validate_moe(const TransformerConfig& m, std::string_view origin, const Mod
   }
   if (!e.enabled()) {
     if (e.top_k != 0 || e.expert_ffn != 0 || e.shared_ffn != 0 || e.first_dense_layers != 0 ||
-        e.capacity_factor != 0.0) {
+        e.capacity_factor != 0.0 || e.load_imbalance != 1.0) {
       fail(keys.experts, "0 (a dense model) while other mixture-of-experts fields are given",
            "the number of routed experts of each MoE layer");
     }
@@ -62,6 +62,14 @@ void validate_moe(const TransformerConfig& m, std::string_view origin, const Mod
   }
   if (!(e.capacity_factor >= 0.0 && e.capacity_factor <= 64.0)) {
     fail(keys.capacity_factor, fmt::format("{}", e.capacity_factor), "0 (dropless) or a factor up to 64");
+  }
+  if (!(e.load_imbalance >= 1.0 && e.load_imbalance <= e.experts)) {
+    fail(keys.load_imbalance, fmt::format("{}", e.load_imbalance),
+         fmt::format("the most loaded rank's rows over the mean, 1 (balanced) to the {} experts", e.experts));
+  }
+  if (e.load_imbalance != 1.0 && e.capacity_factor > 0) {
+    fail(keys.load_imbalance, fmt::format("{} with a capacity factor of {}", e.load_imbalance, e.capacity_factor),
+         "1: a capacity factor pads every rank's rows alike");
   }
 }
 
@@ -208,12 +216,14 @@ std::string experts_text(const TransformerConfig& m) {
     return n >= 1'000'000'000 ? fmt::format("{:.1f} B", static_cast<double>(n) / 1e9)
                               : fmt::format("{:.1f} M", static_cast<double>(n) / 1e6);
   };
-  return fmt::format(
-      "{} experts of F {} in {} of {} layers, top {}{}, {}; {} parameters, {} active", m.moe.experts, m.moe.expert_ffn,
-      moe_layer_count(m), m.layers, m.moe.top_k,
-      m.moe.shared_ffn > 0 ? fmt::format(", shared F {}", m.moe.shared_ffn) : std::string(),
-      m.moe.capacity_factor > 0 ? fmt::format("capacity factor {:g}", m.moe.capacity_factor) : std::string("dropless"),
-      count(parameter_count(m)), count(active_parameter_count(m)));
+  return fmt::format("{} experts of F {} in {} of {} layers, top {}{}, {}; {} parameters, {} active", m.moe.experts,
+                     m.moe.expert_ffn, moe_layer_count(m), m.layers, m.moe.top_k,
+                     m.moe.shared_ffn > 0 ? fmt::format(", shared F {}", m.moe.shared_ffn) : std::string(),
+                     m.moe.capacity_factor > 0 ? fmt::format("capacity factor {:g}", m.moe.capacity_factor)
+                     : m.moe.load_imbalance > 1.0
+                         ? fmt::format("dropless, the busiest rank at {:g}x the mean", m.moe.load_imbalance)
+                         : std::string("dropless"),
+                     count(parameter_count(m)), count(active_parameter_count(m)));
 }
 
 }  // namespace commscale

@@ -34,6 +34,10 @@ struct MoeConfig {
   std::int64_t shared_ffn = 0;
   int first_dense_layers = 0;
   double capacity_factor = 0.0;
+  // The most loaded expert-parallel rank's rows over the mean (1: balanced routing), dropless routing only
+  // (a capacity factor pads every rank alike): what that rank receives in the dispatch, computes and sends
+  // back in the combine, the pace the others wait for.
+  double load_imbalance = 1.0;
   [[nodiscard]] bool enabled() const noexcept { return experts > 0; }
   bool operator==(const MoeConfig&) const = default;
 };
@@ -107,6 +111,7 @@ struct ModelKeys {
   std::string_view shared_ffn = "moe.shared_ffn";
   std::string_view first_dense_layers = "moe.first_dense_layers";
   std::string_view capacity_factor = "moe.capacity_factor";
+  std::string_view load_imbalance = "moe.load_imbalance";
 };
 
 // Throws InputError naming the offending field (see field_where) and what was expected.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,7 @@
 #include "program/checker.hpp"
 #include "workload/flops.hpp"
 #include "workload/hf_config.hpp"
+#include "workload/layer_ops.hpp"
 #include "workload/model_spec.hpp"
 #include "workload/presets.hpp"
 
@@ -128,6 +130,29 @@ TEST(Moe, AllToAllsAndExpertGradientsCountedByHand) {
   const PlanSummary summary = summarize_plan(m, p, set, {}, std::nullopt);
   EXPECT_GT(summary.hardware_flops_per_step.value(), 0.0);
   EXPECT_NEAR(summary.hardware_flops_per_step.value() / summary.model_flops_per_step.value(), 1.0, 0.15);
+}
+
+TEST(Moe, ALoadImbalanceSizesTheBusiestRank) {
+  // Dropless routing with the busiest rank at 1.5x the mean: it receives, computes and sends back 1.5x the rows.
+  TransformerConfig m = find_preset("tiny-moe", "");
+  const ParallelPlan p = moe_plan(2, 2, 1, 4, 2);
+  const auto alltoall_bytes = [&](const TransformerConfig& model) {
+    return traffic(build_program(CheckedPlan(model, p)), 0)["ep alltoall"].bytes.count();
+  };
+  const std::uint64_t balanced = alltoall_bytes(m);
+  m.moe.load_imbalance = 1.5;
+  EXPECT_EQ(alltoall_bytes(m), balanced * 3 / 2);
+  const OpList forward = layer_forward_ops(m, layer_sharding(p), true);
+  const auto fc1 =
+      std::find_if(forward.begin(), forward.end(), [](const WorkloadOp& op) { return op.name == "experts.fc1"; });
+  ASSERT_NE(fc1, forward.end());
+  EXPECT_EQ(std::get<Gemm>(fc1->payload).m, 3 * 32 * 2 / 2 / 2);  // 1.5 x 64 rows over 2 local experts
+  // Refused: below 1, or with a capacity factor (which pads every rank alike).
+  m.moe.load_imbalance = 0.5;
+  EXPECT_TRUE(throws_input_error([&] { validate_model(m, ""); }, {"--load-imbalance", "0.5"}));
+  m.moe.load_imbalance = 2;
+  m.moe.capacity_factor = 1.25;
+  EXPECT_TRUE(throws_input_error([&] { validate_model(m, "m.json"); }, {"m.json: moe.load_imbalance", "capacity"}));
 }
 
 TEST(Moe, ManyExpertPlansAreDeadlockFree) {
