@@ -257,20 +257,57 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   return f;
 }
 
-PlanEstimate PlanEvaluator::estimate_in_full(const ParallelPlan& plan) const {
-  PlanEstimate e = memory_only(plan);
-  const Prediction p = predict_step(prepare_for(CheckedPlan(model_, plan), target_, memory_), target_);
+namespace {
+
+// The figures of a full prediction (prediction.hpp), as the coarse simulation gives them.
+CoarseFigures full_figures(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
+                           const MemoryOptions& memory) {
+  const Prediction p = predict_step(prepare_for(CheckedPlan(model, plan), target, memory), target);
   const JobSummary& s = p.summary;
+  CoarseFigures f;
+  f.step = s.step_time_s;
+  f.compute = s.compute_s;
+  f.exposed = s.exposed_comm_s;
+  f.host_wait = p.host_wait.value();
+  f.groups = s.groups;
+  f.gemm_flops = s.hardware_tflops_per_gpu * 1e12 * s.step_time_s * world_size(plan);  // all ranks' GEMMs
+  return f;
+}
+
+}  // namespace
+
+PlanEstimate PlanEvaluator::estimate_in_full(const ParallelPlan& plan) const {
+  // As estimate() does, with many microbatches: two full simulations at fewer, extended linearly.
+  const int m = microbatches_per_step(plan);
+  const bool interleaved = plan.schedule == ScheduleKind::kInterleaved;
+  const int m1 = interleaved ? 2 * plan.pp : std::max(plan.pp, 2);
+  const int m2 = interleaved ? 3 * plan.pp : m1 + 1;
+  CoarseFigures f;
+  if (m <= m2) {
+    f = full_figures(model_, plan, target_, memory_);
+  } else {
+    ParallelPlan shorter = plan;
+    shorter.global_batch = plan.dp * plan.micro_batch * m1;
+    const CoarseFigures a = full_figures(model_, shorter, target_, memory_);
+    shorter.global_batch = plan.dp * plan.micro_batch * m2;
+    const CoarseFigures b = full_figures(model_, shorter, target_, memory_);
+    f = extend(a, b, static_cast<double>(m - m1) / (m2 - m1));
+  }
+  PlanEstimate e = memory_only(plan);
   e.estimated = true;
-  e.step_time = Seconds(s.step_time_s);
-  e.compute = Seconds(s.compute_s);
-  e.exposed_comm = Seconds(s.exposed_comm_s);
-  e.bubble = Seconds(s.bubble_s);
-  e.host_wait = p.host_wait;
-  e.groups = s.groups;
-  e.tokens_per_s = s.tokens_per_s;
-  e.mfu = s.mfu.value_or(0.0);
-  e.hfu = s.hfu.value_or(0.0);
+  e.step_time = Seconds(f.step);
+  e.compute = Seconds(f.compute);
+  e.exposed_comm = Seconds(f.exposed);
+  e.host_wait = Seconds(f.host_wait);
+  const double bubble = f.step - f.compute - f.exposed;
+  e.bubble = Seconds(bubble < 0 && bubble > -1e-9 * f.step ? 0.0 : bubble);
+  e.groups = f.groups;
+  const double world = world_size(plan);
+  e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;
+  if (peak_.value() > 0) {
+    e.mfu = model_flops(model_, plan.lora, plan.global_batch).value() / (f.step * world * peak_.value());
+    e.hfu = f.gemm_flops / (f.step * world * peak_.value());
+  }
   return e;
 }
 
