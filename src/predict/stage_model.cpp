@@ -270,49 +270,18 @@ CoarseFigures full_figures(const TransformerConfig& model, const ParallelPlan& p
   f.exposed = s.exposed_comm_s;
   f.host_wait = p.host_wait.value();
   f.groups = s.groups;
-  f.gemm_flops = s.hardware_tflops_per_gpu * 1e12 * s.step_time_s * world_size(plan);  // all ranks' GEMMs
+  // One rank per stage, summed over the stages, as the coarse simulation counts it.
+  f.gemm_flops = s.hardware_tflops_per_gpu * 1e12 * s.step_time_s * plan.pp;
   return f;
 }
 
 }  // namespace
 
-PlanEstimate PlanEvaluator::estimate_in_full(const ParallelPlan& plan) const {
-  // As estimate() does, with many microbatches: two full simulations at fewer, extended linearly.
-  const int m = microbatches_per_step(plan);
-  const bool interleaved = plan.schedule == ScheduleKind::kInterleaved;
-  const int m1 = interleaved ? 2 * plan.pp : std::max(plan.pp, 2);
-  const int m2 = interleaved ? 3 * plan.pp : m1 + 1;
-  CoarseFigures f;
-  if (m <= m2) {
-    f = full_figures(model_, plan, target_, memory_);
-  } else {
-    ParallelPlan shorter = plan;
-    shorter.global_batch = plan.dp * plan.micro_batch * m1;
-    const CoarseFigures a = full_figures(model_, shorter, target_, memory_);
-    shorter.global_batch = plan.dp * plan.micro_batch * m2;
-    const CoarseFigures b = full_figures(model_, shorter, target_, memory_);
-    f = extend(a, b, static_cast<double>(m - m1) / (m2 - m1));
-  }
-  PlanEstimate e = memory_only(plan);
-  e.estimated = true;
-  e.step_time = Seconds(f.step);
-  e.compute = Seconds(f.compute);
-  e.exposed_comm = Seconds(f.exposed);
-  e.host_wait = Seconds(f.host_wait);
-  const double bubble = f.step - f.compute - f.exposed;
-  e.bubble = Seconds(bubble < 0 && bubble > -1e-9 * f.step ? 0.0 : bubble);
-  e.groups = f.groups;
-  const double world = world_size(plan);
-  e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;
-  if (peak_.value() > 0) {
-    e.mfu = model_flops(model_, plan.lora, plan.global_batch).value() / (f.step * world * peak_.value());
-    e.hfu = f.gemm_flops / (f.step * world * peak_.value());
-  }
-  return e;
-}
-
 PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
-  if (model_.moe.enabled()) return estimate_in_full(plan);
+  // A model with experts is predicted in full (the coarse program has no MoE layer: the header).
+  const auto simulate = [&](const ParallelPlan& p) {
+    return model_.moe.enabled() ? full_figures(model_, p, target_, memory_) : simulate_coarse(p);
+  };
   PlanEstimate e = memory_only(plan);
   // Two points on the steady-state line: p and p + 1 microbatches; interleaved needs multiples of p
   // and more than p (with exactly p its warm-up runs every forward first), so 2p and 3p.
@@ -322,13 +291,13 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   const int m2 = interleaved ? 3 * plan.pp : m1 + 1;
   CoarseFigures f;
   if (m <= m2) {
-    f = simulate_coarse(plan);
+    f = simulate(plan);
   } else {
     ParallelPlan shorter = plan;
     shorter.global_batch = plan.dp * plan.micro_batch * m1;
-    const CoarseFigures a = simulate_coarse(shorter);
+    const CoarseFigures a = simulate(shorter);
     shorter.global_batch = plan.dp * plan.micro_batch * m2;
-    const CoarseFigures b = simulate_coarse(shorter);
+    const CoarseFigures b = simulate(shorter);
     f = extend(a, b, static_cast<double>(m - m1) / (m2 - m1));
   }
   e.estimated = true;

@@ -99,7 +99,6 @@ class PlanEvaluator {
   [[nodiscard]] int gpus() const noexcept { return gpus_; }
 
  private:
-  [[nodiscard]] PlanEstimate estimate_in_full(const ParallelPlan& plan) const;
   [[nodiscard]] const LayoutLinks& layout_links(const ParallelPlan& plan);
   [[nodiscard]] const UnitCosts& unit_costs(const ParallelPlan& plan, const GroupLinks& tp);
   [[nodiscard]] CoarseFigures coarse_breakdown(const ProgramSet& set, const std::vector<ProgramIndex>& indexes,
