@@ -1,6 +1,5 @@
 #include "workload/layer_ops.hpp"
 
-#include <cmath>
 #include <string_view>
 
 #include "workload/layer_dims.hpp"
@@ -176,9 +175,9 @@ struct MoeDims {
 MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep) {
   MoeDims e;
   e.tokens = d.tokens_sp;
-  const double rows = static_cast<double>(e.tokens) * m.moe.top_k;
-  e.rows = static_cast<std::int64_t>(m.moe.capacity_factor > 0 ? std::ceil(rows * m.moe.capacity_factor) : rows);
-  e.received = static_cast<std::int64_t>(std::ceil(static_cast<double>(e.rows) * m.moe.load_imbalance));
+  const RoutedRows rows = routed_rows(m, d);
+  e.rows = rows.sent;
+  e.received = rows.received;
   e.local = m.moe.experts / ep;
   e.expert_rows = (e.received + e.local - 1) / e.local;
   e.ffn = m.moe.expert_ffn;

@@ -1,7 +1,5 @@
 #include "workload/memory.hpp"
 
-#include <cmath>
-
 #include "workload/layer_dims.hpp"
 #include "workload/layer_ops.hpp"
 #include "workload/lora.hpp"
@@ -34,11 +32,10 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     shared.ffn = m.moe.shared_ffn;
     const LayerDims d = layer_dims(m, s);
     const std::uint64_t w = size_of(m.dtype);
-    const double routed = static_cast<double>(d.tokens_sp) * m.moe.top_k;
-    const auto rows =
-        static_cast<std::uint64_t>(m.moe.capacity_factor > 0 ? std::ceil(routed * m.moe.capacity_factor) : routed);
     // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep.
-    const auto received = static_cast<std::uint64_t>(std::ceil(static_cast<double>(rows) * m.moe.load_imbalance));
+    const RoutedRows routed = routed_rows(m, d);
+    const auto rows = static_cast<std::uint64_t>(routed.sent);
+    const auto received = static_cast<std::uint64_t>(routed.received);
     const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
     const std::uint64_t act_in = received * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
     const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
