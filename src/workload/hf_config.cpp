@@ -333,8 +333,9 @@ void check_unmodelled(ConfigReader& r, const TransformerConfig& m) {
 }
 
 // Routing details that change which experts a token goes to, not the work of a balanced step (commscale
-// prices routing as even: top-k of the experts, each taking its share), and DeepSeek's multi-head latent
-// attention, which commscale runs as multi-head attention of hidden / heads per head (src/workload/MOE.md).
+// prices routing as even: top-k of the experts, each taking its share), DeepSeek's multi-head latent
+// attention, which commscale runs as multi-head attention of hidden / heads per head (src/workload/MOE.md),
+// and DeepSeek-V3's checkpoint quantization (the training type is --dtype's).
 constexpr std::array<std::string_view, 19> kRoutingKeys = {"router_aux_loss_coef",
                                                            "output_router_logits",
                                                            "router_jitter_noise",

@@ -154,12 +154,11 @@ LayerParameters layer_parameters(const TransformerConfig& m, int tp) {
   return p;
 }
 
-std::uint64_t expert_parameters(const TransformerConfig& m) noexcept {
-  const std::uint64_t h = u(m.hidden);
-  const std::uint64_t f = u(m.moe.expert_ffn);
-  const std::uint64_t bias = m.linear_bias ? 1 : 0;
-  const std::uint64_t fc1_out = f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
-  return h * fc1_out + bias * fc1_out + f * h + bias * h;
+std::uint64_t expert_parameters(const TransformerConfig& m) {
+  TransformerConfig expert = m;  // an expert is the layer's MLP at its own inner size, unsharded
+  expert.ffn = m.moe.expert_ffn;
+  const LayerParameters p = layer_parameters(expert, 1);
+  return p.fc1 + p.fc2;
 }
 
 LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep) {

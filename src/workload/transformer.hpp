@@ -141,7 +141,7 @@ struct LayerParameters {
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp);
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep);
 // One routed expert's parameters (its fc1 and fc2).
-[[nodiscard]] std::uint64_t expert_parameters(const TransformerConfig& m) noexcept;
+[[nodiscard]] std::uint64_t expert_parameters(const TransformerConfig& m);
 
 // Rows of the output/embedding table per tensor-parallel rank: ceil(V / t) (the vocabulary is padded
 // to a multiple of t, as Megatron-LM pads it).
