@@ -160,8 +160,8 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
       s.bytes.optimizer += e.optimizer;
     }
 
-    const auto steps = stage_schedule(p.schedule, p.pp, stage, microbatches_per_step(p), p.chunks);
-    s.layers_in_flight = peak_in_flight(steps, std::vector<double>(static_cast<std::size_t>(p.chunks), per_chunk));
+    const int microbatches = microbatches_per_step(p);
+    s.layers_in_flight = per_chunk * forwards_in_flight(p.schedule, p.pp, stage, microbatches, p.chunks);
     // Activations are whole layer-microbatches; the rounding only guards against float noise.
     // A stage with MoE layers is counted at the larger of its two kinds of layer (MoE.md).
     const Bytes stage_layer_bytes =
@@ -170,6 +170,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     if (holds_head(m, p, stage)) {
       std::vector<double> head_only(static_cast<std::size_t>(p.chunks), 0.0);
       head_only.back() = 1.0;  // the head belongs to the last chunk of the last stage
+      const auto steps = stage_schedule(p.schedule, p.pp, stage, microbatches, p.chunks);
       s.bytes.logits = logits_bytes * static_cast<std::uint64_t>(std::llround(peak_in_flight(steps, head_only)));
     }
     if (p.zero_stage == 3) {

@@ -63,6 +63,18 @@ std::vector<ScheduleStep> stage_schedule(ScheduleKind kind, int pp, int stage, i
   return {};
 }
 
+int forwards_in_flight(ScheduleKind kind, int pp, int stage, int microbatches, int chunks) {
+  int total = microbatches;
+  int warmup = microbatches;  // GPipe: every forward first
+  if (kind == ScheduleKind::k1F1B) {
+    warmup = std::min(pp - stage - 1, microbatches);
+  } else if (kind == ScheduleKind::kInterleaved) {
+    total = microbatches * chunks;
+    warmup = microbatches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+  }
+  return warmup < total ? warmup + 1 : total;
+}
+
 double peak_in_flight(const std::vector<ScheduleStep>& steps, const std::vector<double>& chunk_cost) {
   double now = 0;
   double peak = 0;

@@ -30,5 +30,8 @@ struct ScheduleStep {
 // The most (microbatch, chunk) forwards whose backward has not run yet, over the schedule, each
 // weighted by `chunk_cost[chunk]` (e.g. activation bytes of the chunk): the activation peak.
 [[nodiscard]] double peak_in_flight(const std::vector<ScheduleStep>& steps, const std::vector<double>& chunk_cost);
+// The same count at equal chunk costs of 1, without building the schedule (a search asks it for every stage
+// of thousands of plans): the warm-up's forwards, and one more where a steady phase follows.
+[[nodiscard]] int forwards_in_flight(ScheduleKind kind, int pp, int stage, int microbatches, int chunks);
 
 }  // namespace commscale

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -143,10 +144,14 @@ OpShares op_shares(const ProgramSet& set, const Simulation& sim, const OpCosts& 
   for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
     const int rank = sim.simulated[i];
     const std::vector<Op>& ops = ops_of(set, rank);
-    t.seconds[i].resize(ops.size());
     t.gemm_share[i].resize(ops.size());
+    if (const double* seconds = costs.seconds_by_op(rank)) {
+      t.seconds[i].assign(seconds, seconds + ops.size());
+    } else {
+      t.seconds[i].resize(ops.size());
+      for (const Op& op : ops) t.seconds[i][op.id] = costs.duration(rank, op).value();
+    }
     for (const Op& op : ops) {
-      t.seconds[i][op.id] = costs.duration(rank, op).value();
       const bool compute = std::holds_alternative<Gemm>(op.payload) || std::holds_alternative<MemoryKernel>(op.payload);
       t.gemm_share[i][op.id] = compute                                           ? shares.gemm_share(rank, op)
                                : std::holds_alternative<HostCopy>(op.payload) ? kNotInterfering
@@ -166,43 +171,65 @@ InterferenceResult apply_interference(const ProgramSet& set, const OpCosts& cost
   const OpShares table = op_shares(set, sim, costs, loads);
   const std::vector<std::vector<double>>& base = table.seconds;
   const std::vector<std::vector<double>>& share = table.gemm_share;
-  // A communication op's slowdowns depend only on its load: worked out at its first overlap, once.
+  // A communication op's slowdowns depend only on its load: worked out at its first overlap, once, and
+  // once for each load (a program's communication ops have a few loads between them: a path, a size).
   struct Slowdowns {
-    bool known = false;
     double compute_gemm = 1.0, compute_memory = 1.0, comm_gemm = 1.0, comm_memory = 1.0;
   };
-  std::vector<std::vector<Slowdowns>> slow(sim.simulated.size());  // of communication ops
-  for (std::size_t i = 0; i < sim.simulated.size(); ++i) slow[i].resize(ops_of(set, sim.simulated[i]).size());
+  constexpr std::uint32_t kUnknown = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::vector<std::uint32_t>> slow(sim.simulated.size());  // of communication ops: into by_load
+  for (std::size_t i = 0; i < sim.simulated.size(); ++i) slow[i].assign(ops_of(set, sim.simulated[i]).size(), kUnknown);
+  std::vector<std::pair<InterferenceModel::Load, Slowdowns>> by_load;
   const auto slowdowns = [&](std::size_t i, OpId id) -> const Slowdowns& {
-    Slowdowns& s = slow[i][id];
-    if (!s.known) {
+    std::uint32_t& known = slow[i][id];
+    if (known == kUnknown) {
       const InterferenceModel::Load l = loads.comm_load(sim.simulated[i], ops_of(set, sim.simulated[i])[id]);
-      s = {true, model.compute_slowdown(Beside::kGemm, l), model.compute_slowdown(Beside::kMemory, l),
-           model.comm_slowdown(Beside::kGemm, l), model.comm_slowdown(Beside::kMemory, l)};
+      const auto same = [&](const auto& entry) {
+        return entry.first.sm_share == l.sm_share && entry.first.hbm_share == l.hbm_share;
+      };
+      const auto found = std::find_if(by_load.begin(), by_load.end(), same);
+      known = static_cast<std::uint32_t>(found - by_load.begin());
+      if (found == by_load.end()) {
+        by_load.emplace_back(
+            l, Slowdowns{model.compute_slowdown(Beside::kGemm, l), model.compute_slowdown(Beside::kMemory, l),
+                         model.comm_slowdown(Beside::kGemm, l), model.comm_slowdown(Beside::kMemory, l)});
+      }
     }
-    return s;
+    return by_load[known].second;
+  };
+  // By simulated rank: its compute ops, and its communication ops stream by stream, each in program order
+  // (the order they run in); the iterations read their times.
+  struct Ids {
+    std::vector<OpId> compute;
+    std::array<std::vector<OpId>, kStreamCount> comm;
+  };
+  std::vector<Ids> ids(sim.simulated.size());
+  for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
+    for (const Op& op : ops_of(set, sim.simulated[i])) {
+      if (share[i][op.id] >= 0) {
+        ids[i].compute.push_back(op.id);
+      } else if (share[i][op.id] == kCommunication) {
+        ids[i].comm[static_cast<std::size_t>(op.stream)].push_back(op.id);
+      }
+    }
+  }
+  const auto busy = [&](std::size_t i, const std::vector<OpId>& of, std::vector<Busy>& into) {
+    into.clear();
+    for (const OpId id : of) into.push_back({sim.data_start[i][id], sim.end[i][id], id});
   };
   std::vector<Busy> compute;  // storage reused from rank to rank and iteration to iteration
-  std::array<std::vector<Busy>, kStreamCount> comm;
+  std::vector<Busy> comm;
   double previous = sim.step_time.value();
   for (int iteration = 0; iteration < max_iterations; ++iteration) {
     std::vector<std::vector<double>> seconds = base;
     double added_compute = 0.0;
     double added_comm = 0.0;
     for (std::size_t i = 0; i < sim.simulated.size(); ++i) {
-      const std::vector<Op>& ops = ops_of(set, sim.simulated[i]);
-      compute.clear();
-      for (auto& stream : comm) stream.clear();
-      for (const Op& op : ops) {
-        const Busy b{sim.data_start[i][op.id], sim.end[i][op.id], op.id};
-        if (share[i][op.id] >= 0) {
-          compute.push_back(b);
-        } else if (share[i][op.id] == kCommunication) {
-          comm[static_cast<std::size_t>(op.stream)].push_back(b);
-        }
-      }
-      for (auto& stream : comm) {
-        overlapping_pairs(compute, stream, [&](const Busy& c, const Busy& m, double o) {
+      busy(i, ids[i].compute, compute);
+      for (const std::vector<OpId>& stream : ids[i].comm) {
+        if (stream.empty()) continue;
+        busy(i, stream, comm);
+        overlapping_pairs(compute, comm, [&](const Busy& c, const Busy& m, double o) {
           const double g = share[i][c.op];
           const Slowdowns& l = slowdowns(i, m.op);
           const double slow_c = g * l.compute_gemm + (1 - g) * l.compute_memory;

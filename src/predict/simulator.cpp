@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "predict/sim_index.hpp"
+#include "predict/sim_recording.hpp"
 
 namespace commscale::predict {
 namespace sim_detail {
@@ -20,6 +21,7 @@ namespace sim_detail {
 // next one. The k-th arrival is call k of the channel.
 struct Channel {
   std::vector<double> arrivals;
+  std::vector<OpId> arrived;  // the op of each arrival, while the run records (SimRecording)
   std::vector<std::pair<int, OpId>> waiters;
 };
 using ChannelSlots = std::vector<std::vector<std::vector<Channel>>>;  // [sim][handle][0: collective; 1 + 2 peer (+1 recv)]
@@ -35,6 +37,8 @@ struct SimStorage::Impl {
 
 SimStorage::SimStorage() : impl_(std::make_unique<Impl>()) {}
 SimStorage::~SimStorage() = default;
+SimRecording::SimRecording() : impl_(std::make_unique<Impl>()) {}
+SimRecording::~SimRecording() = default;
 
 namespace {
 
@@ -53,6 +57,7 @@ class Channels {
       for (auto& channels : by_handle) {
         for (Channel& c : channels) {
           c.arrivals.clear();
+          c.arrived.clear();
           c.waiters.clear();
         }
       }
@@ -96,9 +101,10 @@ struct HostCursor {
 class Engine {
  public:
   Engine(const ProgramSet& set, const OpCosts& costs, Simulation& sim, const std::vector<ProgramIndex>* indexes,
-         SimStorage::Impl& storage, const HostCosts* host)
+         SimStorage::Impl& storage, const HostCosts* host, SimRecording::Impl* recording)
       : costs_(costs),
         host_(host),
+        recording_(recording),
         sim_(sim),
         index_(set, sim, indexes),
         channels_(set, sim, storage.slots),
@@ -126,6 +132,7 @@ class Engine {
     sim.issued.resize(host_ != nullptr ? n : 0);
     sim.host_hold.resize(host_ != nullptr ? n : 0);
     if (host_ != nullptr) start_hosts();
+    if (recording_ != nullptr) start_recording();
   }
 
   void run() {
@@ -135,6 +142,7 @@ class Engine {
       advance(i, s);
     }
     check_finished();
+    if (recording_ != nullptr) recording_->recorded = true;
   }
 
  private:
@@ -172,6 +180,7 @@ class Engine {
       }
       start[id] = ready;
       const OpInfo& info = index.info[id];
+      if (recording_ != nullptr) record_start(i, id, info, next > 0 ? order[next - 1] : kFirst);
       if (info.local()) {
         sim_.data_start[static_cast<std::size_t>(i)][id] = ready;
         complete(i, id, ready + duration(i, id));
@@ -264,6 +273,7 @@ class Engine {
     Channel& channel = channels_.at(i, info.category, info.group, info.peer);
     instance_[static_cast<std::size_t>(i)][id] = channel.arrivals.size();
     channel.arrivals.push_back(sim_.start[static_cast<std::size_t>(i)][id]);
+    if (recording_ != nullptr) channel.arrived.push_back(id);
     // Swapped, not moved, so that both vectors keep their storage (arrive is not re-entered).
     retry_.clear();
     std::swap(retry_, channel.waiters);
@@ -301,7 +311,72 @@ class Engine {
     }
     sim_.data_start[static_cast<std::size_t>(i)][id] = data_start;
     complete(i, id, data_start + duration(i, id));
+    if (recording_ != nullptr) record_match(i, id, info, k);
     return true;
+  }
+
+  using Recorded = SimRecording::Impl;
+
+  void start_recording() {
+    Recorded& r = *recording_;
+    r.recorded = false;
+    r.simulated = sim_.simulated;
+    r.stand_in = sim_.stand_in;
+    r.host = host_ != nullptr;
+    r.host_costs = host_ != nullptr ? *host_ : HostCosts{};
+    r.steps.clear();
+    r.reads.clear();
+    r.issue.clear();
+    r.sync_points.clear();
+    for (std::size_t i = 0; i < sim_.simulated.size(); ++i) {
+      std::vector<double>& issue = r.issue.emplace_back();
+      for (const OpInfo& op : index_of(static_cast<int>(i)).info) {
+        issue.push_back(host_ != nullptr ? issue_cost(*host_, op.host_phase, op.host_class, op.host_continued).value()
+                                         : 0.0);
+      }
+      r.sync_points.push_back(host_ != nullptr ? hosts_[i].sync_points : std::vector<OpId>{});
+    }
+  }
+
+  static constexpr OpId kFirst = std::numeric_limits<OpId>::max();  // no op before it on its stream
+
+  // Rank i's op started, after the op `before` on its stream (kFirst: none) and its deps, as advance
+  // read them.
+  void record_start(int i, OpId id, const OpInfo& info, OpId before) {
+    Recorded& r = *recording_;
+    const auto sim = static_cast<std::uint32_t>(i);
+    const ProgramIndex& index = index_of(i);
+    const bool after_stream = before != kFirst;
+    if (after_stream) r.reads.push_back({sim, before});
+    for (std::uint32_t k = index.deps_begin[id]; k < index.deps_begin[id + 1]; ++k)
+      r.reads.push_back({sim, index.deps[k]});
+    r.steps.push_back({.sim = sim,
+                       .op = id,
+                       .kind = info.local() ? Recorded::Kind::kRun : Recorded::Kind::kArrive,
+                       .after_stream = after_stream,
+                       .compute = info.compute(),
+                       .reads_end = static_cast<std::uint32_t>(r.reads.size())});
+  }
+
+  // Rank i's communication op began to move data: matched with the k-th call of each channel try_complete read.
+  void record_match(int i, OpId id, const OpInfo& info, std::uint64_t k) {
+    Recorded& r = *recording_;
+    const auto read = [&](int sim, const Channel& channel) {
+      r.reads.push_back({static_cast<std::uint32_t>(sim), channel.arrived[k]});
+    };
+    if (info.category == OpCategory::kCollective) {
+      for (const Participant& m : index_.members(i, info.group)) {
+        read(m.sim, channels_.at(m.sim, OpCategory::kCollective, m.handle, 0));
+      }
+    } else {
+      const Participant other = index_.counterpart(i, info.group, info.peer);
+      const OpCategory cat = info.category == OpCategory::kSend ? OpCategory::kRecv : OpCategory::kSend;
+      read(other.sim, channels_.at(other.sim, cat, other.handle, other.peer));
+    }
+    r.steps.push_back({.sim = static_cast<std::uint32_t>(i),
+                       .op = id,
+                       .kind = Recorded::Kind::kMatch,
+                       .reads_end = static_cast<std::uint32_t>(r.reads.size())});
   }
 
   void check_finished() const {
@@ -317,6 +392,7 @@ class Engine {
 
   const OpCosts& costs_;
   const HostCosts* host_;  // null: ops are issued at once
+  SimRecording::Impl* recording_;  // null: the run records nothing
   std::vector<HostCursor> hosts_;
   Simulation& sim_;
   SimIndex index_;
@@ -363,11 +439,16 @@ void simulate(const ProgramSet& set, const OpCosts& costs, const SimulationOptio
   sim.start.resize(sim.simulated.size());
   sim.end.resize(sim.simulated.size());
   sim.data_start.resize(sim.simulated.size());
-  std::unique_ptr<SimStorage> own;
-  if (options.storage == nullptr) own = std::make_unique<SimStorage>();
-  SimStorage& storage = options.storage != nullptr ? *options.storage : *own;
   const HostCosts* host = options.host != nullptr && !options.host->zero() ? options.host : nullptr;
-  Engine(set, costs, sim, options.indexes, storage.impl(), host).run();
+  SimRecording::Impl* recording = options.recording != nullptr ? &options.recording->impl() : nullptr;
+  if (recording != nullptr && recording->serves(sim, host)) {
+    replay(*recording, set, costs, host, sim);
+  } else {
+    std::unique_ptr<SimStorage> own;
+    if (options.storage == nullptr) own = std::make_unique<SimStorage>();
+    SimStorage& storage = options.storage != nullptr ? *options.storage : *own;
+    Engine(set, costs, sim, options.indexes, storage.impl(), host, recording).run();
+  }
   double last = 0.0;
   for (const auto& ends : sim.end) {
     for (const double e : ends) last = std::max(last, e);

@@ -84,6 +84,25 @@ class SimStorage {
   std::unique_ptr<Impl> impl_;
 };
 
+// A caller's record of how the engine ran one program set, for a caller that simulates the set many
+// times under other durations (search: one coarse program, many plans, each simulated again for
+// interference). The engine's order of work and which calls each call is matched with depend on the
+// program and the host's synchronisation alone, never on durations: the first run records them, and a
+// later run of the same set and host synchronisation replays them, the engine's arithmetic in the
+// engine's order without its bookkeeping, to the same results bit for bit (sim_recording.hpp).
+class SimRecording {
+ public:
+  SimRecording();
+  ~SimRecording();
+  SimRecording(const SimRecording&) = delete;
+  SimRecording& operator=(const SimRecording&) = delete;
+  struct Impl;  // sim_recording.hpp
+  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct SimulationOptions {
   bool reduce = true;  // simulate one rank per symmetry class
   // The host that issues each rank's ops (program/host_costs.hpp): one thread per rank issues the ops
@@ -96,6 +115,9 @@ struct SimulationOptions {
   // null: the run builds its own.
   const std::vector<ProgramIndex>* indexes = nullptr;
   SimStorage* storage = nullptr;  // null: the run allocates its own
+  // The recording of this set (SimRecording), as `indexes` are its index: recorded by a run, replayed
+  // by the later ones whose classes and host synchronisation are the same. Null: the engine runs.
+  SimRecording* recording = nullptr;
 };
 
 struct Simulation {

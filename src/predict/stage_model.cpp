@@ -231,8 +231,11 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   // Megatron's wait for the GPU after each batch of pipeline sends and receives, as predict has it (not for
   // the interleaved schedule: prediction.cpp): the data-parallel reductions queued before it are waited for too.
   host.sync_after_p2p = target_.host.sync_after_p2p && plan.schedule != ScheduleKind::kInterleaved;
-  const SimulationOptions options{
-      .reduce = false, .host = &host, .indexes = &program->indexes, .storage = &sim_storage_};  // every stage differs
+  const SimulationOptions options{.reduce = false,  // every stage differs
+                                  .host = &host,
+                                  .indexes = &program->indexes,
+                                  .storage = &sim_storage_,
+                                  .recording = program->recording.get()};
   // Two re-simulations at most for each pass keep a search fast (interference's second keeps the coarse
   // model within the full simulation's figures: one alone missed them by 0.9% on a ZeRO-2 data-parallel
   // plan). Inside a unit its interference is in the unit's cost; here it is between the fused ops and the

@@ -109,6 +109,8 @@ class PlanEvaluator {
     std::vector<ProgramIndex> indexes;
     CostClasses classes;
     Bytes transfers;  // its pipeline transfers' size (pipeline_transfer_bytes of the plan it is for now)
+    // How the simulator ran it (simulator.hpp): recorded by its first simulation, replayed by the rest.
+    std::unique_ptr<SimRecording> recording = std::make_unique<SimRecording>();
   };
   [[nodiscard]] std::shared_ptr<const Prepared> coarse_program(const ParallelPlan& plan);
 

@@ -123,6 +123,28 @@ TEST(InFlight, SchedulesHoldWhatTheFormulasSay) {
   EXPECT_EQ(peak_in_flight(stage_schedule(ScheduleKind::kInterleaved, 4, 0, 8, 2), {1.0, 1.0}), 11);
 }
 
+// The count without the schedule is the schedule's, for every stage of every schedule over a grid.
+TEST(InFlight, TheCountWithoutTheScheduleIsTheSchedules) {
+  for (int pp = 1; pp <= 8; ++pp) {
+    for (int stage = 0; stage < pp; ++stage) {
+      for (int m = 1; m <= 24; ++m) {
+        for (const ScheduleKind kind : {ScheduleKind::kGpipe, ScheduleKind::k1F1B}) {
+          EXPECT_EQ(forwards_in_flight(kind, pp, stage, m, 1),
+                    peak_in_flight(stage_schedule(kind, pp, stage, m, 1), {1.0}))
+              << pp << " " << stage << " " << m;
+        }
+        if (pp < 2 || m % pp != 0) continue;  // interleaved: m a multiple of p
+        for (int chunks = 2; chunks <= 4; ++chunks) {
+          const std::vector<double> ones(static_cast<std::size_t>(chunks), 1.0);
+          EXPECT_EQ(forwards_in_flight(ScheduleKind::kInterleaved, pp, stage, m, chunks),
+                    peak_in_flight(stage_schedule(ScheduleKind::kInterleaved, pp, stage, m, chunks), ones))
+              << pp << " " << stage << " " << m << " " << chunks;
+        }
+      }
+    }
+  }
+}
+
 ParallelPlan gpt3_plan() {
   ParallelPlan p;
   p.tp = 8;
