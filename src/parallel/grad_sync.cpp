@@ -192,7 +192,10 @@ void StageBuilder::end_of_step() {
   }
   if (last_dp_ != kNone) optimizer_deps.push_back(last_dp_);
   if (copies_into_buckets() && !final_buckets_.empty()) optimizer_deps.push_back(last_compute_);
-  if (p_.optimizer == Optimizer::kNone) return;  // forward and backward only: nothing to update
+  if (p_.optimizer == Optimizer::kNone) {  // forward and backward only: nothing to update
+    fp8_weight_cast({last_compute_});
+    return;
+  }
 
   const std::uint64_t params = trainable_stage_parameters(m_, p_, stage_);
   const bool sharded = p_.zero_stage >= 1 && p_.dp > 1;
@@ -207,13 +210,15 @@ void StageBuilder::end_of_step() {
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 
+  std::vector<OpId> updated = {optimizer};  // what the weights' FP8 cast waits for
   if (p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2)) {
     for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
       std::string name = coarse() ? std::string() : fmt::format("step.bucket{}.all_gather", k);
-      emit_collective(std::move(name), Stream::kDp, kDpGroup, Collective::kAllGather, Bytes(final_buckets_[k] * w),
-                      Phase::kStep, -1, -1, {optimizer});
+      updated.push_back(emit_collective(std::move(name), Stream::kDp, kDpGroup, Collective::kAllGather,
+                                        Bytes(final_buckets_[k] * w), Phase::kStep, -1, -1, {optimizer}));
     }
   }
+  fp8_weight_cast(std::move(updated));
 }
 
 }  // namespace commscale

@@ -171,6 +171,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.recompute = p.recompute;
   s.kernels = p.kernels;
   s.lora = p.lora;
+  s.fp8 = p.fp8;
   if (p.framework == Framework::kMegatronDeepSpeed) {
     s.grad_accumulation = GradAccumulation::kDeepSpeed;
   } else if (p.framework == Framework::kMegatronLm && !p.gradient_accumulation_fusion) {
@@ -330,6 +331,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
     out["lora_base_bits"] = p.lora.base_bits;
     out["lora_targets"] = name(p.lora.targets);
   }
+  if (p.fp8 != Fp8Recipe::kNone) out["fp8"] = name(p.fp8);  // only with FP8: a plan without reads as before
   return out;
 }
 
@@ -386,6 +388,7 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   p.lora.base_bits = whole_or(in, "lora_base_bits", p.lora.base_bits, 4);
   if (in.has("lora_targets"))
     p.lora.targets = parse_lora_targets(in.string("lora_targets"), in.at("lora_targets").where());
+  if (in.has("fp8")) p.fp8 = parse_fp8_recipe(in.string("fp8"), in.at("fp8").where());
   return p;
 }
 

@@ -59,6 +59,8 @@ struct ParallelPlan {
   // LoRA / QLoRA fine-tuning (core/plan_terms.hpp): the base frozen, only the adapters train (their
   // gradients reduced, their optimizer state kept). With tp 1 and ZeRO 0-2 (validate_plan).
   LoraSpec lora;
+  // FP8 linear layers (core/plan_terms.hpp, Fp8Recipe; src/predict/FP8.md): on GPUs with FP8 tensor cores.
+  Fp8Recipe fp8 = Fp8Recipe::kNone;
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.

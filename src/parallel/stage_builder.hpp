@@ -76,6 +76,10 @@ class StageBuilder {
                       OpId after);
   [[nodiscard]] Bytes offloaded_layer_bytes() const;
 
+  // fp8_step_ops.cpp: FP8's amax reductions (delayed scaling) and the weights' cast once per step.
+  void fp8_amax_reduction(int mb, int chunk, Phase phase);
+  void fp8_weight_cast(std::vector<OpId> deps);
+
   // grad_sync.cpp
   void begin_backward_pass(int mb);
   void grads_ready(OpId producer, std::uint64_t parameters);

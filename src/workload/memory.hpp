@@ -43,6 +43,7 @@ struct GradientStorage {
 // all times T h w (T = B s tokens). For GPT (g = a, F = 4h, w = 2) this is s B h (10 + 24/t + 5 a s/(h t))
 // without and s B h/t (34 + 5 a s/h) with sequence parallelism. Selective recompute and flash attention
 // drop the s^2 terms; full recompute keeps only the layer input, 2 s B h (÷t with sequence parallelism).
+// With FP8 (LayerSharding::fp8) the four linear GEMMs' inputs are kept in FP8, 1 byte (fp8_ops.hpp).
 [[nodiscard]] Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s);
 
 // The logits' fp32 softmax kept for the backward on the last stage: 4 T ceil(V/t) bytes per microbatch.

@@ -41,6 +41,7 @@ struct LayerSharding {
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
+  Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 

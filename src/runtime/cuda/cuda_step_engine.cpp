@@ -106,6 +106,8 @@ class CudaStepEngine final : public StepEngine {
     NCCL_CHECK(ncclGetVersion(&nccl_version_));
   }
   ~CudaStepEngine() override { CUDA_CHECK_NOTHROW(cudaFree(pool_)); }
+  // Throws InputError naming --fp8 where the device has no FP8 tensor cores (before sm_89).
+  void require_fp8_tensor_cores() const;
   CudaStepEngine(const CudaStepEngine&) = delete;
   CudaStepEngine& operator=(const CudaStepEngine&) = delete;
 
@@ -179,6 +181,19 @@ class CudaStepEngine final : public StepEngine {
   std::vector<HostCall> host_calls_;  // by host update
 };
 
+void CudaStepEngine::require_fp8_tensor_cores() const {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (prop.major * 10 + prop.minor < 89) {
+    throw InputError("--fp8", fmt::format("FP8 GEMMs on {} (compute capability {}.{}) on {}, which has no FP8 tensor "
+                                          "cores (compute capability 8.9 or later)",
+                                          prop.name, prop.major, prop.minor, process_identity()),
+                     "--fp8 none on this GPU");
+  }
+}
+
 void CudaStepEngine::allocate_pool() {
   void* pool = nullptr;
   const cudaError_t rc = cudaMalloc(&pool, buffers_.pool.count());
@@ -195,6 +210,17 @@ void CudaStepEngine::allocate_pool() {
   CUDA_CHECK(rc);
   pool_ = static_cast<std::byte*>(pool);
   kernels::launch_fill_random(pool_, buffers_.pool.count(), static_cast<std::uint32_t>(config_.rank) + 1, nullptr);
+  // FP8 GEMMs read finite FP8 values (NaN operands run faster, results/h200x1-2026-12-03c): the region GEMMs read,
+  // which nothing writes, filled so that its bytes are.
+  const bool fp8 = std::any_of(ops_.begin(), ops_.end(), [](const Op& op) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    return g != nullptr && is_fp8(g->dtype);
+  });
+  if (fp8) {
+    require_fp8_tensor_cores();
+    kernels::launch_fill_random(pool_, buffers_.gemm_inputs.count(), static_cast<std::uint32_t>(config_.rank) + 1,
+                                nullptr, true);
+  }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
   if (buffers_.host_pool.count() == 0) return;
