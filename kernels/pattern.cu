@@ -73,7 +73,9 @@ void with_device_type(DataType type, F&& f) {
     case DataType::kFloat32: f(float{}); break;
     case DataType::kFloat64: f(double{}); break;
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: f(std::uint8_t{}); break;  // no collective carries FP8 (dtype.hpp): bytes
+    case DataType::kFp8E5M2:
+      f(std::uint8_t{});
+      break;  // no collective carries FP8 (dtype.hpp): bytes
   }
 }
 

@@ -3,6 +3,7 @@
 #   compare-gpt3-1.3b.*  a model every box fits: 8 x A100 against 8 x RTX 4090 and 8 x RTX 5090 (with and
 #                        without a P2P driver), 1 x A100 against 6 x RTX 3090 and 4 x 3090 in NVLink pairs;
 #   compare-llama2-7b.*  the same clusters for Llama 2 7B, where 24 and 32 GB cards need memory saving;
+#   compare-mixtral-8x7b.*, compare-deepseek-v2-lite.*  mixture-of-experts models on the 8-GPU boxes, EP plans;
 #   tp-on-pcie.md        tensor parallelism over two GPUs against one GPU, by model size: where TP on PCIe
 #                        stops paying for its all-reduces.
 # Prices are the catalog's on-demand rental rates (compare's default cost basis).
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --commscale) [ $# -ge 2 ] || fail "--commscale needs a value"; commscale="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || fail "--out needs a value"; out="$2"; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
     *) fail "unknown argument \"$1\" (see --help)" ;;
   esac
 done
@@ -45,6 +46,13 @@ clusters=hgx-a100,rtx4090-8x-pcie,rtx4090-8x-pcie-p2p,rtx5090-8x-pcie,rtx5090-8x
 clusters+=,hgx-a100:1,rtx3090-6x-pcie,rtx3090-4x-nvlink-pairs
 for model in gpt3-1.3b llama2-7b; do
   run "compare-$model" compare --model "$model" --global-batch 96 --clusters "$clusters"
+done
+
+# Mixture of experts on the 8-GPU boxes, with expert-parallel plans (global batch 64): Mixtral 8x7B, which no
+# consumer box holds, and DeepSeek-V2-Lite(-like), which they do with 8-bit optimizer states.
+moe_clusters=hgx-a100,rtx4090-8x-pcie,rtx4090-8x-pcie-p2p,rtx5090-8x-pcie,rtx5090-8x-pcie-p2p
+for model in mixtral-8x7b deepseek-v2-lite; do
+  run "compare-$model" compare --model "$model" --global-batch 64 --clusters "$moe_clusters"
 done
 
 # TP 2 over a pair of GPUs against one GPU, same plan otherwise (micro-batch 4, full recompute, ZeRO 1).

@@ -5,6 +5,7 @@
 #   device_run_start run-8 540        # work folder /tmp/run-8, every step within 540 s
 #   device_run_machine                # machine.txt: GPU, driver, clocks, torch, compilers, commit
 #   device_run_build /tmp/b8          # commscale (Release, sm_90, no tests) -> $bin, or stop
+#   device_run_build /tmp/b8 commscale_gpu_tests   # ... and the GPU tests
 #   el "3. calibrate"; cmd "commscale calibrate ..."; within 150 300 "$bin" calibrate ...; save
 #   device_run_pytorch_grid POINTS a 120 60   # launch/pytorch_reference.py at every PyTorch run of POINTS
 #
@@ -67,12 +68,16 @@ device_run_pytorch_grid() {  # POINTS NAME MAX RESERVE: the PyTorch reference at
   save
 }
 
-device_run_build() {  # BUILD_DIR: sets bin, or saves and stops the call
-  el "build"
+# BUILD_DIR [TARGET...]: commscale, and the test targets named (e.g. commscale_gpu_tests) with the tests
+# configured; sets bin, or saves and stops the call.
+device_run_build() {
+  el "build${2:+ (with ${*:2})}"
   bin=$1/src/commscale
-  local build="cmake -S . -B $1 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMSCALE_TESTS=OFF && cmake --build $1 -j 16 --target commscale"
+  local tests=OFF limit=240
+  if [ $# -gt 1 ]; then tests=ON limit=300; fi
+  local build="cmake -S . -B $1 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCOMMSCALE_TESTS=$tests && cmake --build $1 -j 16 --target commscale ${*:2}"
   cmd "$build"
-  timeout 240 bash -c "$build" > "$W/build.log" 2>&1
+  timeout "$limit" bash -c "$build" > "$W/build.log" 2>&1
   echo "build rc=$?"; grep -ciE "warning:" "$W/build.log" | sed 's/^/compiler warnings: /'
   if [ ! -x "$bin" ]; then tail -20 "$W/build.log"; save; echo "no commscale binary: stopping"; exit 1; fi
   save

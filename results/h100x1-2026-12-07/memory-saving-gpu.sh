@@ -16,15 +16,8 @@ source launch/device-run.sh
 device_run_start memsave "${MEMSAVE_LIMIT_S:-570}"
 device_run_machine
 
-el "build (with the GPU tests)"
 b=/tmp/bm
-build="cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build $b -j 16 --target commscale commscale_gpu_tests"
-cmd "$build"
-timeout 300 bash -c "$build" > "$W/build.log" 2>&1
-echo "build rc=$?"
-bin=$b/src/commscale
-if [ ! -x "$bin" ]; then tail -20 "$W/build.log"; save; echo "no commscale binary: stopping"; exit 1; fi
-save
+device_run_build $b commscale_gpu_tests
 
 el "GPU tests of train (offload among them)"
 cmd "mpirun -np 1 commscale_gpu_tests --gtest_filter='GpuTrain.*'"

@@ -70,8 +70,31 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--seq,--seq-length", a->seq, "sequence length")->group(group);
   cmd.add_option("--activation", a->activation, "gelu or swiglu")->group(group);
   cmd.add_option("--dtype", a->dtype, "training type: bf16 (default), fp16 or fp32")->group(group);
+  const std::string moe = "Model: mixture of experts (src/workload/MOE.md)";
+  cmd.add_option("--experts,--num-experts", a->moe.experts, "routed experts of each MoE layer (0: a dense model)")
+      ->group(moe);
+  cmd.add_option("--top-k,--moe-router-topk", a->moe.top_k, "experts each token is routed to")->group(moe);
+  cmd.add_option("--expert-ffn,--moe-ffn-hidden-size", a->moe.expert_ffn, "a routed expert's MLP inner size")
+      ->group(moe);
+  cmd.add_option("--shared-ffn,--moe-shared-expert-intermediate-size", a->moe.shared_ffn,
+                 "the shared experts' MLP inner size, summed (0: none)")
+      ->group(moe);
+  cmd.add_option("--first-dense-layers", a->moe.first_dense_layers,
+                 "leading layers with a dense MLP of --ffn (DeepSeek's first_k_dense_replace)")
+      ->group(moe);
+  add_real_option(cmd, "--capacity-factor,--moe-expert-capacity-factor", &a->moe.capacity_factor,
+                  "expert capacity as a multiple of an even share, dispatch padded to it (0: dropless)",
+                  {0.0, 64.0, "0 (dropless) or a factor up to 64", "", false})
+      ->group(moe);
+  add_real_option(cmd, "--load-imbalance", &a->moe.load_imbalance,
+                  "routing skew, dropless: the most loaded expert-parallel rank's rows over the mean (default 1: "
+                  "balanced); its dispatch, experts and combine set the pace",
+                  {1.0, 4096.0, "1 (balanced) or more", "", false})
+      ->group(moe);
   keep(cmd, a,
-       {"--layers", "--hidden", "--heads", "--kv-heads", "--ffn", "--vocab", "--seq", "--activation", "--dtype"});
+       {"--layers", "--hidden", "--heads", "--kv-heads", "--ffn", "--vocab", "--seq", "--activation", "--dtype",
+        "--experts", "--top-k", "--expert-ffn", "--shared-ffn", "--first-dense-layers", "--capacity-factor",
+        "--load-imbalance"});
   add_megatron_model_flags(cmd, &a->megatron);
   add_plan_file_option(cmd, a);
 }
@@ -86,6 +109,11 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
+  cmd.add_option("--ep,--expert-model-parallel-size", a->plan.ep,
+                 "expert-parallel size for a model with experts: each MoE layer's experts split over ep of a stage's "
+                 "tp x dp ranks")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_flag("--sp,--sequence-parallel", a->plan.sp, "sequence parallelism (with --tp 2 or more)")->group(group);
   cmd.add_option("--zero", a->plan.zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
   cmd.add_option("--recompute", a->plan.recompute, "activation recompute: none, selective or full")
@@ -157,6 +185,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
         "--tp",
         "--pp",
         "--dp",
+        "--ep",
         "--sp",
         "--zero",
         "--recompute",
@@ -265,12 +294,20 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   m.shape.seq = if_given(a, "--seq", a.seq);
   m.activation = if_given(a, "--activation", a.activation);
   m.dtype = if_given(a, "--dtype", a.dtype);
+  m.shape.experts = if_given(a, "--experts", a.moe.experts);
+  m.shape.top_k = if_given(a, "--top-k", a.moe.top_k);
+  m.shape.expert_ffn = if_given(a, "--expert-ffn", a.moe.expert_ffn);
+  m.shape.shared_ffn = if_given(a, "--shared-ffn", a.moe.shared_ffn);
+  m.shape.first_dense_layers = if_given(a, "--first-dense-layers", a.moe.first_dense_layers);
+  m.shape.capacity_factor = if_given(a, "--capacity-factor", a.moe.capacity_factor);
+  m.shape.load_imbalance = if_given(a, "--load-imbalance", a.moe.load_imbalance);
   const PlanFlagValues& v = a.plan;
   PlanFlags& p = r.plan;
   p.world = if_given(a, "--world", a.world);
   p.tp = if_given(a, "--tp", v.tp);
   p.pp = if_given(a, "--pp", v.pp);
   p.dp = if_given(a, "--dp", a.dp);
+  p.ep = if_given(a, "--ep", v.ep);
   p.sp = if_given(a, "--sp", v.sp);
   p.zero = if_given(a, "--zero", v.zero);
   p.recompute = if_given(a, "--recompute", v.recompute);

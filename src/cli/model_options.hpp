@@ -59,6 +59,7 @@ struct ModelPlanArguments {
   std::int64_t seq = 0;
   std::string activation;
   std::string dtype;
+  MoeConfig moe;  // --experts, --top-k, ... (read only where given)
 
   // Read only where given (plan_request.hpp says what leaving them out means).
   int world = 0;

@@ -68,6 +68,7 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",
                      p.flash_attention ? "on" : "off", name(p.kernels), format_size(p.bucket_bytes));
   if (const std::string saving = memory_saving_text(p); !saving.empty()) out << "         " << saving << "\n";
+  if (const std::string experts = experts_plan_text(m, p); !experts.empty()) out << "experts  " << experts << "\n";
   out << fmt::format(
       "FLOPs    model {:.4g} per step (Megatron-LM formula{}, the MFU basis); hardware {:.4g} (every rank's "
       "GEMMs, recompute included)\n",

@@ -36,7 +36,8 @@ std::size_t size_of(DataType type) noexcept {
   switch (type) {
     case DataType::kInt8:
     case DataType::kFp8E4M3:
-    case DataType::kFp8E5M2: return 1;
+    case DataType::kFp8E5M2:
+      return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16: return 2;
     case DataType::kInt32:
@@ -54,8 +55,10 @@ std::string_view name(DataType type) noexcept {
     case DataType::kBFloat16: return "bf16";
     case DataType::kFloat32: return "fp32";
     case DataType::kFloat64: return "fp64";
-    case DataType::kFp8E4M3: return "fp8_e4m3";
-    case DataType::kFp8E5M2: return "fp8_e5m2";
+    case DataType::kFp8E4M3:
+      return "fp8_e4m3";
+    case DataType::kFp8E5M2:
+      return "fp8_e5m2";
   }
   return "?";
 }

@@ -19,7 +19,8 @@ void StageBuilder::fp8_amax_reduction(int mb, int chunk, Phase phase) {
   const Bytes bytes = amax_reduction_bytes(layers, phase == Phase::kBackward);
   OpId after = last_compute_;
   const auto reduce = [&](Stream stream, std::uint32_t group, const char* what) {
-    std::string label = coarse() ? std::string() : fmt::format("{}.fp8_amax.{}.all_reduce", chunk_label(mb, chunk, phase), what);
+    std::string label =
+        coarse() ? std::string() : fmt::format("{}.fp8_amax.{}.all_reduce", chunk_label(mb, chunk, phase), what);
     after = emit_collective(std::move(label), stream, group, Collective::kAllReduce, bytes, phase, mb, -1, {after});
     std::get<CollectiveOp>(ops_[after].payload).dtype = DataType::kFloat32;
   };
@@ -32,7 +33,8 @@ void StageBuilder::fp8_amax_reduction(int mb, int chunk, Phase phase) {
 // last compute op: the next step's first forward reads them.
 void StageBuilder::fp8_weight_cast(std::vector<OpId> deps) {
   if (p_.fp8 == Fp8Recipe::kNone) return;
-  const std::uint64_t params = static_cast<std::uint64_t>(stage_layers(m_, p_, stage_)) * fp8_linear_parameters(m_, p_.tp);
+  const std::uint64_t params =
+      static_cast<std::uint64_t>(stage_layers(m_, p_, stage_)) * fp8_linear_parameters(m_, p_.tp);
   if (params == 0) return;
   std::erase(deps, kNone);
   Op cast;

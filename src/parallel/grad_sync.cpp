@@ -39,9 +39,9 @@ Reduction reduction_of(Framework f, DataType dtype, int zero_stage) {
 
 }  // namespace
 
-std::uint64_t StageBuilder::padded(std::uint64_t elements) const noexcept {
-  // A multiple of dp * 16 bytes: every shard is whole and 16-byte aligned (nccl-tests rounds shards to 16 bytes).
-  const std::uint64_t unit = static_cast<std::uint64_t>(p_.dp) * (16 / size_of(m_.dtype));
+std::uint64_t StageBuilder::padded(std::uint64_t elements, int ranks) const noexcept {
+  // A multiple of ranks * 16 bytes: every shard is whole and 16-byte aligned (nccl-tests rounds shards to 16 bytes).
+  const std::uint64_t unit = static_cast<std::uint64_t>(ranks) * (16 / size_of(m_.dtype));
   return (elements + unit - 1) / unit * unit;
 }
 
@@ -64,7 +64,8 @@ OpId StageBuilder::emit_collective(std::string name, Stream stream, std::uint32_
 void StageBuilder::begin_backward_pass(int mb) {
   backward_mb_ = mb;
   const bool every_microbatch = p_.zero_stage == 2;  // ZeRO-2 keeps no full gradient to accumulate into
-  reducing_ = p_.dp > 1 && p_.zero_stage < 3 && (every_microbatch || mb == microbatches_ - 1);
+  reducing_ =
+      (dense_.ranks > 1 || experts_.ranks > 1) && p_.zero_stage < 3 && (every_microbatch || mb == microbatches_ - 1);
 }
 
 // A DDP bucket copy (framework.hpp, gradient_bucket_copies): `elements` gradients read and written once, on
@@ -86,41 +87,47 @@ bool StageBuilder::copies_into_buckets() const noexcept {
   return p_.zero_stage == 0 && defaults_of(p_.framework).gradient_bucket_copies;
 }
 
-void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters) {
+void StageBuilder::grads_ready(OpId producer, std::uint64_t parameters, bool experts) {
   last_grad_producer_ = producer;
-  if (!reducing_) return;
+  Buckets& b = experts ? experts_ : dense_;
+  if (!reducing_ || b.ranks <= 1) return;
   if (copies_into_buckets()) {
     producer =
         emit_bucket_copy(coarse() ? std::string() : ops_[producer].name + ".bucket_copy", parameters, {producer});
   }
-  bucket_elements_ += parameters;
-  bucket_producer_ = producer;
+  b.elements += parameters;
+  b.producer = producer;
   // Without overlap every gradient waits for the end of the backward (stage_builder.cpp flushes it there).
-  if (p_.overlap_grad_reduce && bucket_elements_ * size_of(m_.dtype) >= p_.bucket_bytes.count()) flush_bucket();
+  if (p_.overlap_grad_reduce && b.elements * size_of(m_.dtype) >= p_.bucket_bytes.count()) flush(b);
 }
 
 void StageBuilder::flush_bucket() {
-  if (bucket_elements_ == 0) return;
+  flush(dense_);
+  flush(experts_);
+}
+
+void StageBuilder::flush(Buckets& b) {
+  if (b.elements == 0) return;
   const Reduction r = reduction_of(p_.framework, m_.dtype, p_.zero_stage);
   const bool all_reduce = p_.zero_stage == 0 || r.whole;
-  const std::uint64_t elements = all_reduce ? bucket_elements_ : padded(bucket_elements_);
+  const std::uint64_t elements = all_reduce ? b.elements : padded(b.elements, b.ranks);
   std::string name;
   if (p_.zero_stage == 2) {
-    const int k = buckets_in_microbatch_[backward_mb_]++;
-    if (!coarse()) name = fmt::format("mb{}.dp.bucket{}.reduce_scatter", backward_mb_, k);
+    const int k = b.in_microbatch[backward_mb_]++;
+    if (!coarse()) name = fmt::format("mb{}.{}.bucket{}.reduce_scatter", backward_mb_, b.label, k);
   } else {
-    const int k = bucket_index_++;
-    if (!coarse()) name = fmt::format("dp.bucket{}.{}", k, all_reduce ? "all_reduce" : "reduce_scatter");
+    const int k = b.index++;
+    if (!coarse()) name = fmt::format("{}.bucket{}.{}", b.label, k, all_reduce ? "all_reduce" : "reduce_scatter");
   }
   const OpId reduction = emit_collective(
-      std::move(name), Stream::kDp, kDpGroup, all_reduce ? Collective::kAllReduce : Collective::kReduceScatter,
-      Bytes(elements * size_of(r.grads)), Phase::kBackward, backward_mb_, -1, {bucket_producer_});
+      std::move(name), Stream::kDp, b.group, all_reduce ? Collective::kAllReduce : Collective::kReduceScatter,
+      Bytes(elements * size_of(r.grads)), Phase::kBackward, backward_mb_, -1, {b.producer});
   std::get<CollectiveOp>(ops_[reduction].payload).dtype = r.grads;
   if (backward_mb_ == microbatches_ - 1) {
-    final_buckets_.push_back(elements);
-    final_bucket_reductions_.push_back(reduction);
+    b.final_sizes.push_back(elements);
+    b.final_reductions.push_back(reduction);
   }
-  bucket_elements_ = 0;
+  b.elements = 0;
 }
 
 // `fetched`: the copy that brings the shard in from host memory (offload_ops.cpp), or kNone.
@@ -134,7 +141,7 @@ void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetc
   }
   // Prefetch at most one unit ahead: wait until the previous unit has started.
   const OpId gather = emit_collective(name, Stream::kDp, kDpGroup, Collective::kAllGather,
-                                      Bytes(padded(unit.parameters) * size_of(m_.dtype)), phase, mb, unit.layer,
+                                      Bytes(padded(unit.parameters, p_.dp) * size_of(m_.dtype)), phase, mb, unit.layer,
                                       {previous_unit_first_, fetched});
   pending_.push_back(gather);
 }
@@ -148,7 +155,8 @@ void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
                : fmt::format("mb{}.bwd.{}.{}", mb, unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
   }
   emit_collective(name, Stream::kDp, kDpGroup, Collective::kReduceScatter,
-                  Bytes(padded(unit.parameters) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer, {producer});
+                  Bytes(padded(unit.parameters, p_.dp) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer,
+                  {producer});
 }
 
 // Norm weights and the biases of row-parallel layers are replicated over tp; with sequence
@@ -158,11 +166,15 @@ std::uint64_t StageBuilder::replicated_parameters() const {
   const std::uint64_t per_layer = 2 * norm_parameters(m_) + (m_.linear_bias ? 2 * h : 0);
   std::uint64_t total = per_layer * static_cast<std::uint64_t>(stage_layers(m_, p_, stage_));
   if (m_.vocab > 0 && stage_ == p_.pp - 1) total += norm_parameters(m_);
+  // An MoE layer's router is replicated too (Megatron-Core marks it sequence-parallel), and its MLP's row-parallel
+  // bias is the shared experts' (counted above as the dense MLP's: a model with biases and experts is rare).
+  for (const std::vector<Unit>& chunk : units_) {
+    for (const Unit& unit : chunk) total += unit.moe ? layer_parameters(m_, p_.tp, unit.layer, p_.ep).router : 0;
+  }
   return total;
 }
 
 void StageBuilder::end_of_step() {
-  const std::uint64_t w = size_of(m_.dtype);
   const Reduction r = reduction_of(p_.framework, m_.dtype, p_.zero_stage);
   std::vector<OpId> optimizer_deps;
   if (p_.sequence_parallel && p_.tp > 1) {
@@ -185,40 +197,58 @@ void StageBuilder::end_of_step() {
   }
   // DDP's finalize_backward: it waits for every bucket and copies each back into its gradients, in bucket order.
   if (copies_into_buckets()) {
-    for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
-      std::string name = coarse() ? std::string() : fmt::format("dp.bucket{}.copy_back", k);
-      emit_bucket_copy(std::move(name), final_buckets_[k], {final_bucket_reductions_[k], last_compute_});
+    for (const Buckets* b : {&dense_, &experts_}) {
+      for (std::size_t k = 0; k < b->final_sizes.size(); ++k) {
+        std::string name = coarse() ? std::string() : fmt::format("{}.bucket{}.copy_back", b->label, k);
+        emit_bucket_copy(std::move(name), b->final_sizes[k], {b->final_reductions[k], last_compute_});
+      }
     }
   }
   if (last_dp_ != kNone) optimizer_deps.push_back(last_dp_);
-  if (copies_into_buckets() && !final_buckets_.empty()) optimizer_deps.push_back(last_compute_);
+  if (copies_into_buckets() && !(dense_.final_sizes.empty() && experts_.final_sizes.empty())) {
+    optimizer_deps.push_back(last_compute_);
+  }
   if (p_.optimizer == Optimizer::kNone) {  // forward and backward only: nothing to update
     fp8_weight_cast({last_compute_});
     return;
   }
 
-  const std::uint64_t params = trainable_stage_parameters(m_, p_, stage_);
-  const bool sharded = p_.zero_stage >= 1 && p_.dp > 1;
-  const auto dp = static_cast<std::uint64_t>(p_.dp);
+  // ZeRO 1 and more shard the optimizer over each group: the experts' over the expert-data-parallel ranks.
+  const std::uint64_t experts = p_.lora.enabled() ? 0 : stage_expert_parameters(m_, p_, stage_);
+  const std::uint64_t params = trainable_stage_parameters(m_, p_, stage_) - experts;
+  const auto share = [&](std::uint64_t n, int ranks) {
+    const auto r = static_cast<std::uint64_t>(ranks);
+    return p_.zero_stage >= 1 && r > 1 ? (n + r - 1) / r : n;
+  };
   Op step;
   step.phase = Phase::kStep;
   step.name = "step.optimizer";
   step.deps = optimizer_deps;
-  const std::uint64_t shard = sharded ? (params + dp - 1) / dp : params;
+  const std::uint64_t shard = share(params, p_.dp) + share(experts, experts_.ranks);
   step.payload = p_.offload_optimizer == OffloadDevice::kCpu ? host_optimizer_kernel(m_, shard)
                                                              : optimizer_kernel(m_, shard, p_.optimizer, p_.kernels);
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 
   std::vector<OpId> updated = {optimizer};  // what the weights' FP8 cast waits for
-  if (p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2)) {
-    for (std::size_t k = 0; k < final_buckets_.size(); ++k) {
-      std::string name = coarse() ? std::string() : fmt::format("step.bucket{}.all_gather", k);
-      updated.push_back(emit_collective(std::move(name), Stream::kDp, kDpGroup, Collective::kAllGather,
-                                        Bytes(final_buckets_[k] * w), Phase::kStep, -1, -1, {optimizer}));
-    }
+  if (p_.zero_stage == 1 || p_.zero_stage == 2) {
+    gather_updated(dense_, optimizer, updated);
+    gather_updated(experts_, optimizer, updated);
   }
   fp8_weight_cast(std::move(updated));
+}
+
+// ZeRO 1 and 2: the updated parameters all-gathered bucket by bucket over the bucket's group (each gather
+// appended to `gathers`).
+void StageBuilder::gather_updated(const Buckets& b, OpId optimizer, std::vector<OpId>& gathers) {
+  if (b.ranks <= 1) return;
+  const std::uint64_t w = size_of(m_.dtype);
+  const std::string_view prefix = b.group == kDpGroup ? "step" : "step.edp";  // dense names as before experts
+  for (std::size_t k = 0; k < b.final_sizes.size(); ++k) {
+    std::string name = coarse() ? std::string() : fmt::format("{}.bucket{}.all_gather", prefix, k);
+    gathers.push_back(emit_collective(std::move(name), Stream::kDp, b.group, Collective::kAllGather,
+                                      Bytes(b.final_sizes[k] * w), Phase::kStep, -1, -1, {optimizer}));
+  }
 }
 
 }  // namespace commscale

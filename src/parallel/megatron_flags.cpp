@@ -10,11 +10,8 @@ namespace commscale {
 namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 13> kUnmodelledWithValue = {"--context-parallel-size",
-                                                                   "--expert-model-parallel-size",
+constexpr std::array<std::string_view, 10> kUnmodelledWithValue = {"--context-parallel-size",
                                                                    "--expert-tensor-parallel-size",
-                                                                   "--num-experts",
-                                                                   "--moe-router-topk",
                                                                    "--pipeline-model-parallel-layout",
                                                                    "--make-vocab-size-divisible-by",
                                                                    "--kv-channels",
@@ -23,16 +20,12 @@ constexpr std::array<std::string_view, 13> kUnmodelledWithValue = {"--context-pa
                                                                    "--attention-backend",
                                                                    "--ddp-bucket-size",
                                                                    "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 10> kUnmodelledFlags = {"--overlap-param-gather",
-                                                               "--tp-comm-overlap",
-                                                               "--moe-grouped-gemm",
-                                                               "--squared-relu",
-                                                               "--apply-layernorm-1p",
-                                                               "--no-position-embedding",
-                                                               "--add-qkv-bias",
-                                                               "--qk-layernorm",
-                                                               "--use-torch-fsdp2",
-                                                               "--defer-embedding-wgrad-compute"};
+constexpr std::array<std::string_view, 10> kUnmodelledFlags = {
+    "--overlap-param-gather", "--tp-comm-overlap",
+    "--moe-grouped-gemm",     "--squared-relu",
+    "--apply-layernorm-1p",   "--no-position-embedding",
+    "--add-qkv-bias",         "--qk-layernorm",
+    "--use-torch-fsdp2",      "--defer-embedding-wgrad-compute"};
 // Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
 // hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
 constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
@@ -169,7 +162,8 @@ void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peer
   if (a.fp8_format) {
     const Fp8Recipe r = megatron_fp8(a);
     if (peers.fp8 && p.fp8 != r) {
-      throw InputError("--fp8", fmt::format("{} given with Megatron-LM's --fp8-format (recipe {})", name(p.fp8), name(r)),
+      throw InputError("--fp8",
+                       fmt::format("{} given with Megatron-LM's --fp8-format (recipe {})", name(p.fp8), name(r)),
                        "one of them");
     }
     p.fp8 = r;

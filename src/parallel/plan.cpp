@@ -162,6 +162,13 @@ std::string memory_saving_text(const ParallelPlan& p) {
   return out;
 }
 
+std::string experts_plan_text(const TransformerConfig& m, const ParallelPlan& p) {
+  if (!m.moe.enabled()) return "";
+  const int local = m.moe.experts / p.ep;
+  return fmt::format("{}; ep {}: {} expert{} per rank, expert data parallel {}", experts_text(m), p.ep, local,
+                     local == 1 ? "" : "s", expert_dp(p));
+}
+
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   LayerSharding s;
   s.micro_batch = p.micro_batch;
@@ -171,6 +178,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.recompute = p.recompute;
   s.kernels = p.kernels;
   s.lora = p.lora;
+  s.ep = p.ep;
   s.fp8 = p.fp8;
   if (p.framework == Framework::kMegatronDeepSpeed) {
     s.grad_accumulation = GradAccumulation::kDeepSpeed;
@@ -248,6 +256,51 @@ void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.kernels == KernelSet::kEager) {
     throw InputError("--lora-rank", fmt::format("{} with --kernels eager", l.rank), "--kernels fused");
   }
+  if (p.fp8 != Fp8Recipe::kNone) {  // TransformerEngine's FP8 modules with adapters: not modelled (src/predict/FP8.md)
+    throw InputError("--fp8", fmt::format("{} with --lora-rank {}", name(p.fp8), l.rank), "--fp8 none with LoRA");
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Expert parallelism and what an MoE model is run with (MOE.md): Megatron-Core's alltoall dispatcher, fused
+// kernels, sequence parallelism with tp > 1 (Megatron-Core requires it), expert tensor parallelism 1.
+void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
+  if (p.ep < 1) throw InputError("--ep", fmt::format("{}", p.ep), "1 or more expert-parallel ranks");
+  if (!m.moe.enabled()) {
+    if (p.ep > 1) {
+      throw InputError("--ep", fmt::format("{} for {}, which has no experts", p.ep, m.name),
+                       "1, or a model with experts (--model mixtral-8x7b, --experts)");
+    }
+    return;
+  }
+  if (m.moe.experts % p.ep != 0) {
+    throw InputError("--ep", fmt::format("{} does not divide the {} experts", p.ep, m.moe.experts),
+                     "a divisor of the experts");
+  }
+  if ((std::int64_t{p.tp} * p.dp) % p.ep != 0) {
+    throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", p.ep, p.tp, p.dp),
+                     "a divisor of tp x dp: expert-parallel ranks are folded onto a stage's ranks");
+  }
+  if (p.tp > 1 && !p.sequence_parallel) {
+    throw InputError("--sp", fmt::format("off with tp {} for {}", p.tp, m.name),
+                     "--sp: Megatron-Core runs MoE layers with tensor parallelism only with sequence parallelism");
+  }
+  const auto refuse = [&](std::string_view flag, std::string what) {
+    throw InputError(flag, fmt::format("{} with a mixture-of-experts model ({})", what, m.name),
+                     "not modelled for MoE yet (src/workload/MOE.md)");
+  };
+  if (p.zero_stage == 3) refuse("--zero", "stage 3");
+  if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
+  if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
+  if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
+  if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
+  if (p.offload_activations) refuse("--offload-activations", "activation offload");
+  // TransformerEngine runs the experts' GEMMs in FP8 too; their casts and FP8 copies are not modelled here.
+  if (p.fp8 != Fp8Recipe::kNone) refuse("--fp8", fmt::format("FP8 ({})", name(p.fp8)));
+  (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order);  // checks that --order keeps experts in their stage
 }
 
 }  // namespace
@@ -268,6 +321,7 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   }
   validate_offload(p);
   validate_lora(m, p);
+  validate_experts(m, p);
   require_at_least(p.micro_batch, 1, "--micro-batch");
   require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");
@@ -326,6 +380,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
   if (p.offload_optimizer != OffloadDevice::kNone) out["offload_optimizer"] = name(p.offload_optimizer);
   if (p.offload_params != OffloadDevice::kNone) out["offload_params"] = name(p.offload_params);
   if (p.offload_activations) out["offload_activations"] = true;
+  if (p.ep != 1) out["ep"] = p.ep;
   if (p.lora.enabled()) {
     out["lora_rank"] = p.lora.rank;
     out["lora_base_bits"] = p.lora.base_bits;
@@ -384,6 +439,7 @@ ParallelPlan plan_from_json(const JsonAt& in) {
     p.offload_params = parse_offload_device(in.string("offload_params"), in.at("offload_params").where());
   }
   p.offload_activations = in.flag_or("offload_activations", p.offload_activations);
+  p.ep = whole_or(in, "ep", p.ep, 1);
   p.lora.rank = whole_or(in, "lora_rank", p.lora.rank, 0);
   p.lora.base_bits = whole_or(in, "lora_base_bits", p.lora.base_bits, 4);
   if (in.has("lora_targets"))

@@ -59,6 +59,10 @@ struct ParallelPlan {
   // LoRA / QLoRA fine-tuning (core/plan_terms.hpp): the base frozen, only the adapters train (their
   // gradients reduced, their optimizer state kept). With tp 1 and ZeRO 0-2 (validate_plan).
   LoraSpec lora;
+  // Expert parallelism (Megatron-Core's --expert-model-parallel-size), for a model with experts: each MoE
+  // layer's routed experts split over `ep` ranks, folded onto the tp x dp ranks of a stage with expert tensor
+  // parallelism 1 (rank_layout.hpp, ExpertLayout); ep divides tp x dp and the experts.
+  int ep = 1;
   // FP8 linear layers (core/plan_terms.hpp, Fp8Recipe; src/predict/FP8.md): on GPUs with FP8 tensor cores.
   Fp8Recipe fp8 = Fp8Recipe::kNone;
 };
@@ -72,6 +76,9 @@ inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per st
 [[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp; }
 // dp * tp * pp, each at least 1 and the product at most kMaxRanks; throws InputError naming the flag.
 [[nodiscard]] int checked_world_size(int dp, int tp, int pp);
+// The ranks that hold the same experts: tp x dp / ep (Megatron-Core's expert data parallel size, expert
+// tensor parallelism 1). Valid for a plan that passed validate_plan.
+[[nodiscard]] inline int expert_dp(const ParallelPlan& p) noexcept { return p.tp * p.dp / p.ep; }
 // m = global batch / (dp * micro-batch).
 [[nodiscard]] inline int microbatches_per_step(const ParallelPlan& p) noexcept {
   return p.global_batch / (p.dp * p.micro_batch);
@@ -98,6 +105,10 @@ struct LayerRange {
 // The plan's memory-saving options for the reports (MEMORY_SAVING.md), "" where it uses none:
 // "optimizer adam8bit; LoRA r 8 on qv, NF4 base; offload: optimizer, parameters, activations to the host".
 [[nodiscard]] std::string memory_saving_text(const ParallelPlan& p);
+// A model's experts and how the plan splits them, for the reports (MOE.md), "" for a dense model:
+// "8 experts of F 14336 in 32 of 32 layers, top 2, dropless; 46.7 B parameters, 12.9 B active; ep 8: 1 expert
+// per rank, expert data parallel 1".
+[[nodiscard]] std::string experts_plan_text(const TransformerConfig& m, const ParallelPlan& p);
 [[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
 
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the

@@ -20,7 +20,7 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind",  "model", "plan",
                                                       "cluster",        "nodes", "set",   "note"};
 // Plan keys and the flags they stand for.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kPlanKeys = {
+constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kPlanKeys = {
     {{"world", "--world"},
      {"dp", "--dp"},
      {"tp", "--tp"},
@@ -35,7 +35,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kPlanKey
      {"schedule", "--schedule"},
      {"chunks", "--chunks"},
      {"order", "--order"},
-     {"bucket_mib", "--bucket-mb"}}};
+     {"bucket_mib", "--bucket-mb"},
+     {"ep", "--ep"}}};
 
 std::string key_list(const auto& keys) {
   std::string out;
@@ -123,6 +124,7 @@ PlanFileFields read_plan(const json& value, const std::string& file) {
   read_plan_value(plan, "chunks", f.chunks);
   read_plan_value(plan, "order", f.order);
   read_plan_value(plan, "bucket_mib", f.bucket_mib);
+  read_plan_value(plan, "ep", f.ep);
   return f;
 }
 
@@ -178,6 +180,7 @@ nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const Para
       {"chunks", p.chunks},
       {"order", p.order},
       {"bucket_mib", static_cast<double>(p.bucket_bytes.count()) / static_cast<double>(kMiB)}};
+  if (p.ep != 1) plan["ep"] = p.ep;  // only for a model with experts: a dense plan's file is as it was
   nlohmann::ordered_json doc = {{"schema_version", kPlanFileSchemaVersion}, {"kind", "commscale-plan"}};
   if (!note.empty()) doc["note"] = note;
   doc["model"] = nlohmann::ordered_json(model_to_json(model));

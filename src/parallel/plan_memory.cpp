@@ -67,8 +67,32 @@ Bytes fp8_weight_bytes(const TransformerConfig& m, const ParallelPlan& p, int st
 
 }  // namespace
 
+namespace {
+
+// The sum of `of(layer_parameters)` over the stage's layers, every chunk's.
+template <class Of>
+std::uint64_t sum_stage_layers(const TransformerConfig& m, const ParallelPlan& p, int stage, Of of) {
+  if (!m.moe.enabled()) return static_cast<std::uint64_t>(stage_layers(m, p, stage)) * of(layer_parameters(m, p.tp));
+  std::uint64_t total = 0;
+  for (int chunk = 0; chunk < p.chunks; ++chunk) {
+    const LayerRange layers = virtual_stage_layers(m, p, chunk * p.pp + stage);
+    for (int l = layers.first; l < layers.first + layers.count; ++l) total += of(layer_parameters(m, p.tp, l, p.ep));
+  }
+  return total;
+}
+
+bool stage_has_moe_layers(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  return sum_stage_layers(m, p, stage, [](const LayerParameters& l) { return l.router; }) > 0;
+}
+
+}  // namespace
+
+std::uint64_t stage_expert_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  return sum_stage_layers(m, p, stage, [](const LayerParameters& l) { return l.experts; });
+}
+
 std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
-  std::uint64_t params = static_cast<std::uint64_t>(stage_layers(m, p, stage)) * layer_parameters(m, p.tp).total();
+  std::uint64_t params = sum_stage_layers(m, p, stage, [](const LayerParameters& l) { return l.total(); });
   if (holds_embedding(m, stage)) params += embedding_parameters(m, p.tp);
   if (holds_head(m, p, stage)) params += norm_parameters(m) + output_parameters(m, p.tp, p.pp);
   if (p.lora.enabled()) params += trainable_stage_parameters(m, p, stage);
@@ -120,6 +144,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
   const LayerSharding sharding = layer_sharding(p);
   const GradientStorage grads = gradient_storage(m, p);
   const Bytes layer_bytes = layer_activation_bytes(m, sharding);
+  const Bytes moe_layer_bytes = m.moe.enabled() ? layer_activation_bytes(m, sharding, true) : Bytes(0);
   const Bytes logits_bytes = logits_buffer_bytes(m, sharding);
   std::vector<StageMemory> stages;
   for (int stage = 0; stage < p.pp; ++stage) {
@@ -129,15 +154,26 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     const int per_chunk = s.layers / p.chunks;
     s.parameters = stage_parameters(m, p, stage);
     s.trainable = trainable_stage_parameters(m, p, stage);
-    const ModelStateBytes states = model_state_bytes(m, s.trainable, p.zero_stage, p.dp, p.optimizer, grads);
+    // The routed experts' states are sharded over their own data-parallel group (expert_dp).
+    const std::uint64_t experts = p.lora.enabled() ? 0 : stage_expert_parameters(m, p, stage);
+    const ModelStateBytes states = model_state_bytes(m, s.trainable - experts, p.zero_stage, p.dp, p.optimizer, grads);
     s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_bytes(m, p, stage);
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
+    if (experts > 0) {
+      const ModelStateBytes e = model_state_bytes(m, experts, p.zero_stage, expert_dp(p), p.optimizer, grads);
+      s.bytes.weights += e.weights;
+      s.bytes.gradients += e.gradients;
+      s.bytes.optimizer += e.optimizer;
+    }
 
     const auto steps = stage_schedule(p.schedule, p.pp, stage, microbatches_per_step(p), p.chunks);
     s.layers_in_flight = peak_in_flight(steps, std::vector<double>(static_cast<std::size_t>(p.chunks), per_chunk));
     // Activations are whole layer-microbatches; the rounding only guards against float noise.
-    s.bytes.activations = layer_bytes * static_cast<std::uint64_t>(std::llround(s.layers_in_flight));
+    // A stage with MoE layers is counted at the larger of its two kinds of layer (MoE.md).
+    const Bytes stage_layer_bytes =
+        stage_has_moe_layers(m, p, stage) ? std::max(layer_bytes, moe_layer_bytes) : layer_bytes;
+    s.bytes.activations = stage_layer_bytes * static_cast<std::uint64_t>(std::llround(s.layers_in_flight));
     if (holds_head(m, p, stage)) {
       std::vector<double> head_only(static_cast<std::size_t>(p.chunks), 0.0);
       head_only.back() = 1.0;  // the head belongs to the last chunk of the last stage

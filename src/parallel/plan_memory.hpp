@@ -78,6 +78,8 @@ struct StageMemory {
 [[nodiscard]] std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 // Of those, the ones that train (gradients, optimizer state): all of them, or with LoRA the adapters'.
 [[nodiscard]] std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
+// Of those, the routed experts' (an MoE model's; 0 for a dense one): reduced and sharded over expert_dp(p).
+[[nodiscard]] std::uint64_t stage_expert_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 // How the plan's framework keeps the gradients (workload/memory.hpp): Megatron-LM's Adam keeps an fp32
 // main_grad buffer in bf16 and an fp32 copy in the optimizer in fp16; every other case, the model's type.
 [[nodiscard]] GradientStorage gradient_storage(const TransformerConfig& m, const ParallelPlan& p);

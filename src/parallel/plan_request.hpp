@@ -46,6 +46,7 @@ struct ModelFlags {
 // (the command line binds its flags to one and shows these in --help).
 struct PlanFlagValues {
   int tp = 1;
+  int ep = 1;
   int pp = 1;
   bool sp = false;
   int zero = 0;
@@ -75,6 +76,7 @@ struct PlanFlags {
   std::optional<int> tp;
   std::optional<int> pp;
   std::optional<int> dp;
+  std::optional<int> ep;
   std::optional<bool> sp;
   std::optional<int> zero;
   std::optional<std::string> recompute;

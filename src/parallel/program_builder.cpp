@@ -1,5 +1,7 @@
 #include "parallel/program_builder.hpp"
 
+#include <optional>
+
 #include "parallel/program_size.hpp"
 #include "parallel/rank_layout.hpp"
 #include "parallel/stage_builder.hpp"
@@ -7,15 +9,27 @@
 namespace commscale {
 namespace {
 
-// The groups of a rank of `stage`, by handle (program_builder.hpp).
-std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, int stage, std::vector<int> tp,
-                               std::vector<int> dp, const std::vector<int>& pipeline) {
+// The expert-parallel and expert-data-parallel groups of a rank, for a model with experts.
+struct ExpertGroups {
+  std::vector<int> ep;
+  std::vector<int> edp;
+};
+
+// The groups of a rank of `stage`, by handle (program_builder.hpp). `rank`: the rank in `pipeline`'s stage.
+std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, int stage, int rank,
+                               std::vector<int> tp, std::vector<int> dp, const std::vector<int>& pipeline,
+                               std::optional<ExpertGroups> experts = std::nullopt) {
   std::vector<Group> groups = {{GroupRole::kTp, std::move(tp)},
                                {GroupRole::kDp, std::move(dp)},
                                {GroupRole::kPpForward, pipeline},
                                {GroupRole::kPpBackward, pipeline}};
   if (m.vocab > 0 && m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     groups.push_back({GroupRole::kEmbedding, {pipeline.front(), pipeline.back()}});
+  }
+  if (experts) {
+    if (groups.size() == kEmbeddingGroup) groups.push_back({GroupRole::kEmbedding, {rank}});  // the slot (handle 4)
+    groups.push_back({GroupRole::kExpert, std::move(experts->ep)});
+    groups.push_back({GroupRole::kExpertDp, std::move(experts->edp)});
   }
   return groups;
 }
@@ -33,11 +47,17 @@ ProgramSet build_program(const CheckedPlan& plan) {
   set.programs.reserve(static_cast<std::size_t>(p.pp));
   for (int stage = 0; stage < p.pp; ++stage) set.programs.push_back(StageBuilder(m, p, stage, &lists).build());
   set.ranks.reserve(static_cast<std::size_t>(set.world_size));
+  std::optional<ExpertLayout> experts;
+  if (m.moe.enabled()) experts.emplace(p.tp, p.dp, p.pp, p.ep, p.order);
   for (int rank = 0; rank < set.world_size; ++rank) {
     const int stage = layout.coords(rank).pp;
-    set.ranks.push_back({rank, stage,
-                         rank_groups(m, p, stage, layout.group(rank, ParallelDim::kTp),
-                                     layout.group(rank, ParallelDim::kDp), layout.group(rank, ParallelDim::kPp))});
+    std::optional<ExpertGroups> expert_groups;
+    if (experts)
+      expert_groups = ExpertGroups{experts->group(rank, ExpertDim::kEp), experts->group(rank, ExpertDim::kEdp)};
+    set.ranks.push_back(
+        {rank, stage,
+         rank_groups(m, p, stage, rank, layout.group(rank, ParallelDim::kTp), layout.group(rank, ParallelDim::kDp),
+                     layout.group(rank, ParallelDim::kPp), std::move(expert_groups))});
   }
   return set;
 }
@@ -94,7 +114,9 @@ CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPla
     StageBuilder builder(m, p, s, nullptr);
     out.set.programs.push_back(builder.build());
     out.work.push_back(builder.take_work());
-    out.set.ranks.push_back({s, s, rank_groups(m, p, s, {s}, {s}, pipeline)});
+    std::optional<ExpertGroups> experts;
+    if (m.moe.enabled()) experts = ExpertGroups{{s}, {s}};
+    out.set.ranks.push_back({s, s, rank_groups(m, p, s, s, {s}, {s}, pipeline, std::move(experts))});
   }
   return out;
 }

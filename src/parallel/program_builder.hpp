@@ -9,7 +9,12 @@
 //   2 pp-fwd      pipeline group (by stage) carrying activations forward
 //   3 pp-bwd      the same ranks carrying gradients backward: a separate communicator, so that the
 //                 two flows between one pair of ranks (interleaved with pp 2) are never confused
-//   4 embedding   first and last stage, tied embeddings with pp > 1 only (Megatron-LM's embedding group)
+//   4 embedding   first and last stage, tied embeddings with pp > 1 only (Megatron-LM's embedding group); in
+//                 an MoE plan every rank has the slot, holding only the rank where it has no embedding group
+//   5 ep          MoE plans only: the expert-parallel group (ExpertLayout, by ep coordinate): the dispatch and
+//                 combine all-to-alls
+//   6 edp         MoE plans only: the expert-data-parallel group (by edp coordinate): the experts' gradients,
+//                 reduced in buckets of their own as the data-parallel group reduces the rest
 //
 // What a step contains, per rank, in schedule order (parallel/schedule.hpp):
 //  - per microbatch and chunk: receive (pp-recv), the layers' forward ops (workload/layer_ops.hpp,
@@ -49,6 +54,8 @@ inline constexpr std::uint32_t kDpGroup = handle_of(GroupRole::kDp);
 inline constexpr std::uint32_t kPpForwardGroup = handle_of(GroupRole::kPpForward);
 inline constexpr std::uint32_t kPpBackwardGroup = handle_of(GroupRole::kPpBackward);
 inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding);
+inline constexpr std::uint32_t kExpertGroup = handle_of(GroupRole::kExpert);
+inline constexpr std::uint32_t kExpertDpGroup = handle_of(GroupRole::kExpertDp);
 
 // The program of every rank. Throws InputError when it would be too large (program_size.hpp).
 // prepare_step (prepared_step.hpp) builds it and checks it for the engines.
@@ -71,11 +78,13 @@ class UnitLists {
   [[nodiscard]] static LayerSharding shape(const ParallelPlan& p) noexcept { return layer_sharding(p); }
   // `accumulate`: the backward of every microbatch but the first, whose weight gradients add to the
   // earlier ones (a kernel of their own with eager kernels; the same lists as the first otherwise).
-  [[nodiscard]] const OpList& of(UnitKind kind, Phase phase, bool accumulate) const noexcept;
+  // `moe`: a layer's MoE form (is_moe_layer), for a model with experts.
+  [[nodiscard]] const OpList& of(UnitKind kind, Phase phase, bool accumulate, bool moe = false) const noexcept;
 
  private:
   OpList layer_fwd_, layer_bwd_, embedding_fwd_, embedding_bwd_, head_fwd_, head_bwd_;
   OpList layer_bwd_acc_, embedding_bwd_acc_, head_bwd_acc_;
+  OpList moe_fwd_, moe_bwd_, moe_bwd_acc_;  // empty for a dense model
 };
 
 // A unit's list alone as a one-rank program, stamped `copies` times back to back as build_program stamps

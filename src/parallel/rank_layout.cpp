@@ -1,5 +1,7 @@
 #include "parallel/rank_layout.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -81,6 +83,41 @@ RankCoords RankLayout::coords(int rank) const noexcept {
 
 int RankLayout::rank(const RankCoords& c) const noexcept {
   return c.tp * strides_[0] + c.dp * strides_[1] + c.pp * strides_[2];
+}
+
+ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order) {
+  if (ep < 1 || (std::int64_t{tp} * dp) % ep != 0) {
+    throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", ep, tp, dp), "a divisor of tp x dp");
+  }
+  sizes_ = {1, ep, tp * dp / ep, pp};
+  int stride = 1;
+  for (ParallelDim dim : parse_order(order)) {
+    // tp becomes the expert-tensor dimension; ep goes just before dp.
+    if (dim == ParallelDim::kDp) {
+      strides_[1] = stride;
+      stride *= sizes_[1];
+    }
+    const std::size_t i = dim == ParallelDim::kTp ? 0 : dim == ParallelDim::kDp ? 2 : 3;
+    strides_[i] = stride;
+    stride *= sizes_[i];
+  }
+  const RankLayout dense(tp, dp, pp, order);
+  for (int rank = 0; rank < dense.world_size(); ++rank) {
+    if (rank / strides_[3] % pp != dense.coords(rank).pp) {
+      throw InputError("--order",
+                       fmt::format("\"{}\" puts rank {} in stage {} and its experts in stage {}", order, rank,
+                                   dense.coords(rank).pp, rank / strides_[3] % pp),
+                       "an order whose expert ranks stay in their stage, e.g. tp-dp-pp (pp last)");
+    }
+  }
+}
+
+std::vector<int> ExpertLayout::group(int rank, ExpertDim dim) const {
+  const std::size_t i = index(dim);
+  const int base = rank - coord(rank, dim) * strides_[i];
+  std::vector<int> members(static_cast<std::size_t>(sizes_[i]));
+  for (int k = 0; k < sizes_[i]; ++k) members[static_cast<std::size_t>(k)] = base + k * strides_[i];
+  return members;
 }
 
 std::vector<int> RankLayout::group(int rank, ParallelDim dim) const {

@@ -44,4 +44,31 @@ class RankLayout {
   std::string order_;
 };
 
+// The layout of a mixture-of-experts plan's expert ranks, as Megatron-Core's second RankGenerator lays them
+// out (megatron/core/parallel_state.py, expert_decoder_rank_generator): the dimensions expert-tensor (1
+// here), ep, expert-data (edp = tp x dp / ep) and pp, in the plan's order with ep just before dp ("tp-dp-pp"
+// reads "etp-ep-edp-pp", Megatron-Core's "tp-cp-ep-dp-pp" with cp 1). The experts' ranks of a stage are its
+// dense ranks: an order whose expert layout would put a rank in another pipeline stage is refused, as
+// Megatron-Core refuses it.
+enum class ExpertDim : std::uint8_t { kEp = 0, kEdp = 1 };
+
+class ExpertLayout {
+ public:
+  // Throws InputError naming --ep unless ep divides tp x dp, or --order where the stages would differ.
+  ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order);
+
+  [[nodiscard]] int size(ExpertDim dim) const noexcept { return sizes_[index(dim)]; }
+  [[nodiscard]] int coord(int rank, ExpertDim dim) const noexcept {
+    return rank / strides_[index(dim)] % sizes_[index(dim)];
+  }
+  // The ranks that differ from `rank` only along `dim`, by their coordinate on it.
+  [[nodiscard]] std::vector<int> group(int rank, ExpertDim dim) const;
+
+ private:
+  // sizes_ and strides_ are indexed etp, ep, edp, pp.
+  [[nodiscard]] static std::size_t index(ExpertDim dim) noexcept { return dim == ExpertDim::kEp ? 1 : 2; }
+  std::array<int, 4> sizes_{};
+  std::array<int, 4> strides_{};
+};
+
 }  // namespace commscale

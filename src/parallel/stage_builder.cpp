@@ -1,5 +1,6 @@
 #include "parallel/stage_builder.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ std::string op_name(int mb, int layer, Phase phase, const std::string& what) {
   return fmt::format("mb{}.{}.{}", mb, name(phase), what);
 }
 
-bool is_compute(const WorkloadOp& op) { return !std::holds_alternative<TpCollective>(op.payload); }
+bool is_compute(const WorkloadOp& op) { return !std::holds_alternative<LayerCollective>(op.payload); }
 
 }  // namespace
 
@@ -30,14 +31,20 @@ UnitLists::UnitLists(const TransformerConfig& m, const ParallelPlan& p) {
   layer_bwd_acc_ = layer_backward_ops(m, s, true);
   embedding_bwd_acc_ = embedding_backward_ops(m, s, true);
   head_bwd_acc_ = head_backward_ops(m, s, p.pp, true);
+  if (m.moe.enabled()) {
+    moe_fwd_ = layer_forward_ops(m, s, true);
+    moe_bwd_ = layer_backward_ops(m, s, false, true);
+    moe_bwd_acc_ = layer_backward_ops(m, s, true, true);
+  }
 }
 
-const OpList& UnitLists::of(UnitKind kind, Phase phase, bool accumulate) const noexcept {
+const OpList& UnitLists::of(UnitKind kind, Phase phase, bool accumulate, bool moe) const noexcept {
   const bool fwd = phase == Phase::kForward;
   switch (kind) {
     case UnitKind::kEmbedding:
       return fwd ? embedding_fwd_ : (accumulate ? embedding_bwd_acc_ : embedding_bwd_);
     case UnitKind::kLayer:
+      if (moe) return fwd ? moe_fwd_ : (accumulate ? moe_bwd_acc_ : moe_bwd_);
       return fwd ? layer_fwd_ : (accumulate ? layer_bwd_acc_ : layer_bwd_);
     case UnitKind::kHead:
       return fwd ? head_fwd_ : (accumulate ? head_bwd_acc_ : head_bwd_);
@@ -46,7 +53,14 @@ const OpList& UnitLists::of(UnitKind kind, Phase phase, bool accumulate) const n
 }
 
 StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage, const UnitLists* lists)
-    : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)), lists_(lists) {}
+    : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)), lists_(lists) {
+  dense_.group = kDpGroup;
+  dense_.ranks = p.dp;
+  dense_.label = "dp";
+  experts_.group = kExpertDpGroup;
+  experts_.ranks = m.moe.enabled() ? expert_dp(p) : 1;
+  experts_.label = "edp";
+}
 
 std::vector<Op> StageBuilder::build() {
   // Reserve what the schedule will need (a little more for receives, sends and buckets), so that the
@@ -56,7 +70,9 @@ std::vector<Op> StageBuilder::build() {
     work_.reserve(ops_.capacity());
   } else {
     const auto chunks = static_cast<std::size_t>(p_.chunks);
-    const auto size = [&](UnitKind kind, Phase phase) { return lists_->of(kind, phase, true).size(); };
+    const auto size = [&](UnitKind kind, Phase phase) {
+      return std::max(lists_->of(kind, phase, true).size(), lists_->of(kind, phase, true, true).size());
+    };
     const std::size_t per_microbatch =
         static_cast<std::size_t>(stage_layers(m_, p_, stage_)) *
             (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 8) +
@@ -81,9 +97,9 @@ std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
   if (first_virtual(chunk) && m_.vocab > 0)
     units.push_back({UnitKind::kEmbedding, -1, embedding_parameters(m_, p_.tp)});
   const LayerRange layers = virtual_stage_layers(m_, p_, virtual_stage(chunk));
-  const std::uint64_t layer_params = layer_parameters(m_, p_.tp).total();
   for (int l = layers.first; l < layers.first + layers.count; ++l) {
-    units.push_back({UnitKind::kLayer, l, layer_params});
+    const LayerParameters params = layer_parameters(m_, p_.tp, l, p_.ep);
+    units.push_back({UnitKind::kLayer, l, params.dense(), params.experts, is_moe_layer(m_, l)});
   }
   if (last_virtual(chunk) && m_.vocab > 0) {
     units.push_back({UnitKind::kHead, -1, norm_parameters(m_) + output_parameters(m_, p_.tp, p_.pp)});
@@ -145,7 +161,7 @@ void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
     run_fused_unit(unit, mb, phase);
     return;
   }
-  const OpList& list = lists_->of(unit.kind, phase, mb > 0);
+  const OpList& list = lists_->of(unit.kind, phase, mb > 0, unit.moe);
   if (list.empty()) return;
   before_unit(unit, mb, phase);
   previous_unit_first_ = static_cast<OpId>(ops_.size());
@@ -156,7 +172,7 @@ void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
 
 void StageBuilder::stamp(const OpList& list, int mb, int layer) {
   stamp_list(list, mb, layer, ops_, pending_, last_compute_, [this](OpId id, const WorkloadOp& w) {
-    if (w.grad_parameters > 0) grads_ready(id, w.grad_parameters);
+    if (w.grad_parameters > 0) grads_ready(id, w.grad_parameters, w.expert_grads);
   });
 }
 
@@ -180,9 +196,9 @@ void stamp_list(const OpList& list, int mb, int layer, std::vector<Op>& ops, std
       pending.clear();
       if (!is_compute(w) && last_compute != kNoOp) op.deps.push_back(last_compute);
     }
-    if (const auto* c = std::get_if<TpCollective>(&w.payload)) {
+    if (const auto* c = std::get_if<LayerCollective>(&w.payload)) {
       op.stream = Stream::kTp;
-      op.payload = CollectiveOp{c->kind, kTpGroup, c->bytes, c->dtype};
+      op.payload = CollectiveOp{c->kind, handle_of(c->group), c->bytes, c->dtype};
     } else if (const auto* g = std::get_if<Gemm>(&w.payload)) {
       op.payload = *g;
     } else {

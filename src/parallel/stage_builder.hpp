@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,7 +46,23 @@ class StageBuilder {
   struct Unit {
     UnitKind kind = UnitKind::kLayer;
     int layer = -1;  // -1 for the embedding and the head
-    std::uint64_t parameters = 0;
+    std::uint64_t parameters = 0;         // what the data-parallel group reduces (all but routed experts')
+    std::uint64_t expert_parameters = 0;  // the routed experts' on this rank (an MoE layer)
+    bool moe = false;                     // an MoE layer (is_moe_layer)
+  };
+
+  // The gradient buckets of one group: the data-parallel group's (every parameter but the routed experts'),
+  // or in an MoE plan the expert-data-parallel group's (the routed experts').
+  struct Buckets {
+    std::uint32_t group = kDpGroup;
+    int ranks = 1;           // the group's size
+    std::string_view label;  // "dp", "edp": in op names
+    int index = 0;
+    std::uint64_t elements = 0;
+    OpId producer = kNoOp;
+    std::map<int, int> in_microbatch;
+    std::vector<std::uint64_t> final_sizes;  // padded element counts of the last pass, for the all-gathers
+    std::vector<OpId> final_reductions;      // their reductions, for DDP's copies back
   };
 
   void forward(int mb, int chunk);
@@ -82,14 +99,16 @@ class StageBuilder {
 
   // grad_sync.cpp
   void begin_backward_pass(int mb);
-  void grads_ready(OpId producer, std::uint64_t parameters);
-  void flush_bucket();
+  void grads_ready(OpId producer, std::uint64_t parameters, bool experts = false);
+  void flush_bucket();  // both groups' open buckets
+  void flush(Buckets& b);
+  void gather_updated(const Buckets& b, OpId optimizer, std::vector<OpId>& gathers);
   [[nodiscard]] bool copies_into_buckets() const noexcept;
   OpId emit_bucket_copy(std::string name, std::uint64_t elements, std::vector<OpId> deps);
   void zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetched);
   void zero3_reduce(const Unit& unit, int mb, OpId producer);
   void end_of_step();
-  [[nodiscard]] std::uint64_t padded(std::uint64_t elements) const noexcept;
+  [[nodiscard]] std::uint64_t padded(std::uint64_t elements, int ranks) const noexcept;
   [[nodiscard]] std::uint64_t replicated_parameters() const;
   OpId emit_collective(std::string name, Stream stream, std::uint32_t group, Collective kind, Bytes bytes, Phase phase,
                        int mb, int layer, std::vector<OpId> deps);
@@ -112,14 +131,10 @@ class StageBuilder {
   OpId last_grad_producer_ = kNone;
 
   // Gradient buckets (ZeRO 0-2).
-  bool reducing_ = false;
+  bool reducing_ = false;  // this backward pass reduces (ZeRO 2: every one; else the last microbatch's)
   int backward_mb_ = 0;
-  int bucket_index_ = 0;
-  std::uint64_t bucket_elements_ = 0;
-  OpId bucket_producer_ = kNone;
-  std::map<int, int> buckets_in_microbatch_;
-  std::vector<std::uint64_t> final_buckets_;   // padded element counts of the last pass, for the all-gathers
-  std::vector<OpId> final_bucket_reductions_;  // their reductions, for DDP's copies back
+  Buckets dense_;
+  Buckets experts_;
 };
 
 }  // namespace commscale

@@ -52,8 +52,8 @@ std::size_t StageBuilder::coarse_op_bound() const noexcept {
   // at the end.
   const bool sharded = p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2);
   const std::size_t filling = p_.dp > 1 ? (p_.zero_stage == 2 ? microbatches : 1) * chunks : 0;
-  return transfers + copies + amax + 2 * chunks * microbatches + filling * 2 * units + (sharded ? chunks * (units + 1) : 0) +
-         16;
+  return transfers + copies + amax + 2 * chunks * microbatches + filling * 2 * units +
+         (sharded ? chunks * (units + 1) : 0) + 16;
 }
 
 void StageBuilder::run_fused_chunk(const std::vector<Unit>& units, int mb, Phase phase) {

@@ -141,6 +141,13 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
   if (p.plan.offload_optimizer != OffloadDevice::kNone || p.plan.offload_activations) {
     p.notes.push_back(target.compute.host().source + "; copies from pinned host memory");
   }
+  if (p.model.moe.enabled()) {
+    const double skew = p.model.moe.load_imbalance;
+    p.notes.push_back(fmt::format(
+        "experts: routing priced {} (each local expert's GEMMs on an even share of the rows, each all-to-all as "
+        "NCCL's alltoall of the whole send buffer); no measured MoE run checks these figures (src/workload/MOE.md)",
+        skew > 1.0 ? fmt::format("from the busiest rank, at {:g}x the mean rows", skew) : std::string("as balanced")));
+  }
 
   LinkAnalyzer analyzer(target.graph, target.achievable);
   const ProgramCosts costs(step.program, target, analyzer);

@@ -301,10 +301,14 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       p.framework = o.framework;
       p.order = o.order;
       p.bucket_bytes = ParallelPlan{}.bucket_bytes;
-      std::vector<ParallelPlan> variants;
-      add_variants(m, p, o, variants);
-      for (const ParallelPlan& v : variants) {
-        if (valid(m, v)) out.push_back(v);
+      // A model with experts: every expert-parallel size that divides its experts and tp x dp.
+      for (const int ep : divisors(m.moe.enabled() ? std::gcd(m.moe.experts, tp * p.dp) : 1)) {
+        p.ep = ep;
+        std::vector<ParallelPlan> variants;
+        add_variants(m, p, o, variants);
+        for (const ParallelPlan& v : variants) {
+          if (valid(m, v)) out.push_back(v);
+        }
       }
     }
   }
@@ -318,6 +322,7 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     const Target& t = evaluator->target();
     const int gpus = evaluator->gpus();
     r.cluster = t.cluster.name;
+    r.full_simulation = evaluator->model().moe.enabled();
     r.gpus.push_back(gpus);
     r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
     std::vector<ParallelPlan> fitting;
@@ -394,7 +399,8 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
 }
 
 std::string describe_plan(const ParallelPlan& p) {
-  std::string s = fmt::format("dp {} tp {} pp {} {}", p.dp, p.tp, p.pp, name(p.schedule));
+  std::string s = fmt::format("dp {} tp {} pp {}{} {}", p.dp, p.tp, p.pp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "",
+                              name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" x{}", p.chunks);
   s += fmt::format(" mb {} zero {} recompute {}", p.micro_batch, p.zero_stage, name(p.recompute));
   if (p.sequence_parallel) s += " sp";
@@ -414,6 +420,7 @@ std::string plan_flags(const ParallelPlan& p) {
       fmt::format("--dp {} --tp {} --pp {} --micro-batch {} --global-batch {} --zero {} --recompute {} --schedule {}",
                   p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
+  if (p.ep > 1) s += fmt::format(" --ep {}", p.ep);
   if (p.sequence_parallel) s += " --sp";
   s += p.flash_attention ? " --flash-attn" : " --no-flash-attn";  // explicit: the default has changed before
   if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));

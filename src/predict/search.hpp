@@ -79,9 +79,13 @@ struct SearchResult {
   // "offload-optimizer", "offload-optimizer+params", "offload-all"); empty: plain plans fit.
   std::map<int, std::string> memory_saving;
   std::vector<std::string> notes;  // largest_dp_hint() for each GPU count, and the caller's (what-if, GPU)
+  // Each plan predicted in full, as `predict` runs it, not by the stage model's coarse program: a model with
+  // experts (stage_model.hpp).
+  bool full_simulation = false;
 };
 
-// Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive).
+// Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive); for a model
+// with experts, at every expert-parallel size that divides its experts and tp x dp.
 [[nodiscard]] std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& model, int gpus,
                                                         const SearchOptions& options);
 

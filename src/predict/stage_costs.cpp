@@ -159,7 +159,7 @@ UnitCost unit_cost(const OpList& ops, const Target& target, const GroupLinks& tp
   std::vector<Interval> covered;  // running or held back: what a collective is not exposed beside
   for (std::size_t i = n; i < 2 * n; ++i) {
     const double seconds = end[i] - data_start[i];
-    if (std::holds_alternative<TpCollective>(ops[i - n].payload)) {
+    if (std::holds_alternative<LayerCollective>(ops[i - n].payload)) {
       c.tp_busy += seconds;
       comm.push_back({std::max(data_start[i], from), std::min(end[i], to)});
       continue;

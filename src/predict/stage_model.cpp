@@ -6,6 +6,7 @@
 
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
+#include "predict/prediction.hpp"
 #include "predict/timed_simulation.hpp"
 #include "workload/flops.hpp"
 #include "workload/layer_ops.hpp"
@@ -256,7 +257,31 @@ CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   return f;
 }
 
+namespace {
+
+// The figures of a full prediction (prediction.hpp), as the coarse simulation gives them.
+CoarseFigures full_figures(const TransformerConfig& model, const ParallelPlan& plan, const Target& target,
+                           const MemoryOptions& memory) {
+  const Prediction p = predict_step(prepare_for(CheckedPlan(model, plan), target, memory), target);
+  const JobSummary& s = p.summary;
+  CoarseFigures f;
+  f.step = s.step_time_s;
+  f.compute = s.compute_s;
+  f.exposed = s.exposed_comm_s;
+  f.host_wait = p.host_wait.value();
+  f.groups = s.groups;
+  // One rank per stage, summed over the stages, as the coarse simulation counts it.
+  f.gemm_flops = s.hardware_tflops_per_gpu * 1e12 * s.step_time_s * plan.pp;
+  return f;
+}
+
+}  // namespace
+
 PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
+  // A model with experts is predicted in full (the coarse program has no MoE layer: the header).
+  const auto simulate = [&](const ParallelPlan& p) {
+    return model_.moe.enabled() ? full_figures(model_, p, target_, memory_) : simulate_coarse(p);
+  };
   PlanEstimate e = memory_only(plan);
   // Two points on the steady-state line: p and p + 1 microbatches; interleaved needs multiples of p
   // and more than p (with exactly p its warm-up runs every forward first), so 2p and 3p.
@@ -266,13 +291,13 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   const int m2 = interleaved ? 3 * plan.pp : m1 + 1;
   CoarseFigures f;
   if (m <= m2) {
-    f = simulate_coarse(plan);
+    f = simulate(plan);
   } else {
     ParallelPlan shorter = plan;
     shorter.global_batch = plan.dp * plan.micro_batch * m1;
-    const CoarseFigures a = simulate_coarse(shorter);
+    const CoarseFigures a = simulate(shorter);
     shorter.global_batch = plan.dp * plan.micro_batch * m2;
-    const CoarseFigures b = simulate_coarse(shorter);
+    const CoarseFigures b = simulate(shorter);
     f = extend(a, b, static_cast<double>(m - m1) / (m2 - m1));
   }
   e.estimated = true;

@@ -28,6 +28,9 @@
 //    tests/unit/predict_stage_model_test.cpp against the full simulation over a grid of plans (the
 //    largest difference is stated there).
 // Memory is the plan's own memory model (parallel/plan_memory.hpp), exactly.
+// A model with experts is not simulated coarse (the coarse program's units are dense layers, its groups
+// have no expert-parallel ones): each of its plans is predicted in full, as `predict` runs it (prediction.hpp),
+// tens of milliseconds a plan.
 
 #include <array>
 #include <map>

@@ -25,8 +25,9 @@ constexpr std::array kKernelKinds = {MemoryKernelKind::kNorm,         MemoryKern
                                      MemoryKernelKind::kBiasGrad,     MemoryKernelKind::kHostOptimizer};
 constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
 constexpr std::array kCopyDirections = {CopyDirection::kToHost, CopyDirection::kToDevice};
-constexpr std::array kGroupRoles = {GroupRole::kTp, GroupRole::kDp, GroupRole::kPpForward, GroupRole::kPpBackward,
-                                    GroupRole::kEmbedding};
+constexpr std::array kGroupRoles = {GroupRole::kTp,         GroupRole::kDp,        GroupRole::kPpForward,
+                                    GroupRole::kPpBackward, GroupRole::kEmbedding, GroupRole::kExpert,
+                                    GroupRole::kExpertDp};
 static_assert(kGroupRoles.size() == kGroupRoleCount);
 
 }  // namespace
@@ -117,6 +118,10 @@ std::string_view name(GroupRole role) noexcept {
       return "pp-bwd";
     case GroupRole::kEmbedding:
       return "embedding";
+    case GroupRole::kExpert:
+      return "ep";
+    case GroupRole::kExpertDp:
+      return "edp";
   }
   return "?";
 }
@@ -176,6 +181,13 @@ Gemm fp8_gemm(Gemm g, DataType a, DataType b, DataType out) noexcept {
   g.out_dtype = out;
   g.accumulate = DataType::kFloat32;
   return g;
+}
+
+bool has_fp8_gemm(const std::vector<Op>& ops) noexcept {
+  return std::any_of(ops.begin(), ops.end(), [](const Op& op) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    return g != nullptr && is_fp8(g->dtype);
+  });
 }
 
 Bytes gemm_bytes_read(const Gemm& g) noexcept {

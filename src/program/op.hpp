@@ -161,8 +161,11 @@ struct Op {
 
 // What a communication group is for. The program builder gives each rank its groups in this order,
 // so that a group's handle is its role's value (parallel/program_builder.hpp).
-enum class GroupRole : std::uint8_t { kTp, kDp, kPpForward, kPpBackward, kEmbedding };
-inline constexpr int kGroupRoleCount = 5;
+// kExpert and kExpertDp exist only in the programs of mixture-of-experts plans: the expert-parallel group
+// (the dispatch and combine all-to-alls) and the expert-data-parallel group (the experts' gradients), laid
+// out as Megatron-Core lays out its expert ranks (parallel/rank_layout.hpp, ExpertLayout).
+enum class GroupRole : std::uint8_t { kTp, kDp, kPpForward, kPpBackward, kEmbedding, kExpert, kExpertDp };
+inline constexpr int kGroupRoleCount = 7;
 
 // What breakdowns and traffic tables charge host copies (HostCopy) to, beside the groups' names.
 inline constexpr std::string_view kOffloadGroup = "offload";
@@ -196,7 +199,7 @@ struct ProgramSet {
 [[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
 [[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
 [[nodiscard]] std::string_view name(CopyDirection direction) noexcept;  // to_host to_device
-[[nodiscard]] std::string_view name(GroupRole role) noexcept;  // tp dp pp-fwd pp-bwd embedding
+[[nodiscard]] std::string_view name(GroupRole role) noexcept;           // tp dp pp-fwd pp-bwd embedding ep edp
 // The name the breakdown charges a group's time to: "pp" joins the pipeline's two directions.
 [[nodiscard]] std::string_view charged_name(GroupRole role) noexcept;
 // Inverses of the names above; throw InputError naming `where`.
@@ -221,8 +224,6 @@ struct ProgramSet {
 [[nodiscard]] bool listed_stream(const std::vector<Op>& ops, Stream stream) noexcept;
 
 [[nodiscard]] Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype);
-// Memory traffic of a GEMM if each operand is read once and the result written once (the roofline's
-// minimum): (m k + k n) batch elements read, m n batch written.
 // A GEMM's B and output types: dtype's, but for an FP8 GEMM.
 [[nodiscard]] constexpr DataType gemm_b_type(const Gemm& g) noexcept { return is_fp8(g.dtype) ? g.b_dtype : g.dtype; }
 [[nodiscard]] constexpr DataType gemm_out_type(const Gemm& g) noexcept {
@@ -230,6 +231,10 @@ struct ProgramSet {
 }
 // The GEMM `g` with FP8 inputs a and b and an output of type `out`, fp32 accumulate.
 [[nodiscard]] Gemm fp8_gemm(Gemm g, DataType a, DataType b, DataType out) noexcept;
+// Whether any of `ops` is an FP8 GEMM (a plan with --fp8).
+[[nodiscard]] bool has_fp8_gemm(const std::vector<Op>& ops) noexcept;
+// Memory traffic of a GEMM if each operand is read once and the result written once (the roofline's
+// minimum): (m k + k n) batch elements read (A's and B's types), m n batch written (the output's).
 [[nodiscard]] Bytes gemm_bytes_read(const Gemm& g) noexcept;
 [[nodiscard]] Bytes gemm_bytes_written(const Gemm& g) noexcept;
 

@@ -150,6 +150,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
       microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off",
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   if (const std::string saving = memory_saving_text(pl); !saving.empty()) out << "         " << saving << "\n";
+  if (const std::string experts = experts_plan_text(m, pl); !experts.empty()) out << "experts  " << experts << "\n";
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
   out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);

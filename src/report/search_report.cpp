@@ -12,6 +12,10 @@
 namespace commscale::predict {
 namespace {
 
+// The JSON's "method": how the plans were estimated (search.hpp, SearchResult::full_simulation).
+constexpr std::string_view kStageModelMethod =
+    "stage model (src/predict/stage_model.hpp): each plan's step simulated one op per unit";
+constexpr std::string_view kFullMethod = "full simulation of each plan that fits (a model with experts)";
 
 nlohmann::json ranked_json(const RankedPlan& r) {
   nlohmann::json j = plan_estimate_json(r.estimate);
@@ -81,6 +85,7 @@ void search_from_json(const JsonAt& in, SearchResult& r, SearchOptions& options)
   r.candidates = static_cast<std::size_t>(in.number("candidates"));
   r.fitting = static_cast<std::size_t>(in.number("fitting"));
   r.seconds = in.number_or("search_seconds", 0.0);
+  r.full_simulation = in.string_or("method", "") == kFullMethod;
   for (const JsonAt& t : in.array("top")) {
     RankedPlan ranked{plan_estimate_from_json(t), t.string_or("loses_by", ""), t.optional_number("usd_per_million_tokens"),
                       t.optional_number("joules_per_token")};
@@ -126,7 +131,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"cluster", r.cluster},
           {"gpus", r.gpus},
           {"rank_by", o.rank_by == RankBy::kCost ? "cost" : "throughput"},
-          {"method", "stage model (src/predict/stage_model.hpp): each plan's step simulated one op per unit"},
+          {"method", r.full_simulation ? kFullMethod : kStageModelMethod},
           {"assumptions",
            {{"years", o.costs.years}, {"usd_per_kwh", o.costs.usd_per_kwh}, {"cost_basis", name(o.costs.basis)}}},
           {"candidates", r.candidates},
@@ -192,8 +197,13 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                                     : fmt::format("; {} years, {:.3f} USD/kWh", o.costs.years, o.costs.usd_per_kwh);
   out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}){}\n", describe(o.costs.basis), best_cost.price_source,
                      best_cost.power_w, best_cost.power_source, amortized);
-  out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
-         "         within 0.6% of the full simulation over the tests' grid of plans\n";
+  if (r.full_simulation) {
+    out << "method   each plan that fits predicted in full, as predict runs it (a model with experts: the coarse\n"
+           "         program has no MoE layer); routing priced as balanced (src/workload/MOE.md)\n";
+  } else {
+    out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
+           "         within 0.6% of the full simulation over the tests' grid of plans\n";
+  }
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
                      plan_flags(r.ranked.front().estimate.plan));
 }

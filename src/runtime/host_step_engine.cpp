@@ -87,10 +87,15 @@ class HostStepEngine final : public StepEngine {
   }
 
   [[nodiscard]] std::string method() const override {
-    return "CPU backend: one host thread runs the seven streams (OpenBLAS sgemm, FP8 GEMMs too at their shapes in "
-           "fp32; loops, MPI non-blocking "
-           "operations progressed between ops; host copies as memcpy, the host optimizer as CPU AdamW); ops timed "
-           "with the host's steady clock";
+    std::string s =
+        "CPU backend: one host thread runs the seven streams (OpenBLAS sgemm, loops, MPI non-blocking "
+        "operations progressed between ops; host copies as memcpy, the host optimizer as CPU AdamW); ops timed "
+        "with the host's steady clock";
+    if (has_fp8_gemm(ops_)) {
+      s += "; the program's FP8 GEMMs (--fp8) ran in fp32 at their shapes, as every GEMM here: the CPU has no FP8, "
+           "so their times are not FP8 times";
+    }
+    return s;
   }
 
   [[nodiscard]] StepRun run_step(StepTiming timing) override;

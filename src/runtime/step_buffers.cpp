@@ -34,6 +34,12 @@ Needs needs_of(const Op& op, std::size_t gemm_element) {
       op.payload);
 }
 
+// The optimizer's update works in place, as the real one does: its written slice is the start of its read one.
+bool in_place(const Op& op) noexcept {
+  const auto* k = std::get_if<MemoryKernel>(&op.payload);
+  return k != nullptr && k->kind == MemoryKernelKind::kOptimizer;
+}
+
 }  // namespace
 
 namespace {
@@ -98,20 +104,33 @@ StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::
   s.modelled = modelled;
   std::vector<Needs> needs;
   needs.reserve(ops.size());
-  std::uint64_t largest = 0;
+  std::uint64_t largest = 0;       // the most an op but the in-place optimizer needs
+  std::uint64_t read_side = 0;     // the most a GEMM reads (A and B)
+  std::uint64_t written_side = 0;  // the most an op needs where ops write
   for (const Op& op : ops) {
     const Needs n = needs_of(op, gemm_element);
-    largest = std::max(largest, align_up(n.a.count(), alignment) + align_up(n.b.count(), alignment) +
-                                    align_up(n.c.count(), alignment));
+    const std::uint64_t a = align_up(n.a.count(), alignment);
+    const std::uint64_t b = align_up(n.b.count(), alignment);
+    const std::uint64_t c = align_up(n.c.count(), alignment);
+    if (std::holds_alternative<Gemm>(op.payload)) {
+      read_side = std::max(read_side, a + b);
+      written_side = std::max(written_side, c);
+    } else {
+      written_side = std::max(written_side, in_place(op) ? std::max(a, c) : a + b + c);
+    }
+    if (!in_place(op)) largest = std::max(largest, a + b + c);
     needs.push_back(n);
   }
-  s.largest_op = Bytes(largest);
-  s.pool = Bytes(align_up(std::max(modelled.count(), 2 * largest), alignment));
-  // Two halves, each at least the largest op (the pool is at least twice it, both aligned): GEMMs read
-  // their A and B in the first, which nothing writes; every written operand (GEMM results, memory
-  // kernels, collectives) and the memory kernels' reads are in the second. Each half has its own
-  // cursor that wraps to the half's start where the next op's slices would not fit.
-  s.gemm_inputs = Bytes(s.pool.count() / 2 / alignment * alignment);
+  s.largest_op = Bytes(std::max(largest, written_side));
+  s.pool = Bytes(align_up(std::max({modelled.count(), 2 * largest, read_side + written_side}), alignment));
+  // Two parts, halves where each holds the largest op: GEMMs read their A and B in the first, which nothing
+  // writes; every written operand (GEMM results, memory kernels, collectives) and the memory kernels' reads
+  // are in the second (the optimizer's update, a model's whole state, may take more than half). Each part has
+  // its own cursor that wraps to the part's start where the next op's slices would not fit.
+  const std::uint64_t half = s.pool.count() / 2;
+  const std::uint64_t first =
+      std::max(read_side, std::min(half, s.pool.count() - written_side)) / alignment * alignment;
+  s.gemm_inputs = Bytes(first);
   struct Cursor {
     std::uint64_t begin, end, at;
   };
@@ -137,6 +156,11 @@ StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::
       o.b = take(read, n.b);
       make_room(written, c);
       o.c = take(written, n.c);
+    } else if (in_place(ops[i])) {
+      make_room(written, std::max(a, c));
+      o.a = Slice{written.at, n.a};
+      o.c = Slice{written.at, n.c};
+      written.at += std::max(a, c);
     } else {
       make_room(written, a + b + c);
       o.a = take(written, n.a);

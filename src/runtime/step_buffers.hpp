@@ -7,13 +7,15 @@
 // what makes a plan that does not fit fail as a real job would. Every op then gets its operands as
 // slices of the pool, placed one after another and wrapping around, so consecutive ops touch
 // different memory (no op runs out of the previous op's cache lines) and operands of one op never
-// overlap. GEMMs read their A and B from the pool's first half, which no op writes: what they multiply
-// stays the pool's fill, values like a model's with both signs and random low bits. (A tensor core's
-// speed depends on the bits it multiplies; when GEMMs read what earlier ops had written there, the
-// memory kernels' stand-in arithmetic and the results of results left them 5-20% faster than on normal
-// values: results/h200x1-2026-12-03c.) Every written operand is in the second half. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n output (TN, as
-// PyTorch's linear layers call cuBLAS); a memory kernel reads A and writes C; a collective or a
-// point-to-point transfer works in place on C.
+// overlap, but the optimizer's update, which works in place (its written slice starts its read one: a
+// model's whole state, it would otherwise double the pool). GEMMs read their A and B from the pool's
+// first part, which no op writes: what they multiply stays the pool's fill, values like a model's with
+// both signs and random low bits. (A tensor core's speed depends on the bits it multiplies; when GEMMs
+// read what earlier ops had written there, the memory kernels' stand-in arithmetic and the results of
+// results left them 5-20% faster than on normal values: results/h200x1-2026-12-03c.) Every written
+// operand is in the second part. GEMM A is the k x m weight-like operand, B the k x n input, C the m x n
+// output (TN, as PyTorch's linear layers call cuBLAS); a memory kernel reads A and writes C; a collective
+// or a point-to-point transfer works in place on C.
 //
 // Offload's ops also have a side in host memory (pinned on GPUs; the CPU backend's "device" pool is host memory
 // too), in a second, smaller pool of twice the largest such side, placed the same way: a host copy (HostCopy)
@@ -43,7 +45,7 @@ struct OpBuffers {
 struct StepBuffers {
   Bytes pool;                       // bytes to allocate
   Bytes modelled;                   // what the memory model says the rank holds
-  Bytes largest_op;                 // the most one op needs at once
+  Bytes largest_op;                 // the most one op needs at once, in either part of the pool
   Bytes gemm_inputs;                // the pool's first bytes, where GEMMs read and nothing writes
   std::vector<OpBuffers> operands;  // by op id
   Bytes host_pool;                  // host memory for offload's ops; 0 where the program has none
@@ -66,8 +68,9 @@ struct GemmOperandLayout {
 };
 [[nodiscard]] GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment = 256) noexcept;
 
-// Places the operands of `ops` in a pool of max(modelled, 2 x largest op) bytes, slices aligned to
-// `alignment` bytes. `gemm_element` overrides the GEMMs' element size (the CPU engine computes in fp32).
+// Places the operands of `ops` in a pool of max(modelled, 2 x the largest op but the optimizer's update, the
+// largest GEMM's A and B + the largest written side) bytes, slices aligned to `alignment` bytes. `gemm_element`
+// overrides the GEMMs' element size (the CPU engine computes in fp32).
 [[nodiscard]] StepBuffers place_step_buffers(const std::vector<Op>& ops, Bytes modelled, std::size_t gemm_element = 0,
                                              std::uint64_t alignment = 256);
 

@@ -15,11 +15,23 @@ Terms terms(const TransformerConfig& m, std::int64_t batch) {
           static_cast<double>(m.ffn),    static_cast<double>(m.vocab)};
 }
 
+// The MLP width one token goes through, averaged over the layers: F for a dense model; for an MoE model
+// (Megatron-LM's num_floating_point_operations) the dense layers' F, and in the MoE layers top-k experts'
+// F_e plus the shared experts'. The router's h x experts GEMM is left out, as Megatron-LM leaves it out.
+double mlp_width(const TransformerConfig& m) {
+  if (!m.moe.enabled()) return static_cast<double>(m.ffn);
+  const double moe_layers = moe_layer_count(m);
+  const double dense_layers = m.layers - moe_layers;
+  const double moe =
+      static_cast<double>(m.moe.top_k) * static_cast<double>(m.moe.expert_ffn) + static_cast<double>(m.moe.shared_ffn);
+  return (dense_layers * static_cast<double>(m.ffn) + moe_layers * moe) / m.layers;
+}
+
 // Megatron-LM's bracket split into what multiplies weight matrices (the projections, the MLP and the output
 // layer) and the attention core (QK^T and AV, the s/h term).
 double weight_terms(const TransformerConfig& m, const Terms& t) {
   const double glu = m.activation == MlpActivation::kSwiGlu ? 1.5 : 1.0;
-  return (1.0 + t.g / t.a) + t.f / t.h * glu + t.v / (2.0 * t.l * t.h);
+  return (1.0 + t.g / t.a) + mlp_width(m) / t.h * glu + t.v / (2.0 * t.l * t.h);
 }
 
 }  // namespace

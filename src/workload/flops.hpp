@@ -13,7 +13,8 @@
 namespace commscale {
 
 // Megatron-LM's general form (num_floating_point_operations): covers GQA and SwiGLU,
-// 12 B s l h^2 [(1 + g/a + s/h) + (F/h) glu + V/(2 l h)], glu = 1.5 for SwiGLU.
+// 12 B s l h^2 [(1 + g/a + s/h) + (F/h) glu + V/(2 l h)], glu = 1.5 for SwiGLU; for an MoE model F is the
+// width a token goes through, averaged over the layers: top-k experts' plus the shared experts' in an MoE layer.
 [[nodiscard]] Flops megatron_model_flops(const TransformerConfig& m, std::int64_t batch);
 
 // The MFU basis of a step: megatron_model_flops, or with LoRA (workload/lora.hpp) the work LoRA fine-tuning

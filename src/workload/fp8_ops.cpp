@@ -54,7 +54,7 @@ void cast_ops(OpList& out, const WorkloadOp& gemm, const Fp8Gemm& g, std::uint64
     out.push_back({base + "_amax", gemm.phase, memory_kernel(K::kCopy, elements, d.w, 0.0), deps, 0});
     if (d.sp && sequence_parallel_input(g)) {
       const int amax = static_cast<int>(out.size()) - 1;
-      const TpCollective reduce{Collective::kAllReduce, Bytes(4), DataType::kFloat32};
+      const LayerCollective reduce{Collective::kAllReduce, Bytes(4), DataType::kFloat32, GroupRole::kTp};
       out.push_back({base + "_amax.all_reduce", gemm.phase, reduce, {amax}, 0});
       cast_deps = {static_cast<int>(out.size()) - 1};
     }

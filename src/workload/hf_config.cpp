@@ -20,14 +20,19 @@ using nlohmann::json;
 // How the keys of a family of architectures read (transformers' modeling files and their defaults).
 enum class Family : std::uint8_t { kGated, kGpt2, kNeox, kFalcon, kPhi };
 
+// How a mixture-of-experts config names its experts (transformers' MixtralConfig, Qwen2MoeConfig, and
+// DeepSeek's own DeepseekV2Config / DeepseekV3Config shipped with their checkpoints).
+enum class Experts : std::uint8_t { kNone, kMixtral, kQwenMoe, kDeepSeek };
+
 struct Architecture {
   std::string_view model_type;
   std::string_view class_name;  // the "architectures" entry of a causal LM
   Family family;
   bool tied;  // tie_word_embeddings when the config does not say
+  Experts experts = Experts::kNone;
 };
 
-constexpr std::array<Architecture, 10> kArchitectures = {{
+constexpr std::array<Architecture, 14> kArchitectures = {{
     {"llama", "LlamaForCausalLM", Family::kGated, false},
     {"mistral", "MistralForCausalLM", Family::kGated, false},
     {"qwen2", "Qwen2ForCausalLM", Family::kGated, false},
@@ -38,6 +43,10 @@ constexpr std::array<Architecture, 10> kArchitectures = {{
     {"RefinedWebModel", "RWForCausalLM", Family::kFalcon, true},  // Falcon's configs before transformers 4.33
     {"RefinedWeb", "RWForCausalLM", Family::kFalcon, true},
     {"phi", "PhiForCausalLM", Family::kPhi, false},
+    {"mixtral", "MixtralForCausalLM", Family::kGated, false, Experts::kMixtral},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", Family::kGated, false, Experts::kQwenMoe},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", Family::kGated, false, Experts::kDeepSeek},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", Family::kGated, false, Experts::kDeepSeek},
 }};
 
 // Keys that describe the checkpoint, the tokenizer, inference or training regularisation, not the
@@ -127,6 +136,12 @@ class ConfigReader {
   template <class T>
   [[nodiscard]] std::optional<T> optional_whole(std::string_view key) {
     return has(key) ? std::optional<T>(read_whole_number<T>(doc_, origin_, key)) : std::nullopt;
+  }
+  // Absent, null or [].
+  [[nodiscard]] bool empty_list(std::string_view key) {
+    if (!has(key)) return true;
+    const json& value = doc_.at(std::string(key));
+    return value.is_array() && value.empty();
   }
   [[nodiscard]] bool flag(std::string_view key, bool fallback) {
     return has(key) ? read_bool_field(doc_, origin_, key) : fallback;
@@ -302,7 +317,9 @@ void check_unmodelled(ConfigReader& r, const TransformerConfig& m) {
                                  *head_dim, m.heads, m.hidden),
                      fmt::format("{} (hidden / heads) or no head_dim", m.hidden / m.heads));
   }
-  const bool windowed = r.architecture().model_type != "qwen2" || r.flag("use_sliding_window", false);
+  // Qwen2's configs carry a window that their use_sliding_window (false in the published ones) turns off.
+  const std::string_view type = r.architecture().model_type;
+  const bool windowed = (type != "qwen2" && type != "qwen2_moe") || r.flag("use_sliding_window", false);
   if (const auto window = r.optional_whole<std::int64_t>("sliding_window"); windowed && window && *window < m.seq) {
     throw InputError(r.where("sliding_window"),
                      fmt::format("{} tokens, shorter than the sequence of {}: windowed attention is not modelled "
@@ -313,6 +330,98 @@ void check_unmodelled(ConfigReader& r, const TransformerConfig& m) {
   r.require_flag("alibi", false, "false: commscale models rotary or learned positions");
   r.require_flag("qk_layernorm", false, "false: norms of q and k are not modelled");
   r.require_flag("add_cross_attention", false, "false: commscale models decoder-only transformers");
+}
+
+// Routing details that change which experts a token goes to, not the work of a balanced step (commscale
+// prices routing as even: top-k of the experts, each taking its share), DeepSeek's multi-head latent
+// attention, which commscale runs as multi-head attention of hidden / heads per head (src/workload/MOE.md),
+// and DeepSeek-V3's checkpoint quantization (the training type is --dtype's).
+constexpr std::array<std::string_view, 19> kRoutingKeys = {"router_aux_loss_coef",
+                                                           "output_router_logits",
+                                                           "router_jitter_noise",
+                                                           "norm_topk_prob",
+                                                           "routed_scaling_factor",
+                                                           "topk_method",
+                                                           "n_group",
+                                                           "topk_group",
+                                                           "scoring_func",
+                                                           "aux_loss_alpha",
+                                                           "seq_aux",
+                                                           "ep_size",
+                                                           "q_lora_rank",
+                                                           "kv_lora_rank",
+                                                           "qk_nope_head_dim",
+                                                           "qk_rope_head_dim",
+                                                           "v_head_dim",
+                                                           "quantization_config",
+                                                           "num_nextn_predict_layers"};
+
+// The experts of an MoE config; the dense MLP size (m.ffn) is already read.
+MoeConfig read_experts(ConfigReader& r, const TransformerConfig& m) {
+  MoeConfig e;
+  const Experts kind = r.architecture().experts;
+  if (kind == Experts::kNone) return e;
+  for (std::string_view key : kRoutingKeys) (void)r.has(key);
+  e.top_k = r.whole<int>("num_experts_per_tok");
+  switch (kind) {
+    case Experts::kMixtral:
+      e.experts = r.whole<int>("num_local_experts");
+      e.expert_ffn = m.ffn;  // every layer is MoE, its experts of intermediate_size
+      break;
+    case Experts::kQwenMoe: {
+      e.experts = r.whole<int>("num_experts");
+      e.expert_ffn = r.whole<std::int64_t>("moe_intermediate_size");
+      e.shared_ffn = r.optional_whole<std::int64_t>("shared_expert_intermediate_size").value_or(0);
+      if (const auto step = r.optional_whole<int>("decoder_sparse_step"); step && *step != 1) {
+        throw InputError(r.where("decoder_sparse_step"),
+                         fmt::format("{}: MoE every {} layers is not modelled", *step, *step), "1 (every layer MoE)");
+      }
+      if (!r.empty_list("mlp_only_layers")) {
+        throw InputError(r.where("mlp_only_layers"), "dense layers among MoE ones are not modelled", "[]");
+      }
+      break;
+    }
+    case Experts::kDeepSeek: {
+      e.experts = r.whole<int>("n_routed_experts");
+      e.expert_ffn = r.whole<std::int64_t>("moe_intermediate_size");
+      e.shared_ffn = r.optional_whole<std::int64_t>("n_shared_experts").value_or(0) * e.expert_ffn;
+      e.first_dense_layers = r.optional_whole<int>("first_k_dense_replace").value_or(0);
+      if (const auto freq = r.optional_whole<int>("moe_layer_freq"); freq && *freq != 1) {
+        throw InputError(r.where("moe_layer_freq"),
+                         fmt::format("{}: MoE every {} layers is not modelled", *freq, *freq),
+                         "1 (every layer after the first dense ones MoE)");
+      }
+      break;
+    }
+    case Experts::kNone:
+      break;
+  }
+  return e;
+}
+
+// The config's names of the MoE fields validate_model checks.
+void name_expert_keys(Experts kind, ModelKeys& k) {
+  k.top_k = "num_experts_per_tok";
+  k.capacity_factor = "capacity_factor";
+  switch (kind) {
+    case Experts::kMixtral:
+      k.experts = "num_local_experts";
+      k.expert_ffn = "intermediate_size";
+      break;
+    case Experts::kQwenMoe:
+      k.experts = "num_experts";
+      k.expert_ffn = "moe_intermediate_size";
+      k.shared_ffn = "shared_expert_intermediate_size";
+      break;
+    case Experts::kDeepSeek:
+      k.experts = "n_routed_experts";
+      k.expert_ffn = "moe_intermediate_size";
+      k.shared_ffn = "n_shared_experts";
+      k.first_dense_layers = "first_k_dense_replace";
+      break;
+    case Experts::kNone:
+      break;
+  }
 }
 
 std::int64_t training_seq(ConfigReader& r, const TransformerConfig& m, std::string_view positions_key,
@@ -369,11 +478,13 @@ TransformerConfig model_from_hf_config(const json& doc, std::string_view origin,
   m.positions = arch.family == Family::kGpt2 ? PositionEmbedding::kLearned : PositionEmbedding::kRotary;
   m.linear_bias = read_linear_bias(r);
   m.tied_embeddings = r.flag("tie_word_embeddings", arch.tied);
+  m.moe = read_experts(r, m);
   m.seq = training_seq(r, m, keys.model.seq, seq);
   check_unmodelled(r, m);
   r.finish();
   ModelKeys names = keys.model;
   if (seq) names.seq = "seq";  // the sequence is --seq's, not the file's
+  name_expert_keys(arch.experts, names);
   validate_model(m, origin, names);
   return m;
 }

@@ -19,4 +19,12 @@ bool read_bool_field(const nlohmann::json& doc, std::string_view origin, std::st
   return value.get<bool>();
 }
 
+double read_number_field(const nlohmann::json& doc, std::string_view origin, std::string_view key) {
+  const nlohmann::json& value = doc.at(std::string(key));
+  if (!value.is_number()) {
+    throw InputError(field_where(origin, key), fmt::format("{} is not a number", json_excerpt(value)), "a number");
+  }
+  return value.get<double>();
+}
+
 }  // namespace commscale

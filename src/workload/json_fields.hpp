@@ -39,5 +39,7 @@ template <class T>
 // A string, its control characters escaped (names are printed to terminals).
 [[nodiscard]] std::string read_string_field(const nlohmann::json& doc, std::string_view origin, std::string_view key);
 [[nodiscard]] bool read_bool_field(const nlohmann::json& doc, std::string_view origin, std::string_view key);
+// A finite number (integer or not).
+[[nodiscard]] double read_number_field(const nlohmann::json& doc, std::string_view origin, std::string_view key);
 
 }  // namespace commscale

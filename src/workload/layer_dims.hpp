@@ -2,6 +2,7 @@
 
 // Sizes of one layer on one tensor-parallel rank for one microbatch (shared by the op lists).
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/dtype.hpp"
@@ -51,12 +52,26 @@ struct LayerDims {
 }
 
 // A collective over all T tokens of the hidden state (the size nccl-tests reports for AR, AG and RS).
-[[nodiscard]] inline TpCollective hidden_collective(const LayerDims& d, Collective kind) {
+[[nodiscard]] inline LayerCollective hidden_collective(const LayerDims& d, Collective kind) {
   return {kind, Bytes(static_cast<std::uint64_t>(d.tokens * d.hidden) * size_of(d.dtype)), d.dtype};
 }
 
 [[nodiscard]] inline std::uint64_t elements(std::int64_t a, std::int64_t b) {
   return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
+}
+
+// The rows an MoE layer routes on one rank (layer_ops.cpp, MOE.md): its tokens x top-k, padded to the
+// capacity factor where there is one, and what the most loaded rank receives (x the load imbalance).
+struct RoutedRows {
+  std::int64_t sent = 0;
+  std::int64_t received = 0;
+};
+[[nodiscard]] inline RoutedRows routed_rows(const TransformerConfig& m, const LayerDims& d) {
+  const double routed = static_cast<double>(d.tokens_sp) * m.moe.top_k;
+  RoutedRows r;
+  r.sent = static_cast<std::int64_t>(m.moe.capacity_factor > 0 ? std::ceil(routed * m.moe.capacity_factor) : routed);
+  r.received = static_cast<std::int64_t>(std::ceil(static_cast<double>(r.sent) * m.moe.load_imbalance));
+  return r;
 }
 
 }  // namespace commscale

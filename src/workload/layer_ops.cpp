@@ -152,8 +152,125 @@ void lora_backward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, 
   }
 }
 
+// ---- Mixture of experts (MOE.md) ----------------------------------------------------------------
+// An MoE layer's MLP as Megatron-Core's MoELayer runs it with the all-to-all token dispatcher: the router
+// (a GEMM to the expert scores, softmax and top-k), the tokens permuted by expert, the dispatch all-to-all
+// over the expert-parallel group, the local experts' MLPs as one grouped GEMM each for fc1 and fc2 (a batch
+// of `local` products of the even share of rows: routing priced as balanced), the combine all-to-all back,
+// and the weighted sum of each token's k outputs. With sequence parallelism each tensor-parallel rank routes
+// its own T / t tokens (Megatron-Core requires it with tp > 1); shared experts run beside as a
+// tensor-parallel MLP over the whole sequence.
+struct MoeDims {
+  std::int64_t tokens = 0;       // routed by this rank: T / t with sequence parallelism, else T
+  std::int64_t rows = 0;         // tokens x top-k (x the capacity factor, padded to it): what is dispatched
+  std::int64_t received = 0;     // what the most loaded rank receives: rows x the load imbalance (MoeConfig)
+  std::int64_t local = 1;        // experts on this rank: experts / ep
+  std::int64_t expert_rows = 0;  // received rows per local expert: ceil(received / local)
+  std::int64_t ffn = 0;          // an expert's F
+  std::int64_t fc1_out = 0;      // F, or 2 F for SwiGLU
+  int experts = 0;
+  bool exchange = false;  // ep > 1: the all-to-alls run
+  bool sort = false;      // several local experts and an exchange: rows re-sorted by local expert
+};
+
+MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep) {
+  MoeDims e;
+  e.tokens = d.tokens_sp;
+  const RoutedRows rows = routed_rows(m, d);
+  e.rows = rows.sent;
+  e.received = rows.received;
+  e.local = m.moe.experts / ep;
+  e.expert_rows = (e.received + e.local - 1) / e.local;
+  e.ffn = m.moe.expert_ffn;
+  e.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * e.ffn : e.ffn;
+  e.experts = m.moe.experts;
+  e.exchange = ep > 1;
+  e.sort = e.exchange && e.local > 1;
+  return e;
+}
+
+// The dispatch or combine all-to-all: every dispatched row of the hidden size, as nccl-tests sizes an
+// all-to-all (the whole send buffer; a rank keeps 1/ep of it). With a load imbalance, the most loaded rank's
+// rows: it receives them in the dispatch and sends them back in the combine, and the others wait for it.
+LayerCollective moe_exchange(const LayerDims& d, const MoeDims& e) {
+  return {Collective::kAllToAll, Bytes(elements(e.received, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
+}
+
+// The shared experts' dims: a tensor-parallel MLP of the shared width.
+LayerDims shared_dims(const TransformerConfig& m, LayerDims d) {
+  d.ffn = m.moe.shared_ffn / d.tp;
+  d.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * d.ffn : d.ffn;
+  return d;
+}
+
+void moe_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep) {
+  const MoeDims e = moe_dims(m, d, ep);
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  int shared_reduce = -1;
+  if (m.moe.shared_ffn > 0) {
+    const LayerDims s = shared_dims(m, d);
+    const int gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
+    b.compute("shared.fc1", gemm(d, d.tokens, s.fc1_out, d.hidden), {gather});
+    b.compute("shared.act", memory_kernel(K::kActivation, elements(d.tokens, s.ffn), swiglu ? 2 * d.w : d.w, d.w));
+    b.compute("shared.fc2", gemm(d, d.tokens, d.hidden, s.ffn));
+    shared_reduce = b.collective(d.tp_comm, reduce_name(d, "shared"), hidden_collective(d, reduce_kind(d)));
+  }
+  b.compute("router", gemm(d, e.tokens, e.experts, d.hidden));
+  b.compute("router.topk", memory_kernel(K::kSoftmax, elements(e.tokens, e.experts), d.w, d.w));
+  const auto row_elements = elements(e.rows, d.hidden);
+  b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w));
+  const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
+  const auto received_elements = elements(e.received, d.hidden);
+  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w), {dispatch});
+  b.compute("experts.fc1", gemm(d, e.expert_rows, e.fc1_out, d.hidden, e.local), {dispatch});
+  b.compute("experts.act",
+            memory_kernel(K::kActivation, elements(e.expert_rows * e.local, e.ffn), swiglu ? 2 * d.w : d.w, d.w));
+  b.compute("experts.fc2", gemm(d, e.expert_rows, d.hidden, e.ffn, e.local));
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
+  // Each token's k outputs weighted by its router probabilities and summed: rows read, tokens written.
+  const double written = d.w * static_cast<double>(e.tokens) / static_cast<double>(e.rows);
+  b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w, written), {combine, shared_reduce});
+}
+
+// The mirror image; ends with ln2's backward (the shared experts' column block brings it where they exist).
+void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep, std::uint64_t ln2_params) {
+  const MoeDims e = moe_dims(m, d, ep);
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  if (d.dropout) {
+    b.compute("mlp.residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
+  }
+  const auto row_elements = elements(e.rows, d.hidden);
+  const double tokens_per_row = static_cast<double>(e.tokens) / static_cast<double>(e.rows);
+  b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w * tokens_per_row, d.w));
+  const auto received_elements = elements(e.received, d.hidden);
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
+  const auto local = static_cast<std::uint64_t>(e.local);
+  b.compute("experts.fc2.dgrad", gemm(d, e.expert_rows, e.ffn, d.hidden, e.local), {combine});
+  const int fc2_wgrad = b.compute("experts.fc2.wgrad", gemm(d, e.ffn, d.hidden, e.expert_rows, e.local));
+  const std::uint64_t bias = m.linear_bias ? 1 : 0;  // an expert's biases are reduced with its weights
+  b.set_grad_parameters(fc2_wgrad, local * (elements(e.ffn, d.hidden) + bias * elements(1, d.hidden)), true);
+  b.compute("experts.act", memory_kernel(K::kActivation, elements(e.expert_rows * e.local, e.ffn),
+                                         swiglu ? 3 * d.w : 2 * d.w, swiglu ? 2 * d.w : d.w));
+  b.compute("experts.fc1.dgrad", gemm(d, e.expert_rows, d.hidden, e.fc1_out, e.local));
+  const int fc1_wgrad = b.compute("experts.fc1.wgrad", gemm(d, d.hidden, e.fc1_out, e.expert_rows, e.local));
+  b.set_grad_parameters(fc1_wgrad, local * (elements(d.hidden, e.fc1_out) + bias * elements(1, e.fc1_out)), true);
+  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
+  b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w * tokens_per_row), {dispatch});
+  b.compute("router.topk", memory_kernel(K::kSoftmax, elements(e.tokens, e.experts), 2 * d.w, d.w));
+  b.compute("router.dgrad", gemm(d, e.tokens, d.hidden, e.experts));
+  const int router = b.compute("router.wgrad", gemm(d, d.hidden, e.experts, e.tokens));
+  b.set_grad_parameters(router, elements(d.hidden, e.experts));
+  if (m.moe.shared_ffn == 0) {
+    const int norm = b.compute("ln2", memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w));
+    b.set_grad_parameters(norm, ln2_params);
+  }
+}
+
 void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels,
-             const LoraLayer& lora) {
+             const LoraLayer& lora, int moe_ep = 0) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
   b.compute("ln1", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
@@ -167,6 +284,11 @@ void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, b
   const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
   dropout_residual_forward(b, d, kernels, "attn", "attn.proj", attn_reduce);
   b.compute("ln2", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
+  if (moe_ep > 0) {
+    moe_forward(b, m, d, moe_ep);
+    dropout_residual_forward(b, d, kernels, "mlp", "combine", -1);
+    return;
+  }
   const int ln2_gather = b.collective(d.sp, "ln2.all_gather", hidden_collective(d, Collective::kAllGather));
   dequantize(b, d, lora, "mlp.fc1", d.hidden, d.fc1_out);
   b.compute("mlp.fc1", gemm(d, d.tokens, d.fc1_out, d.hidden), {ln2_gather});
@@ -313,12 +435,28 @@ void eager_row_block_backward(OpListBuilder& b, const TransformerConfig& m, cons
   b.set_grad_parameters(wgrad, linear_params);
 }
 
-void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerSharding& s) {
+// The shared experts' backward after the routed experts' (moe_backward): the tensor-parallel MLP's, its
+// column block ending with ln2's backward.
+void shared_experts_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerParameters& p,
+                             const LoraLayer& lora) {
+  const LayerDims s = shared_dims(m, d);
+  const bool swiglu = m.activation == MlpActivation::kSwiGlu;
+  const int gather = b.collective(d.sp, "shared.all_gather", hidden_collective(d, Collective::kAllGather));
+  b.compute("shared.fc2.dgrad", gemm(d, d.tokens, s.ffn, d.hidden), {gather});
+  const int wgrad = b.compute("shared.fc2.wgrad", gemm(d, s.ffn, d.hidden, d.tokens));
+  b.set_grad_parameters(wgrad, p.fc2);
+  b.compute("shared.act", memory_kernel(K::kActivation, elements(d.tokens, s.ffn), swiglu ? 3 * d.w : 2 * d.w,
+                                        swiglu ? 2 * d.w : d.w));
+  column_block_backward(b, s, "ln2", {"shared.fc1", d.hidden, s.fc1_out}, p.ln2, p.fc1, lora);
+}
+
+void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const LayerSharding& s,
+                       bool moe) {
   if (s.recompute == Recompute::kNone) return;
   if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
   b.set_phase(Phase::kRecompute);
   if (s.recompute == Recompute::kFull) {
-    forward(b, m, d, s.flash_attention, s.kernels, lora_layer(m, s.lora));
+    forward(b, m, d, s.flash_attention, s.kernels, lora_layer(m, s.lora), moe ? s.ep : 0);
   } else {
     attention_core_forward(b, d, false, s.kernels);
   }
@@ -354,18 +492,18 @@ OpListBuilder backward_builder(const TransformerConfig& m, const LayerDims& d, c
 
 }  // namespace
 
-OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
+OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s, bool moe) {
   OpListBuilder b(Phase::kForward);
-  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora));
+  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora), moe ? s.ep : 0);
   return with_fp8(b.take(), m, s);
 }
 
-OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate) {
+OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate, bool moe) {
   const LayerDims d = layer_dims(m, s);
-  const LayerParameters p = layer_parameters(m, s.tp);
+  const LayerParameters p = moe ? layer_parameters(m, s.tp, m.layers - 1, s.ep) : layer_parameters(m, s.tp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
   OpListBuilder b = backward_builder(m, d, s, accumulate);
-  recompute_prelude(b, m, d, s);
+  recompute_prelude(b, m, d, s, moe);
   if (s.kernels == KernelSet::kEager) {
     eager_row_block_backward(b, m, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2);
     b.compute("mlp.act", eager_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
@@ -377,10 +515,15 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
     return with_fp8(b.take(), m, s);
   }
   const LoraLayer lora = lora_layer(m, s.lora);
-  row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2, lora);
-  b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
-                                     swiglu ? 2 * d.w : d.w));
-  column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1, lora);
+  if (moe) {
+    moe_backward(b, m, d, s.ep, p.ln2);
+    if (m.moe.shared_ffn > 0) shared_experts_backward(b, m, d, p, lora);
+  } else {
+    row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2, lora);
+    b.compute("mlp.act", memory_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
+                                       swiglu ? 2 * d.w : d.w));
+    column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1, lora);
+  }
   row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj, lora);
   attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
   column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora);
@@ -421,8 +564,8 @@ OpList head_forward_ops(const TransformerConfig& m, const LayerSharding& s) {
   b.compute("loss", memory_kernel(K::kCrossEntropy, elements(d.tokens, d.vocab), d.w, 4));
   // That cross entropy all-reduces, over the tensor-parallel group, one fp32 per token three times:
   // the logit maximum, the target logit and the sum of exponentials.
-  const TpCollective per_token{Collective::kAllReduce, Bytes(static_cast<std::uint64_t>(d.tokens) * 4),
-                               DataType::kFloat32};
+  const LayerCollective per_token{Collective::kAllReduce, Bytes(static_cast<std::uint64_t>(d.tokens) * 4),
+                                  DataType::kFloat32};
   for (const char* what : {"loss.max.all_reduce", "loss.target.all_reduce", "loss.sum.all_reduce"}) {
     b.collective(d.tp_comm, what, per_token);
   }

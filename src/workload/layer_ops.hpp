@@ -36,11 +36,14 @@
 
 namespace commscale {
 
-[[nodiscard]] OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s);
+// `moe`: the layer's MoE form (is_moe_layer; layer_ops.cpp, moe_forward: router, dispatch all-to-all over the
+// expert-parallel group, grouped expert GEMMs, combine all-to-all, shared experts), with fused kernels only.
+[[nodiscard]] OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s, bool moe = false);
 // Includes the recompute prelude that `s.recompute` asks for, with Phase::kRecompute. `accumulate`:
 // the weight gradients add to those of earlier microbatches (every microbatch of a step but the
 // first), which costs a kernel only with eager kernels.
-[[nodiscard]] OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate = false);
+[[nodiscard]] OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate = false,
+                                        bool moe = false);
 
 // First pipeline stage: token (+ learned position) embedding, vocabulary-parallel. Empty for vocab 0.
 [[nodiscard]] OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s);

@@ -27,7 +27,23 @@ ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t para
   return s;
 }
 
-Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s) {
+Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s, bool moe) {
+  if (moe) {
+    TransformerConfig shared = m;
+    shared.ffn = m.moe.shared_ffn;
+    const LayerDims d = layer_dims(m, s);
+    const std::uint64_t w = size_of(m.dtype);
+    // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep.
+    const RoutedRows routed = routed_rows(m, d);
+    const auto rows = static_cast<std::uint64_t>(routed.sent);
+    const auto received = static_cast<std::uint64_t>(routed.received);
+    const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
+    const std::uint64_t act_in = received * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
+    const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
+    const std::uint64_t routed_bytes =
+        probabilities + w * ((rows + received) * static_cast<std::uint64_t>(d.hidden) + act_in + received * f);
+    return layer_activation_bytes(shared, s) + Bytes(s.recompute == Recompute::kFull ? 0 : routed_bytes);
+  }
   const LayerDims d = layer_dims(m, s);
   const std::uint64_t t = static_cast<std::uint64_t>(s.tp);
   const std::uint64_t w = size_of(m.dtype);

@@ -44,7 +44,11 @@ struct GradientStorage {
 // without and s B h/t (34 + 5 a s/h) with sequence parallelism. Selective recompute and flash attention
 // drop the s^2 terms; full recompute keeps only the layer input, 2 s B h (÷t with sequence parallelism).
 // With FP8 (LayerSharding::fp8) the four linear GEMMs' inputs are kept in FP8, 1 byte (fp8_ops.hpp).
-[[nodiscard]] Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s);
+// `moe`: the layer's MoE form: the dense terms with the shared experts' MLP for the dense MLP, and the routed
+// side's tensors (MOE.md): the router's fp32 probabilities (T_r E 4), the dispatched rows (R h w), the experts'
+// activation and fc2 inputs (R F_e, 2 R F_e with SwiGLU, and R F_e, times w) and their outputs for the combine's
+// weighted sum (R h w); T_r the tokens the rank routes, R = T_r k (x the capacity factor).
+[[nodiscard]] Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s, bool moe = false);
 
 // The logits' fp32 softmax kept for the backward on the last stage: 4 T ceil(V/t) bytes per microbatch.
 [[nodiscard]] Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s);

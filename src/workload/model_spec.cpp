@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -20,9 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 15> kModelKeys = {
-    "name", "layers",     "hidden", "heads",     "kv_heads",        "ffn",   "vocab",
-    "seq",  "activation", "norm",   "positions", "tied_embeddings", "dtype", "linear_bias", "dropout"};
+constexpr std::array<std::string_view, 16> kModelKeys = {
+    "name",       "layers", "hidden",    "heads",           "kv_heads", "ffn",         "vocab",   "seq",
+    "activation", "norm",   "positions", "tied_embeddings", "dtype",    "linear_bias", "dropout", "moe"};
+constexpr std::array<std::string_view, 7> kMoeKeys = {
+    "experts", "top_k", "expert_ffn", "shared_ffn", "first_dense_layers", "capacity_factor", "load_imbalance"};
 
 // The MLP size when none is given: 4 x hidden. An out-of-range hidden size is clamped here so that
 // validate_model reports the hidden size, not an overflowed MLP size.
@@ -36,12 +39,41 @@ void check_keys(const json& doc, std::string_view origin) {
     if (!known) {
       throw InputError(field_where(origin, excerpt(item.key())), "unknown key",
                        "name, layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, positions, "
-                       "linear_bias, dropout, tied_embeddings, dtype");
+                       "linear_bias, dropout, tied_embeddings, dtype, moe");
     }
   }
   for (std::string_view key : {"layers", "hidden", "heads", "seq", "vocab"}) {
     if (!doc.contains(std::string(key))) throw InputError(field_where(origin, key), "missing", "a whole number");
   }
+}
+
+// The "moe" object: experts and top_k required, the rest optional (validate_model checks the values).
+MoeConfig read_moe(const json& doc, std::string_view origin) {
+  const std::string where = fmt::format("{}: moe", origin);
+  const json& moe = doc.at("moe");
+  if (!moe.is_object()) {
+    throw InputError(where, "is not a JSON object", "{\"experts\": 8, \"top_k\": 2, \"expert_ffn\": 14336}");
+  }
+  for (const auto& item : moe.items()) {
+    if (std::find(kMoeKeys.begin(), kMoeKeys.end(), item.key()) == kMoeKeys.end()) {
+      throw InputError(field_where(where, excerpt(item.key())), "unknown key",
+                       "experts, top_k, expert_ffn, shared_ffn, first_dense_layers, capacity_factor, load_imbalance");
+    }
+  }
+  for (std::string_view key : {"experts", "top_k", "expert_ffn"}) {
+    if (!moe.contains(std::string(key))) throw InputError(field_where(where, key), "missing", "a whole number");
+  }
+  MoeConfig e;
+  e.experts = read_whole_number<int>(moe, where, "experts");
+  e.top_k = read_whole_number<int>(moe, where, "top_k");
+  e.expert_ffn = read_whole_number<std::int64_t>(moe, where, "expert_ffn");
+  if (moe.contains("shared_ffn")) e.shared_ffn = read_whole_number<std::int64_t>(moe, where, "shared_ffn");
+  if (moe.contains("first_dense_layers")) {
+    e.first_dense_layers = read_whole_number<int>(moe, where, "first_dense_layers");
+  }
+  if (moe.contains("capacity_factor")) e.capacity_factor = read_number_field(moe, where, "capacity_factor");
+  if (moe.contains("load_imbalance")) e.load_imbalance = read_number_field(moe, where, "load_imbalance");
+  return e;
 }
 
 void apply_optional_fields(const json& doc, std::string_view origin, TransformerConfig& m) {
@@ -59,6 +91,7 @@ void apply_optional_fields(const json& doc, std::string_view origin, Transformer
   if (doc.contains("dtype")) {
     m.dtype = parse_data_type(read_string_field(doc, origin, "dtype"), field_where(origin, "dtype"));
   }
+  if (doc.contains("moe")) m.moe = read_moe(doc, origin);
   m.kv_heads = doc.contains("kv_heads") ? read_whole_number<int>(doc, origin, "kv_heads") : m.heads;
   if (doc.contains("ffn")) {
     m.ffn = read_whole_number<std::int64_t>(doc, origin, "ffn");
@@ -99,6 +132,13 @@ TransformerConfig custom_model(const ModelOverrides& o) {
 
 void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) {
   if (o.dtype) m.dtype = *o.dtype;
+  if (o.experts) m.moe.experts = *o.experts;
+  if (o.top_k) m.moe.top_k = *o.top_k;
+  if (o.expert_ffn) m.moe.expert_ffn = *o.expert_ffn;
+  if (o.shared_ffn) m.moe.shared_ffn = *o.shared_ffn;
+  if (o.first_dense_layers) m.moe.first_dense_layers = *o.first_dense_layers;
+  if (o.capacity_factor) m.moe.capacity_factor = *o.capacity_factor;
+  if (o.load_imbalance) m.moe.load_imbalance = *o.load_imbalance;
   if (o.norm) m.norm = *o.norm;
   if (o.positions) m.positions = *o.positions;
   if (o.linear_bias) m.linear_bias = *o.linear_bias;
@@ -140,21 +180,31 @@ TransformerConfig load_model_file(const std::string& path, std::optional<std::in
 }
 
 json model_to_json(const TransformerConfig& m) {
-  return {{"name", m.name},
-          {"layers", m.layers},
-          {"hidden", m.hidden},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"ffn", m.ffn},
-          {"vocab", m.vocab},
-          {"seq", m.seq},
-          {"activation", name(m.activation)},
-          {"norm", name(m.norm)},
-          {"positions", name(m.positions)},
-          {"linear_bias", m.linear_bias},
-          {"dropout", m.dropout},
-          {"tied_embeddings", m.tied_embeddings},
-          {"dtype", name(m.dtype)}};
+  json out = {{"name", m.name},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"ffn", m.ffn},
+              {"vocab", m.vocab},
+              {"seq", m.seq},
+              {"activation", name(m.activation)},
+              {"norm", name(m.norm)},
+              {"positions", name(m.positions)},
+              {"linear_bias", m.linear_bias},
+              {"dropout", m.dropout},
+              {"tied_embeddings", m.tied_embeddings},
+              {"dtype", name(m.dtype)}};
+  if (m.moe.enabled()) {
+    out["moe"] = {{"experts", m.moe.experts},
+                  {"top_k", m.moe.top_k},
+                  {"expert_ffn", m.moe.expert_ffn},
+                  {"shared_ffn", m.moe.shared_ffn},
+                  {"first_dense_layers", m.moe.first_dense_layers},
+                  {"capacity_factor", m.moe.capacity_factor}};
+    if (m.moe.load_imbalance != 1.0) out["moe"]["load_imbalance"] = m.moe.load_imbalance;
+  }
+  return out;
 }
 
 TransformerConfig resolve_model(const ModelSource& source, const ModelOverrides& o) {

@@ -6,7 +6,9 @@
 // A model file is one JSON object. Required keys: layers, hidden, heads, seq, vocab. Optional:
 // name, kv_heads (default heads), ffn (default 4 * hidden; required for swiglu), activation
 // ("gelu" | "swiglu"), norm ("layernorm" | "rmsnorm"), positions ("learned" | "rotary"),
-// linear_bias, tied_embeddings (booleans), dtype ("bf16" | "fp16" | "fp32"). Unknown keys are errors.
+// linear_bias, tied_embeddings (booleans), dtype ("bf16" | "fp16" | "fp32"), moe (an object: experts, top_k,
+// expert_ffn required; shared_ffn, first_dense_layers, capacity_factor optional: transformer.hpp, MoeConfig).
+// Unknown keys are errors.
 
 #include <cstdint>
 #include <optional>
@@ -36,6 +38,15 @@ struct ModelOverrides {
   std::optional<PositionEmbedding> positions;
   std::optional<bool> linear_bias;
   std::optional<bool> tied_embeddings;
+  // Mixture of experts (--experts, --top-k, --expert-ffn, --shared-expert-ffn, --first-dense-layers,
+  // --capacity-factor; Megatron-LM's --num-experts, --moe-router-topk, ...): MoeConfig's fields.
+  std::optional<int> experts;
+  std::optional<int> top_k;
+  std::optional<std::int64_t> expert_ffn;
+  std::optional<std::int64_t> shared_ffn;
+  std::optional<int> first_dense_layers;
+  std::optional<double> capacity_factor;
+  std::optional<double> load_imbalance;
 };
 
 // Where the model comes from: at most one of a preset (--model), a model file (--model-file: commscale's

@@ -32,21 +32,22 @@ int OpListBuilder::compute(std::string name, MemoryKernel kernel, std::vector<in
   return last_compute_;
 }
 
-int OpListBuilder::collective(bool enabled, std::string name, TpCollective c) {
+int OpListBuilder::collective(bool enabled, std::string name, LayerCollective c) {
   if (!enabled) return -1;
   std::vector<int> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
   return add({std::move(name), phase_, c, std::move(deps), 0});
 }
 
-int OpListBuilder::prefetch(bool enabled, std::string name, TpCollective c) {
+int OpListBuilder::prefetch(bool enabled, std::string name, LayerCollective c) {
   if (!enabled) return -1;
   return add({std::move(name), phase_, c, {}, 0});
 }
 
-void OpListBuilder::set_grad_parameters(int index, std::uint64_t parameters) {
+void OpListBuilder::set_grad_parameters(int index, std::uint64_t parameters, bool experts) {
   if (accumulation_.add_read == 0.0 || parameters == 0) {
     ops_.at(static_cast<std::size_t>(index)).grad_parameters = parameters;
+    ops_.at(static_cast<std::size_t>(index)).expert_grads = experts;
     return;
   }
   const std::string name = ops_.at(static_cast<std::size_t>(index)).name;
@@ -57,6 +58,7 @@ void OpListBuilder::set_grad_parameters(int index, std::uint64_t parameters) {
   const int add = compute(name + ".accumulate", eager_kernel(MemoryKernelKind::kAdd, parameters, accumulation_.add_read,
                                                              accumulation_.add_written));
   ops_.at(static_cast<std::size_t>(add)).grad_parameters = parameters;
+  ops_.at(static_cast<std::size_t>(add)).expert_grads = experts;
 }
 
 MemoryKernel memory_kernel(MemoryKernelKind kind, std::uint64_t elements, double read_per_element,

@@ -41,23 +41,27 @@ struct LayerSharding {
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
+  int ep = 1;  // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 
-// A collective over the tensor-parallel group; bytes as nccl-tests counts them (op.hpp).
-struct TpCollective {
+// A collective inside a layer: over the tensor-parallel group, or for an MoE layer's dispatch and combine
+// the expert-parallel group; bytes as nccl-tests counts them (op.hpp).
+struct LayerCollective {
   Collective kind = Collective::kAllReduce;
   Bytes bytes;
   DataType dtype = DataType::kBFloat16;
+  GroupRole group = GroupRole::kTp;
 };
 
 struct WorkloadOp {
   std::string name;  // relative to its layer and phase: "qkv", "attn.scores", "mlp.fc1.dgrad"
   Phase phase = Phase::kForward;
-  std::variant<Gemm, MemoryKernel, TpCollective> payload;
+  std::variant<Gemm, MemoryKernel, LayerCollective> payload;
   std::vector<int> deps;              // earlier ops of this list, on another stream, that it waits for
   std::uint64_t grad_parameters = 0;  // parameters whose gradients this op completes (backward)
+  bool expert_grads = false;          // ... and they are routed experts' (reduced over the expert-data-parallel group)
 };
 using OpList = std::vector<WorkloadOp>;
 
@@ -70,13 +74,13 @@ class OpListBuilder {
   int compute(std::string name, Gemm gemm, std::vector<int> deps = {});
   int compute(std::string name, MemoryKernel kernel, std::vector<int> deps = {});
   // Returns -1 (and adds nothing) when `enabled` is false, so callers can list it as a dependency.
-  int collective(bool enabled, std::string name, TpCollective c);
+  int collective(bool enabled, std::string name, LayerCollective c);
   // A collective that waits for no compute op (a prefetch, e.g. the sequence-parallel re-gather).
-  int prefetch(bool enabled, std::string name, TpCollective c);
+  int prefetch(bool enabled, std::string name, LayerCollective c);
   // Marks the op at `index` (the last one added) as completing the gradients of `parameters`. With
   // gradient accumulation on, an eager add of those gradients into the accumulated ones follows it and
-  // completes them instead.
-  void set_grad_parameters(int index, std::uint64_t parameters);
+  // completes them instead. `experts`: they are routed experts' parameters.
+  void set_grad_parameters(int index, std::uint64_t parameters, bool experts = false);
   // Where a framework adds each microbatch's weight gradients to the accumulated ones in kernels of its own
   // (GradAccumulation): an optional cast to the accumulator's type, then the add (bytes per element of a
   // gradient). Megatron-LM's weight-gradient GEMMs accumulate: none.

@@ -48,6 +48,41 @@ TransformerConfig llama(std::string name, int layers, std::int64_t hidden, int h
   return m;
 }
 
+// Mixture-of-experts models, from their config.json files (hidden_size, intermediate_size, ...). Each is a
+// Llama-style block; the training sequence is 4096 (their pretraining context; the configs' max_position_
+// embeddings is longer).
+TransformerConfig moe(TransformerConfig m, int experts, int top_k, std::int64_t expert_ffn, std::int64_t shared_ffn,
+                      int first_dense_layers) {
+  m.moe = {experts, top_k, expert_ffn, shared_ffn, first_dense_layers, 0.0};
+  return m;
+}
+
+// Mixtral 8x7B (mistralai/Mixtral-8x7B-v0.1; Jiang et al. 2024, arXiv 2401.04088): 8 experts of 14336, top 2,
+// every layer MoE; 46.7 B parameters, 12.9 B active.
+TransformerConfig mixtral_8x7b() {
+  return moe(llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096), 8, 2, 14336, 0, 0);
+}
+
+// Qwen1.5-MoE-A2.7B (Qwen/Qwen1.5-MoE-A2.7B): 60 experts of 1408, top 4, a shared expert of 5632 in every
+// layer; 14.3 B parameters, 2.7 B active.
+TransformerConfig qwen_moe() {
+  return moe(llama("qwen1.5-moe-a2.7b", 24, 2048, 16, 16, 5632, 151936, 4096), 60, 4, 1408, 5632, 0);
+}
+
+// DeepSeek-V2-Lite-like (deepseek-ai/DeepSeek-V2-Lite; DeepSeek-AI 2024, arXiv 2405.04434): 64 routed experts of
+// 1408, top 6, 2 shared, the first layer dense (10944); 15.7 B parameters, 2.4 B active. "-like": its multi-head
+// latent attention is run as multi-head attention of 16 heads of 128 (src/workload/MOE.md).
+TransformerConfig deepseek_v2_lite() {
+  return moe(llama("deepseek-v2-lite", 27, 2048, 16, 16, 10944, 102400, 4096), 64, 6, 1408, 2 * 1408, 1);
+}
+
+// DeepSeek-V3-like (deepseek-ai/DeepSeek-V3; DeepSeek-AI 2024, arXiv 2412.19437): 256 routed experts of 2048,
+// top 8, one shared, the first 3 layers dense (18432); 671 B parameters, 37 B active in DeepSeek's count. "-like":
+// multi-head latent attention as multi-head attention of 128 heads of 56, no multi-token prediction module.
+TransformerConfig deepseek_v3() {
+  return moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 2048, 3);
+}
+
 // Small enough for tests to build programs for many plans in milliseconds; 8 heads and 4 KV heads
 // (grouped-query attention) so that tensor parallelism up to 4 is valid.
 TransformerConfig tiny() {
@@ -55,6 +90,14 @@ TransformerConfig tiny() {
   m.kv_heads = 4;
   m.vocab = 1024;
   m.seq = 64;
+  return m;
+}
+
+// The tiny model with 8 experts of 256, top 2, a shared expert of 128, the first layer dense: MoE tests' model.
+TransformerConfig tiny_moe() {
+  TransformerConfig m = tiny();
+  m.name = "tiny-moe";
+  m.moe = {8, 2, 256, 128, 1, 0.0};
   return m;
 }
 
@@ -72,7 +115,12 @@ std::vector<TransformerConfig> make_presets() {
       llama("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
       llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
       llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
+      mixtral_8x7b(),
+      qwen_moe(),
+      deepseek_v2_lite(),
+      deepseek_v3(),
       tiny(),
+      tiny_moe(),
   };
 }
 

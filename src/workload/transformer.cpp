@@ -24,6 +24,55 @@ void require_at_most(std::int64_t value, std::int64_t limit, std::string_view or
   }
 }
 
+// Where an MoE field came from: its key in a file, or its flag ("--top-k") when the model came from flags.
+std::string moe_where(std::string_view origin, std::string_view key) {
+  if (!origin.empty()) return fmt::format("{}: {}", origin, key);
+  const std::size_t dot = key.find('.');
+  return field_where("", dot == std::string_view::npos ? key : key.substr(dot + 1));
+}
+
+void validate_moe(const TransformerConfig& m, std::string_view origin, const ModelKeys& keys) {
+  const MoeConfig& e = m.moe;
+  const auto fail = [&](std::string_view key, std::string what, std::string expected) {
+    throw InputError(moe_where(origin, key), std::move(what), std::move(expected));
+  };
+  if (e.experts < 0 || e.experts > kMaxExperts) {
+    fail(keys.experts, fmt::format("{} experts", e.experts), fmt::format("0 (a dense model) to {}", kMaxExperts));
+  }
+  if (!e.enabled()) {
+    if (e.top_k != 0 || e.expert_ffn != 0 || e.shared_ffn != 0 || e.first_dense_layers != 0 ||
+        e.capacity_factor != 0.0 || e.load_imbalance != 1.0) {
+      fail(keys.experts, "0 (a dense model) while other mixture-of-experts fields are given",
+           "the number of routed experts of each MoE layer");
+    }
+    return;
+  }
+  if (e.top_k < 1 || e.top_k > e.experts) {
+    fail(keys.top_k, fmt::format("{} experts a token", e.top_k), fmt::format("1 to the {} experts", e.experts));
+  }
+  if (e.expert_ffn < 1 || e.expert_ffn > kMaxFfn) {
+    fail(keys.expert_ffn, fmt::format("{}", e.expert_ffn), fmt::format("an expert's MLP size, 1 to {}", kMaxFfn));
+  }
+  if (e.shared_ffn < 0 || e.shared_ffn > kMaxFfn) {
+    fail(keys.shared_ffn, fmt::format("{}", e.shared_ffn), fmt::format("0 (no shared expert) to {}", kMaxFfn));
+  }
+  if (e.first_dense_layers < 0 || e.first_dense_layers >= m.layers) {
+    fail(keys.first_dense_layers, fmt::format("{} dense layers of {}", e.first_dense_layers, m.layers),
+         "0 up to one less than the layers");
+  }
+  if (!(e.capacity_factor >= 0.0 && e.capacity_factor <= 64.0)) {
+    fail(keys.capacity_factor, fmt::format("{}", e.capacity_factor), "0 (dropless) or a factor up to 64");
+  }
+  if (!(e.load_imbalance >= 1.0 && e.load_imbalance <= e.experts)) {
+    fail(keys.load_imbalance, fmt::format("{}", e.load_imbalance),
+         fmt::format("the most loaded rank's rows over the mean, 1 (balanced) to the {} experts", e.experts));
+  }
+  if (e.load_imbalance != 1.0 && e.capacity_factor > 0) {
+    fail(keys.load_imbalance, fmt::format("{} with a capacity factor of {}", e.load_imbalance, e.capacity_factor),
+         "1: a capacity factor pads every rank's rows alike");
+  }
+}
+
 }  // namespace
 
 std::string_view name(MlpActivation a) noexcept { return a == MlpActivation::kGelu ? "gelu" : "swiglu"; }
@@ -82,6 +131,7 @@ void validate_model(const TransformerConfig& m, std::string_view origin, const M
     throw InputError(field_where(origin, "dtype"), fmt::format("{} is not a training type", name(m.dtype)),
                      "bf16, fp16 or fp32");
   }
+  validate_moe(m, origin, keys);
 }
 
 std::uint64_t norm_parameters(const TransformerConfig& m) noexcept {
@@ -104,6 +154,24 @@ LayerParameters layer_parameters(const TransformerConfig& m, int tp) {
   return p;
 }
 
+std::uint64_t expert_parameters(const TransformerConfig& m) {
+  TransformerConfig expert = m;  // an expert is the layer's MLP at its own inner size, unsharded
+  expert.ffn = m.moe.expert_ffn;
+  const LayerParameters p = layer_parameters(expert, 1);
+  return p.fc1 + p.fc2;
+}
+
+LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep) {
+  if (!is_moe_layer(m, layer)) return layer_parameters(m, tp);
+  TransformerConfig shared = m;
+  shared.ffn = m.moe.shared_ffn;
+  LayerParameters p = layer_parameters(shared, tp);
+  if (m.moe.shared_ffn == 0) p.fc1 = p.fc2 = 0;  // (the row-parallel bias of an MLP that is not there)
+  p.router = u(m.hidden) * u(m.moe.experts);
+  p.experts = u(m.moe.experts / ep) * expert_parameters(m);
+  return p;
+}
+
 std::int64_t vocab_shard(const TransformerConfig& m, int tp) noexcept { return (m.vocab + tp - 1) / tp; }
 
 std::uint64_t embedding_parameters(const TransformerConfig& m, int tp) {
@@ -117,12 +185,44 @@ std::uint64_t output_parameters(const TransformerConfig& m, int tp, int pp) {
   return u(vocab_shard(m, tp)) * u(m.hidden);
 }
 
-std::uint64_t parameter_count(const TransformerConfig& m) {
-  std::uint64_t total = u(m.layers) * layer_parameters(m, 1).total();
+namespace {
+
+// Every layer's parameters, with `experts_counted` routed experts of each MoE layer.
+std::uint64_t layers_parameters(const TransformerConfig& m, std::uint64_t experts_counted) {
+  const auto moe_layers = u(moe_layer_count(m));
+  std::uint64_t total = (u(m.layers) - moe_layers) * layer_parameters(m, 1).total();
+  if (moe_layers == 0) return total;
+  const LayerParameters moe = layer_parameters(m, 1, m.layers - 1, 1);
+  return total + moe_layers * (moe.dense() + experts_counted * expert_parameters(m));
+}
+
+std::uint64_t count_with_experts(const TransformerConfig& m, std::uint64_t experts_counted) {
+  std::uint64_t total = layers_parameters(m, experts_counted);
   if (m.vocab == 0) return total;
   total += embedding_parameters(m, 1) + norm_parameters(m);  // + the final norm
   if (!m.tied_embeddings) total += u(m.vocab) * u(m.hidden);
   return total;
+}
+
+}  // namespace
+
+std::uint64_t parameter_count(const TransformerConfig& m) { return count_with_experts(m, u(m.moe.experts)); }
+std::uint64_t active_parameter_count(const TransformerConfig& m) { return count_with_experts(m, u(m.moe.top_k)); }
+
+std::string experts_text(const TransformerConfig& m) {
+  if (!m.moe.enabled()) return {};
+  const auto count = [](std::uint64_t n) {
+    return n >= 1'000'000'000 ? fmt::format("{:.1f} B", static_cast<double>(n) / 1e9)
+                              : fmt::format("{:.1f} M", static_cast<double>(n) / 1e6);
+  };
+  return fmt::format("{} experts of F {} in {} of {} layers, top {}{}, {}; {} parameters, {} active", m.moe.experts,
+                     m.moe.expert_ffn, moe_layer_count(m), m.layers, m.moe.top_k,
+                     m.moe.shared_ffn > 0 ? fmt::format(", shared F {}", m.moe.shared_ffn) : std::string(),
+                     m.moe.capacity_factor > 0 ? fmt::format("capacity factor {:g}", m.moe.capacity_factor)
+                     : m.moe.load_imbalance > 1.0
+                         ? fmt::format("dropless, the busiest rank at {:g}x the mean", m.moe.load_imbalance)
+                         : std::string("dropless"),
+                     count(parameter_count(m)), count(active_parameter_count(m)));
 }
 
 }  // namespace commscale

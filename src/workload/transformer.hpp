@@ -19,6 +19,29 @@ enum class MlpActivation : std::uint8_t { kGelu, kSwiGlu };
 enum class NormKind : std::uint8_t { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding : std::uint8_t { kLearned, kRotary };
 
+// Mixture of experts (Shazeer et al. 2017; Mixtral, DeepSeekMoE, Qwen-MoE): the MLP of an MoE layer is a
+// router (a linear layer to `experts` scores, top-k kept) and `experts` MLPs of `expert_ffn`, each token
+// going through its top `top_k`, plus, where the model has them, shared experts every token goes through
+// (`shared_ffn`: their inner sizes summed, one MLP, as Megatron-Core's SharedExpertMLP runs them). The first
+// `first_dense_layers` layers keep a dense MLP of `ffn` (DeepSeek's first_k_dense_replace). `capacity_factor`
+// 0 is dropless routing (Megatron-Core's default, Mixtral's); above 0 each expert takes at most that many
+// times its even share of the tokens, and the dispatch buffers are padded to it (--moe-pad-expert-input-to-
+// capacity). Experts use the model's activation. `experts == 0`: a dense model.
+struct MoeConfig {
+  int experts = 0;
+  int top_k = 0;
+  std::int64_t expert_ffn = 0;
+  std::int64_t shared_ffn = 0;
+  int first_dense_layers = 0;
+  double capacity_factor = 0.0;
+  // The most loaded expert-parallel rank's rows over the mean (1: balanced routing), dropless routing only
+  // (a capacity factor pads every rank alike): what that rank receives in the dispatch, computes and sends
+  // back in the combine, the pace the others wait for.
+  double load_imbalance = 1.0;
+  [[nodiscard]] bool enabled() const noexcept { return experts > 0; }
+  bool operator==(const MoeConfig&) const = default;
+};
+
 struct TransformerConfig {
   std::string name = "custom";
   int layers = 0;
@@ -37,8 +60,17 @@ struct TransformerConfig {
   bool dropout = true;
   bool tied_embeddings = true;
   DataType dtype = DataType::kBFloat16;  // weights, activations, gradients
+  MoeConfig moe;                         // dense unless moe.experts > 0
   bool operator==(const TransformerConfig&) const = default;
 };
+
+// Whether `layer` (0-based) has an MoE MLP.
+[[nodiscard]] inline bool is_moe_layer(const TransformerConfig& m, int layer) noexcept {
+  return m.moe.enabled() && layer >= m.moe.first_dense_layers;
+}
+[[nodiscard]] inline int moe_layer_count(const TransformerConfig& m) noexcept {
+  return m.moe.enabled() ? m.layers - m.moe.first_dense_layers : 0;
+}
 
 [[nodiscard]] std::string_view name(MlpActivation a) noexcept;      // gelu swiglu
 [[nodiscard]] std::string_view name(NormKind n) noexcept;           // layernorm rmsnorm
@@ -60,6 +92,7 @@ inline constexpr std::int64_t kMaxHidden = 1 << 18;
 inline constexpr std::int64_t kMaxFfn = 1 << 20;
 inline constexpr std::int64_t kMaxSeq = 1 << 22;
 inline constexpr std::int64_t kMaxVocab = 1 << 24;
+inline constexpr int kMaxExperts = 1 << 12;
 
 // The names a model file gives the fields validate_model checks: commscale's own by default; a Hugging
 // Face config's (num_hidden_layers, intermediate_size, ...) when the model came from one, so a message
@@ -72,6 +105,13 @@ struct ModelKeys {
   std::string_view ffn = "ffn";
   std::string_view seq = "seq";
   std::string_view vocab = "vocab";
+  std::string_view experts = "moe.experts";
+  std::string_view top_k = "moe.top_k";
+  std::string_view expert_ffn = "moe.expert_ffn";
+  std::string_view shared_ffn = "moe.shared_ffn";
+  std::string_view first_dense_layers = "moe.first_dense_layers";
+  std::string_view capacity_factor = "moe.capacity_factor";
+  std::string_view load_imbalance = "moe.load_imbalance";
 };
 
 // Throws InputError naming the offending field (see field_where) and what was expected.
@@ -80,6 +120,9 @@ void validate_model(const TransformerConfig& m, std::string_view origin, const M
 // Parameters of one layer held by one tensor-parallel rank, grouped by the op whose backward
 // produces their gradient. Column-parallel weights and biases are split t ways; the biases of
 // row-parallel layers and the norms are replicated (as in Megatron-LM).
+// For an MoE layer fc1 and fc2 are the shared experts' (0 without), `router` the router's weight
+// (replicated over tp), and `experts` the routed experts' held by the rank: experts / ep of them, whole
+// (expert tensor parallelism 1), as Megatron-Core keeps them on the expert-parallel ranks.
 struct LayerParameters {
   std::uint64_t ln1 = 0;
   std::uint64_t qkv = 0;
@@ -87,9 +130,18 @@ struct LayerParameters {
   std::uint64_t ln2 = 0;
   std::uint64_t fc1 = 0;
   std::uint64_t fc2 = 0;
-  [[nodiscard]] std::uint64_t total() const noexcept { return ln1 + qkv + proj + ln2 + fc1 + fc2; }
+  std::uint64_t router = 0;
+  std::uint64_t experts = 0;
+  // What the data-parallel group reduces (every parameter but the experts', which the expert-data-parallel
+  // group reduces), and everything the rank holds.
+  [[nodiscard]] std::uint64_t dense() const noexcept { return ln1 + qkv + proj + ln2 + fc1 + fc2 + router; }
+  [[nodiscard]] std::uint64_t total() const noexcept { return dense() + experts; }
 };
+// A dense layer, or with `moe` the layer's MoE form (is_moe_layer) with its experts split `ep` ways.
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp);
+[[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep);
+// One routed expert's parameters (its fc1 and fc2).
+[[nodiscard]] std::uint64_t expert_parameters(const TransformerConfig& m);
 
 // Rows of the output/embedding table per tensor-parallel rank: ceil(V / t) (the vocabulary is padded
 // to a multiple of t, as Megatron-LM pads it).
@@ -101,7 +153,14 @@ struct LayerParameters {
 // stage (Megatron-LM keeps one and all-reduces the two gradients). 0 when shared with the embedding.
 [[nodiscard]] std::uint64_t output_parameters(const TransformerConfig& m, int tp, int pp);
 
-// Parameters of the whole model, unsharded, unpadded (the number quoted for a model, "6.7 B").
+// Parameters of the whole model, unsharded, unpadded (the number quoted for a model, "6.7 B"; for an MoE
+// model every expert's: Mixtral 8x7B 46.7 B).
 [[nodiscard]] std::uint64_t parameter_count(const TransformerConfig& m);
+// The parameters one token goes through: for an MoE model its top-k routed experts, not all of them
+// (Mixtral 8x7B 12.9 B); parameter_count for a dense model.
+[[nodiscard]] std::uint64_t active_parameter_count(const TransformerConfig& m);
+// One line on a model's experts for the text outputs ("8 experts of F 14336 in 32 of 32 layers, top 2, ...;
+// 46.7 B parameters, 12.9 B active"); empty for a dense model.
+[[nodiscard]] std::string experts_text(const TransformerConfig& m);
 
 }  // namespace commscale

@@ -73,7 +73,7 @@ TEST(LayerOps, Gpt3_175bGemmShapesAtTp8) {
   EXPECT_EQ(softmax.bytes_read.count(), 2 * softmax.elements);
   EXPECT_EQ(softmax.bytes_written.count(), 2 * softmax.elements);
   // The all-reduce after the projection carries the whole hidden state: T h 2 bytes.
-  const TpCollective& ar = std::get<TpCollective>(ops.at("attn.all_reduce")->payload);
+  const LayerCollective& ar = std::get<LayerCollective>(ops.at("attn.all_reduce")->payload);
   EXPECT_EQ(ar.kind, Collective::kAllReduce);
   EXPECT_EQ(ar.bytes.count(), 4096ull * 12288 * 2);
 }
@@ -83,7 +83,7 @@ TEST(LayerOps, SequenceParallelReplacesAllReducesWithGatherAndScatter) {
   const auto count = [](const OpList& ops, Collective kind) {
     int n = 0;
     for (const WorkloadOp& op : ops) {
-      const auto* c = std::get_if<TpCollective>(&op.payload);
+      const auto* c = std::get_if<LayerCollective>(&op.payload);
       n += c != nullptr && c->kind == kind ? 1 : 0;
     }
     return n;
@@ -191,7 +191,7 @@ TEST(LayerOps, EagerKernelsKeepGemmsCollectivesAndGradients) {
     for (const WorkloadOp& op : ops) n += keep(op) ? 1 : 0;
     return n;
   };
-  const auto is_collective = [](const WorkloadOp& op) { return std::holds_alternative<TpCollective>(op.payload); };
+  const auto is_collective = [](const WorkloadOp& op) { return std::holds_alternative<LayerCollective>(op.payload); };
   const auto is_accumulate = [](const WorkloadOp& op) { return op.name.ends_with(".accumulate"); };
   for (const char* preset : {"gpt3-1.3b", "llama3-8b"}) {
     const TransformerConfig m = find_preset(preset, "");

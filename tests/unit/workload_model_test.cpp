@@ -22,7 +22,7 @@ ModelSource source(const std::string& preset, const std::string& file) {
 }
 
 TEST(Presets, AllPresetsAreValidAndFindable) {
-  EXPECT_EQ(model_presets().size(), 13u);
+  EXPECT_EQ(model_presets().size(), 18u);
   for (const TransformerConfig& m : model_presets()) {
     EXPECT_NO_THROW(validate_model(m, "preset")) << m.name;
     EXPECT_EQ(find_preset(m.name, "--model").name, m.name);

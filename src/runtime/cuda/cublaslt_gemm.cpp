@@ -20,8 +20,10 @@ cudaDataType_t cuda_type(DataType t) {
     case DataType::kFloat64: return CUDA_R_64F;
     case DataType::kInt8: return CUDA_R_8I;
     case DataType::kInt32: return CUDA_R_32I;
-    case DataType::kFp8E4M3: return CUDA_R_8F_E4M3;
-    case DataType::kFp8E5M2: return CUDA_R_8F_E5M2;
+    case DataType::kFp8E4M3:
+      return CUDA_R_8F_E4M3;
+    case DataType::kFp8E5M2:
+      return CUDA_R_8F_E5M2;
   }
   return CUDA_R_32F;
 }

@@ -112,11 +112,17 @@ class CudaStepEngine final : public StepEngine {
   CudaStepEngine& operator=(const CudaStepEngine&) = delete;
 
   [[nodiscard]] std::string method() const override {
-    return "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
-           "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
-           "host copies as cudaMemcpyAsync from pinned memory on the h2d and d2h streams, the host optimizer as "
-           "copies and CPU AdamW in a host function; ops timed with CUDA events (an op's start is the end of the "
-           "op before it on its stream unless a cross-stream wait comes between)";
+    std::string s =
+        "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
+        "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
+        "host copies as cudaMemcpyAsync from pinned memory on the h2d and d2h streams, the host optimizer as "
+        "copies and CPU AdamW in a host function; ops timed with CUDA events (an op's start is the end of the "
+        "op before it on its stream unless a cross-stream wait comes between)";
+    if (has_fp8_gemm(ops_)) {
+      s += "; the FP8 GEMMs (--fp8) as cuBLASLt FP8 GEMMs (E4M3/E5M2 inputs with unit scales, fp32 accumulate, "
+           "bf16 output), their casts and amax work as memory kernels";
+    }
+    return s;
   }
   [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
@@ -187,9 +193,10 @@ void CudaStepEngine::require_fp8_tensor_cores() const {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   if (prop.major * 10 + prop.minor < 89) {
-    throw InputError("--fp8", fmt::format("FP8 GEMMs on {} (compute capability {}.{}) on {}, which has no FP8 tensor "
-                                          "cores (compute capability 8.9 or later)",
-                                          prop.name, prop.major, prop.minor, process_identity()),
+    throw InputError("--fp8",
+                     fmt::format("FP8 GEMMs on {} (compute capability {}.{}) on {}, which has no FP8 tensor "
+                                 "cores (compute capability 8.9 or later)",
+                                 prop.name, prop.major, prop.minor, process_identity()),
                      "--fp8 none on this GPU");
   }
 }
@@ -212,11 +219,7 @@ void CudaStepEngine::allocate_pool() {
   kernels::launch_fill_random(pool_, buffers_.pool.count(), static_cast<std::uint32_t>(config_.rank) + 1, nullptr);
   // FP8 GEMMs read finite FP8 values (NaN operands run faster, results/h200x1-2026-12-03c): the region GEMMs read,
   // which nothing writes, filled so that its bytes are.
-  const bool fp8 = std::any_of(ops_.begin(), ops_.end(), [](const Op& op) {
-    const auto* g = std::get_if<Gemm>(&op.payload);
-    return g != nullptr && is_fp8(g->dtype);
-  });
-  if (fp8) {
+  if (has_fp8_gemm(ops_)) {
     require_fp8_tensor_cores();
     kernels::launch_fill_random(pool_, buffers_.gemm_inputs.count(), static_cast<std::uint32_t>(config_.rank) + 1,
                                 nullptr, true);

@@ -1,0 +1,103 @@
+# Mixture of experts with expert parallelism (src/workload/MOE.md): plan and predict show the experts and
+# their all-to-alls; train runs them on the CPU backend under mpirun with real MPI all-to-alls, as many and
+# as large as the plan's program has; search and compare enumerate ep and predict each plan that fits in
+# full; bad plans name their flag.
+include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
+
+set(plan_args --model tiny-moe --tp 2 --dp 2 --ep 4 --sp --global-batch 4)
+commscale_run(EXPECT 0 OUTPUT out ARGS plan ${plan_args})
+expect_contains("${out}" "experts  8 experts of F 256 in 7 of 8 layers, top 2, shared F 128, dropless")
+expect_contains("${out}" "ep 4: 2 experts per rank, expert data parallel 1")
+commscale_run(EXPECT 0 OUTPUT plan_json ARGS plan ${plan_args} --json)
+string(JSON plan_ep GET "${plan_json}" plan ep)
+expect_equal(${plan_ep} 4 "plan.ep")
+string(JSON experts GET "${plan_json}" model moe experts)
+expect_equal(${experts} 8 "model.moe.experts")
+# The plan's all-to-alls per rank: 7 MoE layers x 2 microbatches x (dispatch + combine, forward and backward).
+string(JSON rows LENGTH "${plan_json}" stages 0 traffic_per_step)
+math(EXPR last "${rows} - 1")
+set(planned_count 0)
+foreach(i RANGE ${last})
+  string(JSON group GET "${plan_json}" stages 0 traffic_per_step ${i} group)
+  if(group STREQUAL "ep")
+    string(JSON planned_count GET "${plan_json}" stages 0 traffic_per_step ${i} count)
+    string(JSON planned_bytes GET "${plan_json}" stages 0 traffic_per_step ${i} bytes)
+  endif()
+endforeach()
+expect_equal(${planned_count} 56 "the plan's all-to-alls per rank")
+
+# train on 4 CPU ranks: the same all-to-alls, counted over the ranks, of the same size.
+commscale_run(EXPECT 0 RANKS 4 OUTPUT out ARGS train --backend cpu ${plan_args} --steps 1 --warmup 1 -J train.json)
+expect_contains("${out}" "ep         alltoall")
+file(READ "${WORK_DIR}/train.json" train_json)
+string(JSON rates LENGTH "${train_json}" comm_rates)
+math(EXPR last "${rates} - 1")
+set(trained_calls 0)
+foreach(i RANGE ${last})
+  string(JSON group GET "${train_json}" comm_rates ${i} group)
+  if(group STREQUAL "ep")
+    string(JSON trained_calls GET "${train_json}" comm_rates ${i} calls_per_step)
+    string(JSON trained_size GET "${train_json}" comm_rates ${i} size_bytes)
+  endif()
+endforeach()
+math(EXPR expected_calls "4 * ${planned_count}")
+expect_equal(${trained_calls} ${expected_calls} "train's all-to-all calls (4 ranks)")
+math(EXPR expected_size "${planned_bytes} / ${planned_count}")
+expect_equal(${trained_size} ${expected_size} "train's all-to-all size")
+
+# predict prices them on a cluster, and says what it assumed.
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model deepseek-v2-lite --world 8 --ep 8 --zero 1
+                                       --global-batch 16)
+expect_contains("${out}" "experts  64 experts of F 1408 in 26 of 27 layers, top 6, shared F 2816, dropless")
+expect_contains("${out}" "ep 8: 8 experts per rank, expert data parallel 1")
+expect_contains("${out}" "routing priced as balanced")
+expect_contains("${out}" "ep              8      1  nvlink")
+
+# Bad input names its flag, exit 2.
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny-moe --world 4 --ep 3)
+expect_contains("${err}" "--ep: 3 does not divide the 8 experts")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --world 2 --ep 2)
+expect_contains("${err}" "--ep: 2 for tiny, which has no experts")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny-moe --tp 2 --ep 2)
+expect_contains("${err}" "--sp")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --experts 4 --top-k 8)
+expect_contains("${err}" "--top-k")
+
+# search enumerates the expert-parallel sizes and predicts each plan that fits in full: its best plan's step
+# is predict's for the same flags, exactly.
+commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster hgx-a100 --model tiny-moe --global-batch 16 --top 3
+                                       -J search.json)
+expect_contains("${out}" "each plan that fits predicted in full")
+file(READ "${WORK_DIR}/search.json" search_json)
+string(JSON moe_candidates GET "${search_json}" candidates)
+commscale_run(EXPECT 0 OUTPUT dense_json ARGS search --cluster hgx-a100 --model tiny --global-batch 16 --json)
+string(JSON dense_candidates GET "${dense_json}" candidates)
+if(NOT moe_candidates GREATER dense_candidates)
+  message(FATAL_ERROR "tiny-moe: ${moe_candidates} plans, no more than tiny's ${dense_candidates}: no ep enumerated")
+endif()
+string(JSON searched GET "${search_json}" top 0 step_time_s)
+string(JSON best_ep ERROR_VARIABLE no_ep GET "${search_json}" top 0 plan ep)
+if(no_ep)
+  set(best_ep 1)  # written only when not 1
+endif()
+foreach(key dp tp pp micro_batch zero_stage recompute schedule chunks)
+  string(JSON best_${key} GET "${search_json}" top 0 plan ${key})
+endforeach()
+set(best_flags --dp ${best_dp} --tp ${best_tp} --pp ${best_pp} --ep ${best_ep} --micro-batch ${best_micro_batch}
+               --zero ${best_zero_stage} --recompute ${best_recompute} --schedule ${best_schedule}
+               --chunks ${best_chunks})
+string(JSON best_sp GET "${search_json}" top 0 plan sequence_parallel)
+if(best_sp)
+  list(APPEND best_flags --sp)
+endif()
+commscale_run(EXPECT 0 OUTPUT out ARGS predict --cluster hgx-a100 --model tiny-moe --global-batch 16 ${best_flags}
+                                       -J predict.json)
+file(READ "${WORK_DIR}/predict.json" predict_json)
+string(JSON predicted GET "${predict_json}" summary step_time_s)
+expect_equal(${searched} ${predicted} "search's step time of its best plan against predict's")
+
+# compare covers MoE models: Mixtral 8x7B on an A100 node and on RTX 4090s (which do not hold it).
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model mixtral-8x7b --global-batch 64
+                                       --clusters hgx-a100,rtx4090-8x-pcie)
+expect_contains("${out}" "ep 8")
+expect_contains("${out}" "rtx4090-8x-pcie                  8  no plan fits")
