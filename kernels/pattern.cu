@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/pattern.cuh"
 
@@ -71,6 +72,10 @@ void with_device_type(DataType type, F&& f) {
     case DataType::kBFloat16: f(__nv_bfloat16{}); break;
     case DataType::kFloat32: f(float{}); break;
     case DataType::kFloat64: f(double{}); break;
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      f(std::uint8_t{});
+      break;  // no collective carries FP8 (dtype.hpp): bytes
   }
 }
 

@@ -43,6 +43,16 @@ std::vector<Gemm> gemm_shapes(const CalibrateOptions& o) {
   std::vector<Gemm> shapes;
   for (DataType type : o.gemm_types) {
     const bool fp32 = type == DataType::kFloat32;
+    if (is_fp8(type)) {  // the linear layers' GEMMs only: attention stays in bf16 under FP8 (workload/fp8_ops.hpp)
+      for (std::int64_t m : o.gemm_dims) {
+        for (std::int64_t n : o.gemm_dims) {
+          for (std::int64_t k : o.gemm_dims) {
+            shapes.push_back(fp8_gemm(make_gemm(m, n, k, 1, type), type, type, DataType::kBFloat16));
+          }
+        }
+      }
+      continue;
+    }
     const std::int64_t low = fp32 ? o.fp32_min_dim : 0;
     const std::int64_t high = fp32 ? o.fp32_max_dim : INT64_MAX;
     for (std::int64_t m : o.gemm_dims) {
@@ -95,7 +105,13 @@ std::string catalog_gpu(const CalibrateOptions& o, const RunContext& context) {
 Json measure_gemms(const CalibrateOptions& o, const hw::GpuSpec& gpu, GpuProbes& probes, std::ostream& log) {
   Json rows = Json::array();
   double last_run_ms = 0.0;  // wall time of the shape timed just before: a heat of its own when long
+  const bool fp8 = gpu.rate(hw::MathRate::kFp8Tensor).value.has_value();
+  if (!fp8 && std::any_of(o.gemm_types.begin(), o.gemm_types.end(), [](DataType t) { return is_fp8(t); })) {
+    log << fmt::format("# skipped fp8 GEMMs: {} has no FP8 tensor cores ({} is null in its file)\n", gpu.name,
+                       hw::rate_key(hw::MathRate::kFp8Tensor));
+  }
   for (const Gemm& g : gemm_shapes(o)) {
+    if (is_fp8(g.dtype) && !fp8) continue;
     const Bytes operands(gemm_operand_layout(g).bytes);  // as the probe places them
     if (operands > kProbePool) {
       log << fmt::format("# skipped {} {} x {} x {} x {}: {:.1f} GiB of operands exceed the {:.0f} GiB probe pool\n",

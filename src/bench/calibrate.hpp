@@ -26,7 +26,7 @@
 namespace commscale {
 
 struct CalibrateOptions {
-  std::vector<DataType> gemm_types = {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32};
+  std::vector<DataType> gemm_types = {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32, DataType::kFp8E4M3};
   // m, n and k each: small models' shapes (hidden 896, 1024) down to 256.
   std::vector<std::int64_t> gemm_dims = {256, 512, 1024, 2048, 4096, 8192, 16384};
   // fp32 without tensor cores is slow: its grid is the dims from 1024 to 8192 only.

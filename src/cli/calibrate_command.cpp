@@ -26,7 +26,7 @@ struct CalibrateArguments {
   bool merge = false;
   bool quick = false;
   std::string measure = "gemm,memory,collectives,clock";
-  std::string gemm_types = "bf16,fp16,fp32";
+  std::string gemm_types = "bf16,fp16,fp32,fp8";
   std::string collectives = "all_reduce,all_gather,reduce_scatter,alltoall,sendrecv";
   std::string max_bytes = "1G";
   std::string backend = "auto";
@@ -76,9 +76,11 @@ void finish(CalibrateArguments& a) {
   o.gemm_types.clear();
   if (gemm) {
     for (const std::string& item : split_list(a.gemm_types, "--gemm-types")) {
-      const DataType type = parse_data_type(item, "--gemm-types");
-      if (type != DataType::kBFloat16 && type != DataType::kFloat16 && type != DataType::kFloat32) {
-        throw InputError("--gemm-types", fmt::format("{} GEMMs are not calibrated", item), "bf16, fp16 or fp32");
+      // fp8: TransformerEngine's forward GEMM, E4M3 x E4M3 -> bf16 (bench/calibrate.cpp).
+      const DataType type = item == "fp8" ? DataType::kFp8E4M3 : parse_data_type(item, "--gemm-types");
+      if (type != DataType::kBFloat16 && type != DataType::kFloat16 && type != DataType::kFloat32 &&
+          type != DataType::kFp8E4M3) {
+        throw InputError("--gemm-types", fmt::format("{} GEMMs are not calibrated", item), "bf16, fp16, fp32 or fp8");
       }
       o.gemm_types.push_back(type);
     }
@@ -156,7 +158,9 @@ void add_calibrate_command(CLI::App& app, CommandAction* action, const std::stri
                   "take part of the time: the clock under the power limit); host (commscale's host time per op, "
                   "the kernel floor) and interference (a probe holding SMs beside GEMMs and memory kernels), GPU only")
       ->capture_default_str();
-  cmd->add_option("--gemm-types", args->gemm_types, "GEMM types (fp32 runs without TF32)")->capture_default_str();
+  cmd->add_option("--gemm-types", args->gemm_types,
+                  "GEMM types (fp32 runs without TF32; fp8: E4M3 x E4M3 -> bf16, skipped on a GPU without FP8)")
+      ->capture_default_str();
   cmd->add_option("--gemm-dims", o.gemm_dims, "m, n and k of the GEMM grid (each combination)")->capture_default_str();
   cmd->add_option("--attention-batches", o.attention_batches,
                   "batch counts of the attention GEMMs (micro-batch x heads per tensor-parallel rank)")

@@ -189,6 +189,7 @@ int run_compare(CompareArguments& a) {
   in.search.kernels = parse_kernel_set(a.kernels, "--kernels");
   finish_search_framework(a.framework, *a.model.command, plan_request(a.model), in.search);
   in.search.lora = lora_from_arguments(a.model);
+  in.search.fp8 = fp8_from_arguments(a.model);
   const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
   in.dtype_flag = choices.dtype_flag;
   in.flash_flag = choices.flash_flag;
@@ -285,6 +286,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   add_lora_options(*cmd, &args->model, "Options");
+  add_fp8_option(*cmd, &args->model, "Options");
   mark_input_file(
       cmd->add_option("--calibration", args->calibration, "a calibration profile (commscale calibrate) to use"));
   add_host_framework_option(*cmd, &args->host_framework);

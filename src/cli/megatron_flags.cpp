@@ -72,6 +72,13 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
                "Megatron-LM: weight gradients added into the main gradients by a kernel per microbatch, not by the "
                "weight-gradient GEMM (as Megatron-LM did before 2022-02)")
       ->group(kGroup);
+  cmd.add_option("--fp8-format", a->fp8_format,
+                 "Megatron-LM: FP8 linear layers, hybrid (E4M3 forward, E5M2 gradients) or e4m3 (as --fp8)")
+      ->group(kGroup);
+  cmd.add_option("--fp8-recipe", a->fp8_recipe,
+                 "Megatron-LM: with --fp8-format, delayed (default), tensorwise (as --fp8 current), blockwise or "
+                 "mxfp8 (as --fp8 block)")
+      ->group(kGroup);
   const RejectedMegatronFlags rejected = rejected_megatron_flags();
   for (std::string_view f : rejected.unmodelled_with_value) add_rejected(cmd, f, true, kMegatronChangesStep);
   for (std::string_view f : rejected.unmodelled_switches) add_rejected(cmd, f, false, kMegatronChangesStep);
@@ -101,6 +108,8 @@ MegatronFlags megatron_flags(const MegatronArguments& a, const CLI::App* command
   f.bf16 = a.bf16;
   f.fp16 = a.fp16;
   if (option_given(command, "--max-position-embeddings")) f.max_position_embeddings = a.max_position_embeddings;
+  if (option_given(command, "--fp8-format")) f.fp8_format = a.fp8_format;
+  if (option_given(command, "--fp8-recipe")) f.fp8_recipe = a.fp8_recipe;
   return f;
 }
 

@@ -140,6 +140,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                "backward")
       ->group(group);
   add_lora_options(cmd, a, group);
+  add_fp8_option(cmd, a, group);
   cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->plan.flash_attention,
                "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
                "kernels, the score matrix kept for the backward")
@@ -229,6 +230,20 @@ void add_lora_options(CLI::App& cmd, ModelPlanArguments* a, const std::string& g
 
 LoraSpec lora_from_arguments(const ModelPlanArguments& a) { return resolve_lora(plan_request(a).plan); }
 
+void add_fp8_option(CLI::App& cmd, ModelPlanArguments* a, const std::string& group) {
+  cmd.add_option("--fp8", a->plan.fp8,
+                 "FP8 linear layers as TransformerEngine runs them (E4M3 forward, E5M2 gradients), with the scaling "
+                 "recipe: none, delayed (amax history), current (per-tensor amax before each cast) or block "
+                 "(block scales); needs a GPU with FP8 tensor cores")
+      ->capture_default_str()
+      ->group(group);
+  keep(cmd, a, {"--fp8"});
+}
+
+Fp8Recipe fp8_from_arguments(const ModelPlanArguments& a) {
+  return parse_fp8_recipe(if_given(a, "--fp8", a.plan.fp8).value_or("none"), "--fp8");
+}
+
 TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve_model(plan_request(args)); }
 
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args) {
@@ -252,6 +267,7 @@ predict::TrainingChoices training_choices(const ModelPlanArguments& a, DataType 
 CheckedPlan fit_plan_to_gpu(const CheckedPlan& plan, const ModelPlanArguments& a, const hw::GpuSpec& gpu,
                             std::vector<std::string>* notes) {
   predict::TrainingChoices c = training_choices(a, plan.model().dtype, plan.plan().flash_attention);
+  c.fp8 = plan.plan().fp8;
   *notes = predict::fit_to_gpu(gpu, c);
   if (notes->empty()) return plan;
   TransformerConfig model = plan.model();
@@ -302,6 +318,7 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   p.lora_rank = if_given(a, "--lora-rank", v.lora_rank);
   p.lora_base_bits = if_given(a, "--lora-base-bits", v.lora_base_bits);
   p.lora_targets = if_given(a, "--lora-targets", v.lora_targets);
+  p.fp8 = if_given(a, "--fp8", v.fp8);
   p.flash_attention = if_given(a, "--flash-attn", v.flash_attention);
   p.kernels = if_given(a, "--kernels", v.kernels);
   p.micro_batch = if_given(a, "--micro-batch", v.micro_batch);

@@ -39,6 +39,8 @@ struct MegatronArguments {
   bool bf16 = false;
   bool fp16 = false;
   std::int64_t max_position_embeddings = 0;
+  std::string fp8_format;
+  std::string fp8_recipe;
 };
 
 // The command line's model and plan flags, bound to CLI11 (a flag's value is its default until given), and
@@ -90,6 +92,9 @@ struct ModelPlanArguments {
 // (search); add_model_plan_options adds them itself. lora_from_arguments reads them (InputError naming the flag).
 void add_lora_options(CLI::App& command, ModelPlanArguments* args, const std::string& group);
 [[nodiscard]] LoraSpec lora_from_arguments(const ModelPlanArguments& args);
+// --fp8 RECIPE, the same way: add_model_plan_options adds it itself; search and compare add it beside the model's.
+void add_fp8_option(CLI::App& command, ModelPlanArguments* args, const std::string& group);
+[[nodiscard]] Fp8Recipe fp8_from_arguments(const ModelPlanArguments& args);
 
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 

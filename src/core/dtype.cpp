@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::array kDataTypes = {DataType::kInt8,    DataType::kInt32,   DataType::kFloat16,
                                    DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+constexpr std::array kElementTypes = {DataType::kInt8,    DataType::kInt32,   DataType::kFloat16, DataType::kBFloat16,
+                                      DataType::kFloat32, DataType::kFloat64, DataType::kFp8E4M3, DataType::kFp8E5M2};
 constexpr std::array kReduceOps = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kAvg};
 
 struct Alias {
@@ -32,7 +34,10 @@ constexpr std::array<Alias, 6> kTypeAliases = {{{"half", DataType::kFloat16},
 
 std::size_t size_of(DataType type) noexcept {
   switch (type) {
-    case DataType::kInt8: return 1;
+    case DataType::kInt8:
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16: return 2;
     case DataType::kInt32:
@@ -50,6 +55,10 @@ std::string_view name(DataType type) noexcept {
     case DataType::kBFloat16: return "bf16";
     case DataType::kFloat32: return "fp32";
     case DataType::kFloat64: return "fp64";
+    case DataType::kFp8E4M3:
+      return "fp8_e4m3";
+    case DataType::kFp8E5M2:
+      return "fp8_e5m2";
   }
   return "?";
 }
@@ -73,6 +82,16 @@ DataType parse_data_type(std::string_view text, std::string_view where) {
     if (text == alias.text) return alias.type;
   }
   return parse_by_name(kDataTypes, text, where, "data type", "int8, int32, fp16, bf16, fp32, fp64 or all");
+}
+
+DataType parse_element_type(std::string_view text, std::string_view where) {
+  for (DataType type : {DataType::kFp8E4M3, DataType::kFp8E5M2}) {
+    if (text == name(type)) return type;
+  }
+  for (const Alias& alias : kTypeAliases) {
+    if (text == alias.text) return alias.type;
+  }
+  return parse_by_name(kElementTypes, text, where, "data type");
 }
 
 ReduceOp parse_reduce_op(std::string_view text, std::string_view where) {

@@ -35,6 +35,9 @@ double load_element_host(const void* data, DataType type, std::uint64_t i) {
     case DataType::kBFloat16: return bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
     case DataType::kFloat32: return static_cast<const float*>(data)[i];
     case DataType::kFloat64: return static_cast<const double*>(data)[i];
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      return 0.0;  // no collective carries FP8 (dtype.hpp)
   }
   return 0.0;
 }
@@ -51,6 +54,9 @@ void store_element_host(void* data, DataType type, std::uint64_t i, double value
       break;
     case DataType::kFloat32: static_cast<float*>(data)[i] = static_cast<float>(value); break;
     case DataType::kFloat64: static_cast<double*>(data)[i] = value; break;
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      break;  // no collective carries FP8 (dtype.hpp)
   }
 }
 

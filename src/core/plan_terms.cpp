@@ -14,6 +14,7 @@ constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimiz
                                     Optimizer::kNone};
 constexpr std::array kOffloadDevices = {OffloadDevice::kNone, OffloadDevice::kCpu};
 constexpr std::array kLoraTargets = {LoraTargets::kQv, LoraTargets::kQkvo, LoraTargets::kAll};
+constexpr std::array kFp8Recipes = {Fp8Recipe::kNone, Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlock};
 
 }  // namespace
 
@@ -73,6 +74,20 @@ std::string_view name(LoraTargets t) noexcept {
   return "?";
 }
 
+std::string_view name(Fp8Recipe r) noexcept {
+  switch (r) {
+    case Fp8Recipe::kNone:
+      return "none";
+    case Fp8Recipe::kDelayed:
+      return "delayed";
+    case Fp8Recipe::kCurrent:
+      return "current";
+    case Fp8Recipe::kBlock:
+      return "block";
+  }
+  return "?";
+}
+
 ScheduleKind parse_schedule(std::string_view text, std::string_view where) {
   return parse_by_name(kSchedules, text, where, "schedule");
 }
@@ -95,6 +110,10 @@ LoraTargets parse_lora_targets(std::string_view text, std::string_view where) {
 
 OffloadDevice parse_offload_device(std::string_view text, std::string_view where) {
   return parse_by_name(kOffloadDevices, text, where, "offload device");
+}
+
+Fp8Recipe parse_fp8_recipe(std::string_view text, std::string_view where) {
+  return parse_by_name(kFp8Recipes, text, where, "FP8 recipe");
 }
 
 }  // namespace commscale

@@ -51,6 +51,18 @@ enum class OffloadDevice : std::uint8_t { kNone, kCpu };
 //   all   every linear layer of a block: the attention's four and the MLP's (QLoRA's choice).
 enum class LoraTargets : std::uint8_t { kQv, kQkvo, kAll };
 
+// FP8 training of the linear layers' GEMMs as TransformerEngine runs them (te.fp8_autocast with a recipe;
+// Megatron-LM's --fp8-format hybrid with --fp8-recipe): E4M3 activations and weights forward, E5M2 gradients
+// backward, each FP8 tensor with an fp32 scale. The recipe is how the scales are found:
+//   none     no FP8: the linear layers run in the model's dtype;
+//   delayed  DelayedScaling: each scale from a history of earlier amaxes; the histories are all-reduced
+//            (max) once per microbatch's forward over the amax-reduction group (Megatron-LM's tp x dp (x cp));
+//   current  Float8CurrentScaling: each tensor's amax computed just before its cast (a reduction kernel),
+//            all-reduced over tp for a sequence-parallel input;
+//   block    Float8BlockScaling / MXFP8: a scale per block of 128 (or 32) values, computed inside the cast;
+//            no amax reductions.
+enum class Fp8Recipe : std::uint8_t { kNone, kDelayed, kCurrent, kBlock };
+
 struct LoraSpec {
   int rank = 0;        // r; 0: no LoRA, every weight trains
   int base_bits = 16;  // the frozen base's linear weights: 16 (the model dtype) or 4 (QLoRA's NF4)
@@ -65,6 +77,7 @@ struct LoraSpec {
 [[nodiscard]] std::string_view name(Optimizer o) noexcept;        // adam adamw adam8bit sgd none
 [[nodiscard]] std::string_view name(OffloadDevice d) noexcept;    // none cpu
 [[nodiscard]] std::string_view name(LoraTargets t) noexcept;      // qv qkvo all
+[[nodiscard]] std::string_view name(Fp8Recipe r) noexcept;        // none delayed current block
 
 // Inverses of the names above; throw InputError naming `where` and the accepted words.
 [[nodiscard]] ScheduleKind parse_schedule(std::string_view text, std::string_view where);
@@ -73,5 +86,6 @@ struct LoraSpec {
 [[nodiscard]] Optimizer parse_optimizer(std::string_view text, std::string_view where);
 [[nodiscard]] OffloadDevice parse_offload_device(std::string_view text, std::string_view where);
 [[nodiscard]] LoraTargets parse_lora_targets(std::string_view text, std::string_view where);
+[[nodiscard]] Fp8Recipe parse_fp8_recipe(std::string_view text, std::string_view where);
 
 }  // namespace commscale

@@ -96,6 +96,9 @@ MathRate gemm_rate(DataType dtype, DataType accumulate) noexcept {
       return accumulate == DataType::kFloat16 ? MathRate::kFp16Fp16Acc : MathRate::kFp16Fp32Acc;
     case DataType::kFloat64:
       return MathRate::kFp64Tensor;
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      return accumulate == DataType::kFloat16 ? MathRate::kFp8Fp16Acc : MathRate::kFp8Tensor;
     default:
       return MathRate::kFp32;
   }

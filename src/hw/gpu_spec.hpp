@@ -39,7 +39,8 @@ enum class MathRate : std::uint8_t {
 inline constexpr std::size_t kMathRateCount = 9;
 [[nodiscard]] std::string_view rate_key(MathRate r) noexcept;  // the file key, with its _TFLOPS unit
 // The rate a GEMM of inputs `dtype` accumulating in `accumulate` runs at: BF16 and FP16 on tensor cores
-// (FP16 accumulate only when asked), FP64 on FP64 tensor cores, anything else at the non-tensor FP32 rate.
+// (FP16 accumulate only when asked), FP8 (E4M3 or E5M2) on FP8 tensor cores (FP16 accumulate only when asked:
+// GeForce runs it twice as fast), FP64 on FP64 tensor cores, anything else at the non-tensor FP32 rate.
 [[nodiscard]] MathRate gemm_rate(DataType dtype, DataType accumulate = DataType::kFloat32) noexcept;
 
 struct NvlinkSpec {

@@ -208,7 +208,10 @@ void StageBuilder::end_of_step() {
   if (copies_into_buckets() && !(dense_.final_sizes.empty() && experts_.final_sizes.empty())) {
     optimizer_deps.push_back(last_compute_);
   }
-  if (p_.optimizer == Optimizer::kNone) return;  // forward and backward only: nothing to update
+  if (p_.optimizer == Optimizer::kNone) {  // forward and backward only: nothing to update
+    fp8_weight_cast({last_compute_});
+    return;
+  }
 
   // ZeRO 1 and more shard the optimizer over each group: the experts' over the expert-data-parallel ranks.
   const std::uint64_t experts = p_.lora.enabled() ? 0 : stage_expert_parameters(m_, p_, stage_);
@@ -227,21 +230,24 @@ void StageBuilder::end_of_step() {
   const OpId optimizer = emit(std::move(step));
   last_compute_ = optimizer;
 
+  std::vector<OpId> updated = {optimizer};  // what the weights' FP8 cast waits for
   if (p_.zero_stage == 1 || p_.zero_stage == 2) {
-    gather_updated(dense_, optimizer);
-    gather_updated(experts_, optimizer);
+    gather_updated(dense_, optimizer, updated);
+    gather_updated(experts_, optimizer, updated);
   }
+  fp8_weight_cast(std::move(updated));
 }
 
-// ZeRO 1 and 2: the updated parameters all-gathered bucket by bucket over the bucket's group.
-void StageBuilder::gather_updated(const Buckets& b, OpId optimizer) {
+// ZeRO 1 and 2: the updated parameters all-gathered bucket by bucket over the bucket's group (each gather
+// appended to `gathers`).
+void StageBuilder::gather_updated(const Buckets& b, OpId optimizer, std::vector<OpId>& gathers) {
   if (b.ranks <= 1) return;
   const std::uint64_t w = size_of(m_.dtype);
   const std::string_view prefix = b.group == kDpGroup ? "step" : "step.edp";  // dense names as before experts
   for (std::size_t k = 0; k < b.final_sizes.size(); ++k) {
     std::string name = coarse() ? std::string() : fmt::format("{}.bucket{}.all_gather", prefix, k);
-    emit_collective(std::move(name), Stream::kDp, b.group, Collective::kAllGather, Bytes(b.final_sizes[k] * w),
-                    Phase::kStep, -1, -1, {optimizer});
+    gathers.push_back(emit_collective(std::move(name), Stream::kDp, b.group, Collective::kAllGather,
+                                      Bytes(b.final_sizes[k] * w), Phase::kStep, -1, -1, {optimizer}));
   }
 }
 

@@ -10,10 +10,9 @@ namespace commscale {
 namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 11> kUnmodelledWithValue = {"--context-parallel-size",
+constexpr std::array<std::string_view, 10> kUnmodelledWithValue = {"--context-parallel-size",
                                                                    "--expert-tensor-parallel-size",
                                                                    "--pipeline-model-parallel-layout",
-                                                                   "--fp8-format",
                                                                    "--make-vocab-size-divisible-by",
                                                                    "--kv-channels",
                                                                    "--data-parallel-sharding-strategy",
@@ -21,17 +20,12 @@ constexpr std::array<std::string_view, 11> kUnmodelledWithValue = {"--context-pa
                                                                    "--attention-backend",
                                                                    "--ddp-bucket-size",
                                                                    "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 11> kUnmodelledFlags = {"--overlap-param-gather",
-                                                               "--tp-comm-overlap",
-                                                               "--moe-grouped-gemm",
-                                                               "--fp8",
-                                                               "--squared-relu",
-                                                               "--apply-layernorm-1p",
-                                                               "--no-position-embedding",
-                                                               "--add-qkv-bias",
-                                                               "--qk-layernorm",
-                                                               "--use-torch-fsdp2",
-                                                               "--defer-embedding-wgrad-compute"};
+constexpr std::array<std::string_view, 10> kUnmodelledFlags = {
+    "--overlap-param-gather", "--tp-comm-overlap",
+    "--moe-grouped-gemm",     "--squared-relu",
+    "--apply-layernorm-1p",   "--no-position-embedding",
+    "--add-qkv-bias",         "--qk-layernorm",
+    "--use-torch-fsdp2",      "--defer-embedding-wgrad-compute"};
 // Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
 // hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
 constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
@@ -128,6 +122,20 @@ Recompute megatron_recompute(const MegatronFlags& a) {
   return Recompute::kFull;
 }
 
+// Megatron-LM's FP8: --fp8-format turns it on (hybrid: E4M3 forward, E5M2 gradients; e4m3: E4M3 throughout,
+// the same rates and bytes, so read as hybrid), --fp8-recipe (default delayed) picks the scaling.
+Fp8Recipe megatron_fp8(const MegatronFlags& a) {
+  const std::string format = a.fp8_format.value_or("");
+  if (format != "hybrid" && format != "e4m3") {
+    throw InputError("--fp8-format", fmt::format("\"{}\"", format), "hybrid or e4m3");
+  }
+  const std::string recipe = a.fp8_recipe.value_or("delayed");
+  if (recipe == "delayed") return Fp8Recipe::kDelayed;
+  if (recipe == "tensorwise") return Fp8Recipe::kCurrent;
+  if (recipe == "blockwise" || recipe == "mxfp8") return Fp8Recipe::kBlock;
+  throw InputError("--fp8-recipe", fmt::format("\"{}\"", recipe), "delayed, tensorwise, blockwise or mxfp8");
+}
+
 }  // namespace
 
 void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peers, const TransformerConfig& m,
@@ -151,6 +159,18 @@ void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peer
     p.zero_stage = 1;
   }
   if (a.overlap_grad_reduce) p.overlap_grad_reduce = true;
+  if (a.fp8_format) {
+    const Fp8Recipe r = megatron_fp8(a);
+    if (peers.fp8 && p.fp8 != r) {
+      throw InputError("--fp8",
+                       fmt::format("{} given with Megatron-LM's --fp8-format (recipe {})", name(p.fp8), name(r)),
+                       "one of them");
+    }
+    p.fp8 = r;
+  } else if (a.fp8_recipe) {
+    throw InputError("--fp8-recipe", "given without --fp8-format (Megatron-LM then trains without FP8)",
+                     "--fp8-format hybrid with it");
+  }
   if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;
   // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).
   if (a.layers_per_virtual_stage) {

@@ -36,6 +36,8 @@ struct MegatronFlags {
   bool bf16 = false;
   bool fp16 = false;
   std::optional<std::int64_t> max_position_embeddings;
+  std::optional<std::string> fp8_format;  // --fp8-format: hybrid or e4m3 (FP8 on)
+  std::optional<std::string> fp8_recipe;  // --fp8-recipe: delayed, tensorwise, blockwise or mxfp8
 };
 
 // Megatron-LM flags refused by name: those that change the step in ways commscale does not model (with a
@@ -58,13 +60,14 @@ struct MegatronPeers {
   bool zero = false;
   bool chunks = false;
   bool schedule = false;
+  bool fp8 = false;
 };
 
 // Model overrides from the Megatron-LM flags given. Throws InputError naming the flag.
 void apply_megatron_model_flags(const MegatronFlags& flags, const MegatronPeers& peers, ModelOverrides& overrides);
 // Checks the resolved model against --max-position-embeddings.
 void check_megatron_model(const MegatronFlags& flags, const TransformerConfig& model);
-// The plan's recompute, ZeRO stage, chunks and schedule from the Megatron-LM flags given, checked against
+// The plan's recompute, ZeRO stage, chunks, schedule and FP8 recipe from the Megatron-LM flags given, checked against
 // the commscale flags that say the same. Throws InputError naming the flag.
 void apply_megatron_plan_flags(const MegatronFlags& flags, const MegatronPeers& peers, const TransformerConfig& model,
                                ParallelPlan& plan);

@@ -63,6 +63,8 @@ struct ParallelPlan {
   // layer's routed experts split over `ep` ranks, folded onto the tp x dp ranks of a stage with expert tensor
   // parallelism 1 (rank_layout.hpp, ExpertLayout); ep divides tp x dp and the experts.
   int ep = 1;
+  // FP8 linear layers (core/plan_terms.hpp, Fp8Recipe; src/predict/FP8.md): on GPUs with FP8 tensor cores.
+  Fp8Recipe fp8 = Fp8Recipe::kNone;
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.

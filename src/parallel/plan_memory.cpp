@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "parallel/schedule.hpp"
+#include "workload/fp8_ops.hpp"
 #include "workload/lora.hpp"
 #include "workload/memory.hpp"
 
@@ -56,6 +57,12 @@ std::string advice(const MemoryBreakdown& b) {
            "or more --tp/--pp";
   }
   return "model states dominate: try a higher --zero stage, more --dp with ZeRO, or more --tp/--pp";
+}
+
+// TransformerEngine's FP8 copies (and transposes) of the stage's linear weights (workload/fp8_ops.hpp).
+Bytes fp8_weight_bytes(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  if (p.fp8 == Fp8Recipe::kNone) return Bytes(0);
+  return fp8_weight_copy_bytes(static_cast<std::uint64_t>(stage_layers(m, p, stage)) * fp8_linear_parameters(m, p.tp));
 }
 
 }  // namespace
@@ -150,7 +157,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     // The routed experts' states are sharded over their own data-parallel group (expert_dp).
     const std::uint64_t experts = p.lora.enabled() ? 0 : stage_expert_parameters(m, p, stage);
     const ModelStateBytes states = model_state_bytes(m, s.trainable - experts, p.zero_stage, p.dp, p.optimizer, grads);
-    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage);
+    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_bytes(m, p, stage);
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
     if (experts > 0) {

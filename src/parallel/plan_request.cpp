@@ -54,7 +54,7 @@ T pick(const std::optional<T>& flag, const std::optional<U>& file, const T& fall
 
 MegatronPeers peers_of(const PlanRequest& r) {
   return {r.model.shape.kv_heads.has_value(), r.plan.recompute.has_value(), r.plan.zero.has_value(),
-          r.plan.chunks.has_value(), r.plan.schedule.has_value()};
+          r.plan.chunks.has_value(),          r.plan.schedule.has_value(),  r.plan.fp8.has_value()};
 }
 
 ModelSource source_of(const PlanRequest& r) {
@@ -123,6 +123,7 @@ CheckedPlan plan_of(const PlanRequest& r) {
   p.offload_activations = f.offload_activations.value_or(d.offload_activations);
   p.ep = pick(f.ep, file.ep, d.ep);
   p.lora = resolve_lora(f);
+  p.fp8 = parse_fp8_recipe(f.fp8.value_or(d.fp8), "--fp8");
   p.flash_attention = pick(f.flash_attention, file.flash_attn, d.flash_attention);
   p.kernels = parse_kernel_set(pick(f.kernels, file.kernels, d.kernels), "--kernels");
   p.micro_batch = pick(f.micro_batch, file.micro_batch, d.micro_batch);

@@ -58,6 +58,7 @@ struct PlanFlagValues {
   int lora_rank = 0;  // no LoRA
   int lora_base_bits = 16;
   std::string lora_targets = "qv";
+  std::string fp8 = "none";
   bool flash_attention = true;
   std::string kernels = "fused";
   int micro_batch = 1;
@@ -86,6 +87,7 @@ struct PlanFlags {
   std::optional<int> lora_rank;
   std::optional<int> lora_base_bits;
   std::optional<std::string> lora_targets;
+  std::optional<std::string> fp8;
   std::optional<bool> flash_attention;  // --flash-attn / --no-flash-attn
   std::optional<std::string> kernels;
   std::optional<int> micro_batch;

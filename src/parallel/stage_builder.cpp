@@ -77,7 +77,7 @@ std::vector<Op> StageBuilder::build() {
         static_cast<std::size_t>(stage_layers(m_, p_, stage_)) *
             (size(UnitKind::kLayer, Phase::kForward) + size(UnitKind::kLayer, Phase::kBackward) + 8) +
         size(UnitKind::kEmbedding, Phase::kForward) + size(UnitKind::kEmbedding, Phase::kBackward) +
-        size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 4 * chunks;
+        size(UnitKind::kHead, Phase::kForward) + size(UnitKind::kHead, Phase::kBackward) + 8 * chunks;  // + FP8 amax
     ops_.reserve(per_microbatch * static_cast<std::size_t>(microbatches_) + 64);
   }
   for (int chunk = 0; chunk < p_.chunks; ++chunk) units_.push_back(chunk_units(chunk));
@@ -120,6 +120,7 @@ void StageBuilder::forward(int mb, int chunk) {
   } else {
     for (const Unit& unit : units) run_unit(unit, mb, Phase::kForward);
   }
+  fp8_amax_reduction(mb, chunk, Phase::kForward);
   if (!last_virtual(chunk)) {
     const OpId send = emit_p2p(P2pDirection::kSend, kPpForwardGroup, (stage_ + 1) % p_.pp, mb, chunk, Phase::kForward);
     ops_[send].deps.push_back(last_compute_);
@@ -145,6 +146,7 @@ void StageBuilder::backward(int mb, int chunk) {
   } else {
     for (auto unit = units.rbegin(); unit != units.rend(); ++unit) run_unit(*unit, mb, Phase::kBackward);
   }
+  fp8_amax_reduction(mb, chunk, Phase::kBackward);
   // Without overlap the gradients of every chunk wait for the stage's last backward, its first chunk's.
   if (p_.overlap_grad_reduce || (chunk == 0 && reducing_)) flush_bucket();
   if (!first_virtual(chunk)) {

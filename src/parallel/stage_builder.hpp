@@ -93,12 +93,16 @@ class StageBuilder {
                       OpId after);
   [[nodiscard]] Bytes offloaded_layer_bytes() const;
 
+  // fp8_step_ops.cpp: FP8's amax reductions (delayed scaling) and the weights' cast once per step.
+  void fp8_amax_reduction(int mb, int chunk, Phase phase);
+  void fp8_weight_cast(std::vector<OpId> deps);
+
   // grad_sync.cpp
   void begin_backward_pass(int mb);
   void grads_ready(OpId producer, std::uint64_t parameters, bool experts = false);
   void flush_bucket();  // both groups' open buckets
   void flush(Buckets& b);
-  void gather_updated(const Buckets& b, OpId optimizer);
+  void gather_updated(const Buckets& b, OpId optimizer, std::vector<OpId>& gathers);
   [[nodiscard]] bool copies_into_buckets() const noexcept;
   OpId emit_bucket_copy(std::string name, std::uint64_t elements, std::vector<OpId> deps);
   void zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetched);

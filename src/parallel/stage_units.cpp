@@ -41,17 +41,19 @@ std::size_t StageBuilder::coarse_op_bound() const noexcept {
   // Offload: two ops per unit each way (its first and the rest), and up to two copies each way
   // (offload_ops.cpp).
   const std::size_t copies = offloads_during_step() ? 8 * units * chunks * microbatches : 0;
+  // FP8's delayed scaling: up to two amax reductions each way per microbatch and chunk (fp8_step_ops.cpp).
+  const std::size_t amax = p_.fp8 == Fp8Recipe::kDelayed ? 4 * chunks * microbatches : 0;
   if (p_.zero_stage == 3 && p_.dp > 1) {
     // A unit's gather and two ops each way, its reduce-scatter in the backward.
-    return transfers + copies + 7 * units * chunks * microbatches + 16;
+    return transfers + copies + amax + 7 * units * chunks * microbatches + 16;
   }
   // A fused op each way; a backward that fills buckets instead has an op per unit and at most a bucket
   // after each (every microbatch's with ZeRO-2, else the last's); ZeRO-1 and -2 gather as many buckets
   // at the end.
   const bool sharded = p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2);
   const std::size_t filling = p_.dp > 1 ? (p_.zero_stage == 2 ? microbatches : 1) * chunks : 0;
-  return transfers + copies + 2 * chunks * microbatches + filling * 2 * units + (sharded ? chunks * (units + 1) : 0) +
-         16;
+  return transfers + copies + amax + 2 * chunks * microbatches + filling * 2 * units +
+         (sharded ? chunks * (units + 1) : 0) + 16;
 }
 
 void StageBuilder::run_fused_chunk(const std::vector<Unit>& units, int mb, Phase phase) {

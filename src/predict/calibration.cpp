@@ -52,9 +52,10 @@ GemmPoint read_gemm(JsonObject& o, const hw::GpuSpec& gpu) {
   g.n = o.integer("n", 1, kMaxDim);
   g.k = o.integer("k", 1, kMaxDim);
   if (o.has("batch")) g.batch = o.integer("batch", 1, kMaxDim);
-  g.dtype = parse_data_type(o.string("dtype"), o.where("dtype"));
-  if (g.dtype != DataType::kBFloat16 && g.dtype != DataType::kFloat16 && g.dtype != DataType::kFloat32) {
-    throw InputError(o.where("dtype"), fmt::format("{}", name(g.dtype)), "bf16, fp16 or fp32");
+  g.dtype = parse_element_type(o.string("dtype"), o.where("dtype"));
+  if (g.dtype != DataType::kBFloat16 && g.dtype != DataType::kFloat16 && g.dtype != DataType::kFloat32 &&
+      g.dtype != DataType::kFp8E4M3) {
+    throw InputError(o.where("dtype"), fmt::format("{}", name(g.dtype)), "bf16, fp16, fp32 or fp8_e4m3");
   }
   g.time = Seconds(hw::positive_number(o, "seconds", kMaxSeconds));
   o.finish();

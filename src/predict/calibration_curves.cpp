@@ -11,6 +11,10 @@
 namespace commscale::predict {
 namespace {
 
+// A profile's GEMM rows of one type price the GEMMs of that type; the FP8 rows (calibrate's, E4M3 x E4M3) price
+// every FP8 GEMM, E5M2 gradients included: cuBLASLt runs both formats on the same tensor cores at one rate.
+bool same_gemm_rows(DataType row, DataType gemm) noexcept { return row == gemm || (is_fp8(row) && is_fp8(gemm)); }
+
 // How many of the nearest rows a GEMM's efficiency is interpolated from: as many as a cell of the
 // (m, n, k) grid has corners.
 constexpr std::size_t kGemmNeighbours = 8;
@@ -87,7 +91,7 @@ bool same_family(const hw::GpuSpec& a, const hw::GpuSpec& b) {
 std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const Gemm& gemm, Seconds fixed) {
   return nearest_efficiency(
       profile.gemm, shape_point(gemm.m, gemm.n, gemm.k, gemm.batch),
-      [&](const GemmPoint& p) { return p.dtype == gemm.dtype; },
+      [&](const GemmPoint& p) { return same_gemm_rows(p.dtype, gemm.dtype); },
       [](const GemmPoint& p) { return shape_point(p.m, p.n, p.k, p.batch); },
       [&](const GemmPoint& p) {
         // The row's work over its time less the fixed part, at most the peak (the fastest row's own work
@@ -100,7 +104,7 @@ std::optional<double> gemm_efficiency(const CalibrationProfile& profile, const G
 std::optional<Seconds> fastest_gemm(const CalibrationProfile& profile, DataType dtype) {
   std::optional<Seconds> fastest;
   for (const GemmPoint& p : profile.gemm) {
-    if (p.dtype == dtype && (!fastest || p.time < *fastest)) fastest = p.time;
+    if (same_gemm_rows(p.dtype, dtype) && (!fastest || p.time < *fastest)) fastest = p.time;
   }
   return fastest;
 }

@@ -160,7 +160,7 @@ class ComputeModel {
   const CalibrationProfile* calibration_ = nullptr;  // only when it applies to gpu_
   AttentionIssue attention_ = AttentionIssue::kPerKernel;
   // By dtype: the profile's fastest GEMM row, the least a GEMM call takes (0 without a row), found once.
-  std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_floor_{};
+  std::array<Seconds, kDataTypeCount> gemm_floor_{};
   // By dtype: the part of a GEMM call's time that does not grow with its work: the fastest row, at most
   // the catalog's call time kGemmCallUs (a profile whose fastest row is a large GEMM, or fp32's 256^3 at
   // 46 us on CUDA cores, is not all fixed cost). On the H200s, 256^3 bf16 takes 6.1-7.4 us, 0.03 us of
@@ -168,7 +168,7 @@ class ComputeModel {
   // their FLOPs: q05's 512 x 320 x 64 x 14 products ran 8.0 us in a step, the rows of batch 8 and 16 7.0
   // and 8.3, and efficiency carried over from the nearest rows priced them at 6.8
   // (results/h200x1-2026-12-03e section 1b).
-  std::array<Seconds, static_cast<std::size_t>(DataType::kFloat64) + 1> gemm_fixed_{};
+  std::array<Seconds, kDataTypeCount> gemm_fixed_{};
   std::vector<std::string> notes_;
 };
 

@@ -23,12 +23,20 @@ bool gpu_trains_in(const hw::GpuSpec& gpu, DataType dtype) {
   return gpu.rate(hw::gemm_rate(dtype)).value.has_value();
 }
 
+bool gpu_has_fp8(const hw::GpuSpec& gpu) { return gpu.rate(hw::MathRate::kFp8Tensor).value.has_value(); }
+
 bool gpu_runs_flash_attention(const hw::GpuSpec& gpu) {
   return parse_capability(gpu.compute_capability.value.value_or("0.0")).major >= kFlashAttentionMinMajor;
 }
 
 std::vector<std::string> fit_to_gpu(const hw::GpuSpec& gpu, TrainingChoices& c) {
   std::vector<std::string> notes;
+  if (c.fp8 != Fp8Recipe::kNone && !gpu_has_fp8(gpu)) {
+    throw InputError("--fp8",
+                     fmt::format("{} on {} ({}), which has no FP8 tensor cores ({} is null in its file)", name(c.fp8),
+                                 gpu.name, architecture(gpu), hw::rate_key(hw::MathRate::kFp8Tensor)),
+                     "--fp8 none on this GPU (FP8 needs compute capability 8.9 or later: Ada, Hopper, Blackwell)");
+  }
   if (!gpu_trains_in(gpu, c.dtype)) {
     const std::string_view key = hw::rate_key(hw::gemm_rate(c.dtype));
     if (!c.dtype_flag.empty()) {

@@ -296,6 +296,7 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       p.kernels = o.kernels;
       p.optimizer = o.optimizer;
       p.lora = o.lora;
+      p.fp8 = o.fp8;
       p.overlap_grad_reduce = o.overlap_grad_reduce;
       p.framework = o.framework;
       p.order = o.order;
@@ -410,6 +411,7 @@ std::string describe_plan(const ParallelPlan& p) {
   if (p.offload_params != OffloadDevice::kNone) s += " offload-params";
   if (p.offload_activations) s += " offload-act";
   if (p.lora.enabled()) s += fmt::format(" lora r{}{}", p.lora.rank, p.lora.base_bits == 4 ? " nf4" : "");
+  if (p.fp8 != Fp8Recipe::kNone) s += fmt::format(" fp8 {}", name(p.fp8));
   return s;
 }
 
@@ -433,6 +435,7 @@ std::string plan_flags(const ParallelPlan& p) {
     s += fmt::format(" --lora-rank {} --lora-base-bits {} --lora-targets {}", p.lora.rank, p.lora.base_bits,
                      name(p.lora.targets));
   }
+  if (p.fp8 != Fp8Recipe::kNone) s += fmt::format(" --fp8 {}", name(p.fp8));
   return s;
 }
 

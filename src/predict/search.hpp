@@ -51,6 +51,7 @@ struct SearchOptions {
   int top = 10;
   bool memory_saving = true;  // when nothing fits: adam8bit, then offload (above)
   LoraSpec lora;              // every plan fine-tunes with LoRA (only when asked: --lora-rank)
+  Fp8Recipe fp8 = Fp8Recipe::kNone;  // every plan trains its linear layers in FP8 (only when asked: --fp8)
   int threads = 0;  // threads estimating plans: 0 = one per CPU this process may use (results do not depend on it)
   MemoryOptions memory;
   CostAssumptions costs;

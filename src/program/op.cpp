@@ -175,12 +175,28 @@ Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batc
   return g;
 }
 
+Gemm fp8_gemm(Gemm g, DataType a, DataType b, DataType out) noexcept {
+  g.dtype = a;
+  g.b_dtype = b;
+  g.out_dtype = out;
+  g.accumulate = DataType::kFloat32;
+  return g;
+}
+
+bool has_fp8_gemm(const std::vector<Op>& ops) noexcept {
+  return std::any_of(ops.begin(), ops.end(), [](const Op& op) {
+    const auto* g = std::get_if<Gemm>(&op.payload);
+    return g != nullptr && is_fp8(g->dtype);
+  });
+}
+
 Bytes gemm_bytes_read(const Gemm& g) noexcept {
-  return Bytes(static_cast<std::uint64_t>((g.m * g.k + g.k * g.n) * g.batch) * size_of(g.dtype));
+  return Bytes(static_cast<std::uint64_t>(g.m * g.k * g.batch) * size_of(g.dtype) +
+               static_cast<std::uint64_t>(g.k * g.n * g.batch) * size_of(gemm_b_type(g)));
 }
 
 Bytes gemm_bytes_written(const Gemm& g) noexcept {
-  return Bytes(static_cast<std::uint64_t>(g.m * g.n * g.batch) * size_of(g.dtype));
+  return Bytes(static_cast<std::uint64_t>(g.m * g.n * g.batch) * size_of(gemm_out_type(g)));
 }
 
 std::vector<Op>& own_ops(ProgramSet& set, int rank) {

@@ -61,8 +61,12 @@ struct Gemm {
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t batch = 1;
-  DataType dtype = DataType::kBFloat16;      // inputs and output
+  DataType dtype = DataType::kBFloat16;      // inputs and output; for an FP8 GEMM, A's type
   DataType accumulate = DataType::kFloat32;  // accumulator
+  // An FP8 GEMM (dtype an FP8 type; TransformerEngine's, workload/fp8_ops.hpp) has inputs of two types and an
+  // output of a third: B's type and the output's, read only then (gemm_b_type, gemm_out_type).
+  DataType b_dtype = DataType::kBFloat16;
+  DataType out_dtype = DataType::kBFloat16;
   Flops flops;
   // One of the products of a fused (flash) causal attention kernel: its shape is the causal share of
   // the full product (workload/layer_ops.hpp), and the predictor prices it at the attention kernel's
@@ -220,8 +224,17 @@ struct ProgramSet {
 [[nodiscard]] bool listed_stream(const std::vector<Op>& ops, Stream stream) noexcept;
 
 [[nodiscard]] Gemm make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DataType dtype);
+// A GEMM's B and output types: dtype's, but for an FP8 GEMM.
+[[nodiscard]] constexpr DataType gemm_b_type(const Gemm& g) noexcept { return is_fp8(g.dtype) ? g.b_dtype : g.dtype; }
+[[nodiscard]] constexpr DataType gemm_out_type(const Gemm& g) noexcept {
+  return is_fp8(g.dtype) ? g.out_dtype : g.dtype;
+}
+// The GEMM `g` with FP8 inputs a and b and an output of type `out`, fp32 accumulate.
+[[nodiscard]] Gemm fp8_gemm(Gemm g, DataType a, DataType b, DataType out) noexcept;
+// Whether any of `ops` is an FP8 GEMM (a plan with --fp8).
+[[nodiscard]] bool has_fp8_gemm(const std::vector<Op>& ops) noexcept;
 // Memory traffic of a GEMM if each operand is read once and the result written once (the roofline's
-// minimum): (m k + k n) batch elements read, m n batch written.
+// minimum): (m k + k n) batch elements read (A's and B's types), m n batch written (the output's).
 [[nodiscard]] Bytes gemm_bytes_read(const Gemm& g) noexcept;
 [[nodiscard]] Bytes gemm_bytes_written(const Gemm& g) noexcept;
 

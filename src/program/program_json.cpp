@@ -64,6 +64,10 @@ void payload_to_json(json& j, const OpPayload& payload) {
               {"dtype", name(g->dtype)},
               {"accumulate_dtype", name(g->accumulate)},
               {"flops", g->flops.value()}});
+    if (is_fp8(g->dtype)) {  // absent: one type for inputs and output
+      j["b_dtype"] = name(g->b_dtype);
+      j["out_dtype"] = name(g->out_dtype);
+    }
     if (g->flash) j["flash"] = true;  // absent: a plain GEMM
     if (g->flash_continued) j["flash_continued"] = true;
     if (g->flash_dropout) j["flash_dropout"] = true;
@@ -109,10 +113,14 @@ OpPayload payload_from_json(const json& j) {
   };
   if (type == "gemm") {
     keys({"m", "n", "k", "batch", "dtype", "accumulate_dtype", "flops", "flash", "flash_continued", "flash_dropout",
-          "flash_sdpa", "flash_backward"});
+          "flash_sdpa", "flash_backward", "b_dtype", "out_dtype"});
     Gemm g = make_gemm(number<std::int64_t>(j, "m"), number<std::int64_t>(j, "n"), number<std::int64_t>(j, "k"),
-                       number<std::int64_t>(j, "batch"), parse_data_type(text(j, "dtype"), where(j, "dtype")));
+                       number<std::int64_t>(j, "batch"), parse_element_type(text(j, "dtype"), where(j, "dtype")));
     g.accumulate = parse_data_type(text(j, "accumulate_dtype"), where(j, "accumulate_dtype"));
+    if (is_fp8(g.dtype)) {
+      g.b_dtype = parse_element_type(text(j, "b_dtype"), where(j, "b_dtype"));
+      g.out_dtype = parse_data_type(text(j, "out_dtype"), where(j, "out_dtype"));
+    }
     g.flops = Flops(number<double>(j, "flops"));
     const auto flag = [&](const char* key) {
       if (!j.contains(key)) return false;

@@ -5,7 +5,8 @@
 // background (progressed by MPI_Test) while the thread computes.
 //
 // Compute is in fp32 whatever the program's type (OpenBLAS's sgemm; the pool is laid out for 4-byte
-// GEMM elements); communication moves the program's bytes in the program's type.
+// GEMM elements), FP8 GEMMs included: they run at their shapes in fp32, as method() says; communication moves
+// the program's bytes in the program's type.
 //
 // Offload: the "device" pool is host memory here, so a host copy (HostCopy, on h2d or d2h) is a memcpy
 // between its pool slice and its slice of a second host pool, run by the same thread as compute (it
@@ -86,9 +87,15 @@ class HostStepEngine final : public StepEngine {
   }
 
   [[nodiscard]] std::string method() const override {
-    return "CPU backend: one host thread runs the seven streams (OpenBLAS sgemm, loops, MPI non-blocking "
-           "operations progressed between ops; host copies as memcpy, the host optimizer as CPU AdamW); ops timed "
-           "with the host's steady clock";
+    std::string s =
+        "CPU backend: one host thread runs the seven streams (OpenBLAS sgemm, loops, MPI non-blocking "
+        "operations progressed between ops; host copies as memcpy, the host optimizer as CPU AdamW); ops timed "
+        "with the host's steady clock";
+    if (has_fp8_gemm(ops_)) {
+      s += "; the program's FP8 GEMMs (--fp8) ran in fp32 at their shapes, as every GEMM here: the CPU has no FP8, "
+           "so their times are not FP8 times";
+    }
+    return s;
   }
 
   [[nodiscard]] StepRun run_step(StepTiming timing) override;

@@ -79,6 +79,9 @@ MPI_Datatype MpiTypes::datatype(DataType type) const noexcept {
     case DataType::kBFloat16: return bf16_;
     case DataType::kFloat32: return MPI_FLOAT;
     case DataType::kFloat64: return MPI_DOUBLE;
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      return MPI_BYTE;  // moved as bytes; no collective reduces FP8 (dtype.hpp)
   }
   return MPI_DATATYPE_NULL;
 }

@@ -48,7 +48,7 @@ std::uint64_t elements(std::int64_t rows, std::int64_t cols, std::int64_t batch)
   return static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * static_cast<std::uint64_t>(batch);
 }
 
-std::size_t element_bytes(const Gemm& g, std::size_t element) { return element != 0 ? element : size_of(g.dtype); }
+std::size_t element_bytes(DataType type, std::size_t element) { return element != 0 ? element : size_of(type); }
 
 }  // namespace
 
@@ -60,10 +60,10 @@ Bytes host_side_bytes(const Op& op) noexcept {
 }
 
 Bytes gemm_a_bytes(const Gemm& g, std::size_t element) noexcept {
-  return Bytes(elements(g.k, g.m, g.batch) * element_bytes(g, element));
+  return Bytes(elements(g.k, g.m, g.batch) * element_bytes(g.dtype, element));
 }
 Bytes gemm_b_bytes(const Gemm& g, std::size_t element) noexcept {
-  return Bytes(elements(g.k, g.n, g.batch) * element_bytes(g, element));
+  return Bytes(elements(g.k, g.n, g.batch) * element_bytes(gemm_b_type(g), element));
 }
 GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment) noexcept {
   GemmOperandLayout l;
@@ -74,7 +74,7 @@ GemmOperandLayout gemm_operand_layout(const Gemm& g, std::uint64_t alignment) no
 }
 
 Bytes gemm_c_bytes(const Gemm& g, std::size_t element) noexcept {
-  return Bytes(elements(g.m, g.n, g.batch) * element_bytes(g, element));
+  return Bytes(elements(g.m, g.n, g.batch) * element_bytes(gemm_out_type(g), element));
 }
 
 namespace {

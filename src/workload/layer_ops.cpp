@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "workload/fp8_ops.hpp"
 #include "workload/layer_dims.hpp"
 #include "workload/lora.hpp"
 
@@ -494,7 +495,7 @@ OpListBuilder backward_builder(const TransformerConfig& m, const LayerDims& d, c
 OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s, bool moe) {
   OpListBuilder b(Phase::kForward);
   forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora), moe ? s.ep : 0);
-  return b.take();
+  return with_fp8(b.take(), m, s);
 }
 
 OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate, bool moe) {
@@ -511,7 +512,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
     eager_row_block_backward(b, m, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
     attention_core_backward(b, d, s.flash_attention, KernelSet::kEager);
     eager_column_block_backward(b, m, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
-    return b.take();
+    return with_fp8(b.take(), m, s);
   }
   const LoraLayer lora = lora_layer(m, s.lora);
   if (moe) {
@@ -526,7 +527,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
   row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj, lora);
   attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
   column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora);
-  return b.take();
+  return with_fp8(b.take(), m, s);
 }
 
 OpList embedding_forward_ops(const TransformerConfig& m, const LayerSharding& s) {

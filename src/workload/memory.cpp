@@ -1,5 +1,6 @@
 #include "workload/memory.hpp"
 
+#include "workload/fp8_ops.hpp"
 #include "workload/layer_dims.hpp"
 #include "workload/layer_ops.hpp"
 #include "workload/lora.hpp"
@@ -70,7 +71,7 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     // The softmax output, and with dropout its output and one-byte mask.
     total += m.dropout ? 2 * w * scores + scores : w * scores;
   }
-  return Bytes(total);
+  return Bytes(total) - fp8_activation_saving(m, s);
 }
 
 Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s) {

@@ -43,6 +43,7 @@ struct GradientStorage {
 // all times T h w (T = B s tokens). For GPT (g = a, F = 4h, w = 2) this is s B h (10 + 24/t + 5 a s/(h t))
 // without and s B h/t (34 + 5 a s/h) with sequence parallelism. Selective recompute and flash attention
 // drop the s^2 terms; full recompute keeps only the layer input, 2 s B h (÷t with sequence parallelism).
+// With FP8 (LayerSharding::fp8) the four linear GEMMs' inputs are kept in FP8, 1 byte (fp8_ops.hpp).
 // `moe`: the layer's MoE form: the dense terms with the shared experts' MLP for the dense MLP, and the routed
 // side's tensors (MOE.md): the router's fp32 probabilities (T_r E 4), the dispatched rows (R h w), the experts'
 // activation and fc2 inputs (R F_e, 2 R F_e with SwiGLU, and R F_e, times w) and their outputs for the combine's

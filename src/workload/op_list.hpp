@@ -42,6 +42,7 @@ struct LayerSharding {
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
   int ep = 1;  // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
+  Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 

@@ -306,10 +306,48 @@ TEST(PlanRequest, MegatronFlagsRefusedByNameAreListed) {
     return std::find(list.begin(), list.end(), flag) != list.end();
   };
   EXPECT_TRUE(has(rejected.unmodelled_with_value, "--context-parallel-size"));
-  EXPECT_TRUE(has(rejected.unmodelled_switches, "--fp8"));
+  EXPECT_TRUE(has(rejected.unmodelled_switches, "--tp-comm-overlap"));
   EXPECT_TRUE(has(rejected.training_with_value, "--lr"));
-  // Converted flags are not refused.
+  // Converted flags are not refused: --fp8 is commscale's own (RECIPE), --fp8-format converts.
   EXPECT_FALSE(has(rejected.unmodelled_switches, "--overlap-grad-reduce"));
+  EXPECT_FALSE(has(rejected.unmodelled_switches, "--fp8"));
+  EXPECT_FALSE(has(rejected.unmodelled_with_value, "--fp8-format"));
+}
+
+TEST(PlanRequest, Fp8FlagAndMegatronsFp8FormatAndRecipe) {
+  EXPECT_EQ(resolve(tiny_request()).plan().fp8, Fp8Recipe::kNone);
+  PlanRequest r = tiny_request();
+  r.plan.fp8 = "current";
+  EXPECT_EQ(resolve(r).plan().fp8, Fp8Recipe::kCurrent);
+  r.plan.fp8 = "fast";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"--fp8: unknown FP8 recipe \"fast\""}));
+
+  PlanRequest m = tiny_request();
+  m.megatron.fp8_format = "hybrid";  // --fp8-recipe defaults to delayed, as Megatron-LM's
+  EXPECT_EQ(resolve(m).plan().fp8, Fp8Recipe::kDelayed);
+  m.megatron.fp8_format = "e4m3";
+  for (const auto& [recipe, want] : {std::pair{"delayed", Fp8Recipe::kDelayed},
+                                     {"tensorwise", Fp8Recipe::kCurrent},
+                                     {"blockwise", Fp8Recipe::kBlock},
+                                     {"mxfp8", Fp8Recipe::kBlock}}) {
+    m.megatron.fp8_recipe = recipe;
+    EXPECT_EQ(resolve(m).plan().fp8, want) << recipe;
+  }
+  m.megatron.fp8_recipe = "rowwise";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(m); }, {"--fp8-recipe: \"rowwise\""}));
+  m.megatron.fp8_recipe.reset();
+  m.megatron.fp8_format = "e5m2";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(m); }, {"--fp8-format: \"e5m2\"", "hybrid or e4m3"}));
+  // --fp8 that says the same is accepted; one that says otherwise is refused.
+  m.megatron.fp8_format = "hybrid";
+  m.plan.fp8 = "delayed";
+  EXPECT_EQ(resolve(m).plan().fp8, Fp8Recipe::kDelayed);
+  m.plan.fp8 = "block";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(m); }, {"--fp8: block given with Megatron-LM's --fp8-format"}));
+  // --fp8-recipe alone: Megatron-LM trains without FP8 then, a line that is likely a mistake.
+  PlanRequest alone = tiny_request();
+  alone.megatron.fp8_recipe = "delayed";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(alone); }, {"--fp8-recipe: given without --fp8-format"}));
 }
 
 }  // namespace

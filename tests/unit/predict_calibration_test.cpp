@@ -66,7 +66,8 @@ TEST(Calibration, ErrorsNameTheFileAndTheKey) {
   EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "extra"}));
   doc = minimal();
   doc["gemm"][1]["dtype"] = "int8";
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "gemm[1].dtype", "bf16, fp16 or fp32"}));
+  EXPECT_TRUE(
+      throws_input_error([&] { (void)parse(doc); }, {"cal.json", "gemm[1].dtype", "bf16, fp16, fp32 or fp8_e4m3"}));
   doc = minimal();
   doc["machine"]["gpu"] = "no-such-gpu";
   EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"machine.gpu", "no-such-gpu"}));

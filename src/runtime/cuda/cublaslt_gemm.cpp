@@ -20,6 +20,10 @@ cudaDataType_t cuda_type(DataType t) {
     case DataType::kFloat64: return CUDA_R_64F;
     case DataType::kInt8: return CUDA_R_8I;
     case DataType::kInt32: return CUDA_R_32I;
+    case DataType::kFp8E4M3:
+      return CUDA_R_8F_E4M3;
+    case DataType::kFp8E5M2:
+      return CUDA_R_8F_E5M2;
   }
   return CUDA_R_32F;
 }
@@ -51,6 +55,10 @@ cublasLtMatrixLayout_t layout(cudaDataType_t type, std::int64_t rows, std::int64
 CublasLtGemm::CublasLtGemm(bool tf32, std::size_t workspace_bytes) : tf32_(tf32), workspace_bytes_(workspace_bytes) {
   CUBLAS_CHECK(cublaslt().create(&handle_));
   CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+  // The FP8 GEMMs' scale (a device fp32, as cuBLASLt takes it): 1.0, set once.
+  CUDA_CHECK(cudaMalloc(&unit_scale_, sizeof(float)));
+  const float one = 1.0f;
+  CUDA_CHECK(cudaMemcpy(unit_scale_, &one, sizeof(one), cudaMemcpyHostToDevice));
 }
 
 CublasLtGemm::~CublasLtGemm() {
@@ -61,21 +69,28 @@ CublasLtGemm::~CublasLtGemm() {
     cublaslt().matmul_desc_destroy(p.op);
   }
   CUDA_CHECK_NOTHROW(cudaFree(workspace_));
+  CUDA_CHECK_NOTHROW(cudaFree(unit_scale_));
   cublaslt().destroy(handle_);
 }
 
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
-  const Key key{g.m, g.n, g.k, g.batch, g.dtype, g.accumulate};
+  const Key key{g.m, g.n, g.k, g.batch, g.dtype, gemm_b_type(g), gemm_out_type(g), g.accumulate};
   if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
   Plan p;
   const auto [compute, scale] = compute_of(g, tf32_);
   CUBLAS_CHECK(cublaslt().matmul_desc_create(&p.op, compute, scale));
   const cublasOperation_t transpose = CUBLAS_OP_T;
   CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  const cudaDataType_t type = cuda_type(g.dtype);
-  p.a = layout(type, g.k, g.m, g.batch);
-  p.b = layout(type, g.k, g.n, g.batch);
-  p.c = layout(type, g.m, g.n, g.batch);
+  if (is_fp8(g.dtype)) {
+    // FP8 (cuBLASLt's rules: TN only, as every call here is; fp32 compute and scale type; C and D bf16): the
+    // per-tensor scales TransformerEngine passes, here 1.0 (set_fp8_scales).
+    for (const auto attribute : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER}) {
+      CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, attribute, &unit_scale_, sizeof(unit_scale_)));
+    }
+  }
+  p.a = layout(cuda_type(g.dtype), g.k, g.m, g.batch);
+  p.b = layout(cuda_type(gemm_b_type(g)), g.k, g.n, g.batch);
+  p.c = layout(cuda_type(gemm_out_type(g)), g.m, g.n, g.batch);
   cublasLtMatmulPreference_t preference = nullptr;
   CUBLAS_CHECK(cublaslt().matmul_preference_create(&preference));
   CUBLAS_CHECK(cublaslt().matmul_preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -123,6 +138,10 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
 std::string CublasLtGemm::describe(const Gemm& g) const {
   const std::string type(name(g.dtype));
   if (g.dtype == DataType::kFloat32) return tf32_ ? "fp32 on TF32 tensor cores" : "fp32";
+  if (is_fp8(g.dtype)) {
+    return fmt::format("{} x {} -> {}, {} accumulate (FP8 tensor cores)", type, name(g.b_dtype), name(g.out_dtype),
+                       name(g.accumulate));
+  }
   return fmt::format("{} x {} -> {}, {} accumulate", type, type, type, name(g.accumulate));
 }
 

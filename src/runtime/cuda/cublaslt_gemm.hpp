@@ -2,7 +2,8 @@
 
 // GEMMs at exact shapes through cuBLASLt: C[m x n] = A^T B with A stored k x m and B k x n, column
 // major (the "TN" call PyTorch's linear layers make), strided-batched when batch > 1. One plan per
-// distinct shape and type: descriptors, layouts and the heuristic's best algorithm, made once.
+// distinct shape and type: descriptors, layouts and the heuristic's best algorithm, made once. FP8 GEMMs
+// (Gemm::dtype E4M3 or E5M2, sm_89 and later): inputs of the two FP8 types, fp32 accumulate, bf16 output.
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -36,12 +37,14 @@ class CublasLtGemm {
     // alpha = 2^scale_exponent, near 2 / sqrt(k) (run): found once, not per call.
     int scale_exponent = 0;
   };
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType, DataType>;
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, DataType, DataType, DataType, DataType>;
   Plan& plan_for(const Gemm& g);
 
   bool tf32_;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
+  float* unit_scale_ = nullptr;  // device memory: 1.0f, the FP8 inputs' scale
   std::size_t workspace_bytes_;
   std::map<Key, Plan> plans_;
 };

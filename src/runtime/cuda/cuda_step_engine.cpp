@@ -106,15 +106,23 @@ class CudaStepEngine final : public StepEngine {
     NCCL_CHECK(ncclGetVersion(&nccl_version_));
   }
   ~CudaStepEngine() override { CUDA_CHECK_NOTHROW(cudaFree(pool_)); }
+  // Throws InputError naming --fp8 where the device has no FP8 tensor cores (before sm_89).
+  void require_fp8_tensor_cores() const;
   CudaStepEngine(const CudaStepEngine&) = delete;
   CudaStepEngine& operator=(const CudaStepEngine&) = delete;
 
   [[nodiscard]] std::string method() const override {
-    return "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
-           "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
-           "host copies as cudaMemcpyAsync from pinned memory on the h2d and d2h streams, the host optimizer as "
-           "copies and CPU AdamW in a host function; ops timed with CUDA events (an op's start is the end of the "
-           "op before it on its stream unless a cross-stream wait comes between)";
+    std::string s =
+        "GPU backend: every op on its program stream's CUDA stream, dependencies as CUDA events; cuBLASLt "
+        "GEMMs, memory-bound kernels, NCCL per group (two-rank communicators per point-to-point link); "
+        "host copies as cudaMemcpyAsync from pinned memory on the h2d and d2h streams, the host optimizer as "
+        "copies and CPU AdamW in a host function; ops timed with CUDA events (an op's start is the end of the "
+        "op before it on its stream unless a cross-stream wait comes between)";
+    if (has_fp8_gemm(ops_)) {
+      s += "; the FP8 GEMMs (--fp8) as cuBLASLt FP8 GEMMs (E4M3/E5M2 inputs with unit scales, fp32 accumulate, "
+           "bf16 output), their casts and amax work as memory kernels";
+    }
+    return s;
   }
   [[nodiscard]] const StepBuffers& buffers() const noexcept override { return buffers_; }
   [[nodiscard]] StepRun run_step(StepTiming timing) override;
@@ -179,6 +187,20 @@ class CudaStepEngine final : public StepEngine {
   std::vector<HostCall> host_calls_;  // by host update
 };
 
+void CudaStepEngine::require_fp8_tensor_cores() const {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (prop.major * 10 + prop.minor < 89) {
+    throw InputError("--fp8",
+                     fmt::format("FP8 GEMMs on {} (compute capability {}.{}) on {}, which has no FP8 tensor "
+                                 "cores (compute capability 8.9 or later)",
+                                 prop.name, prop.major, prop.minor, process_identity()),
+                     "--fp8 none on this GPU");
+  }
+}
+
 void CudaStepEngine::allocate_pool() {
   void* pool = nullptr;
   const cudaError_t rc = cudaMalloc(&pool, buffers_.pool.count());
@@ -195,6 +217,13 @@ void CudaStepEngine::allocate_pool() {
   CUDA_CHECK(rc);
   pool_ = static_cast<std::byte*>(pool);
   kernels::launch_fill_random(pool_, buffers_.pool.count(), static_cast<std::uint32_t>(config_.rank) + 1, nullptr);
+  // FP8 GEMMs read finite FP8 values (NaN operands run faster, results/h200x1-2026-12-03c): the region GEMMs read,
+  // which nothing writes, filled so that its bytes are.
+  if (has_fp8_gemm(ops_)) {
+    require_fp8_tensor_cores();
+    kernels::launch_fill_random(pool_, buffers_.gemm_inputs.count(), static_cast<std::uint32_t>(config_.rank) + 1,
+                                nullptr, true);
+  }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
   if (buffers_.host_pool.count() == 0) return;

@@ -20,6 +20,9 @@ ncclDataType_t nccl_type(DataType type) noexcept {
     case DataType::kBFloat16: return ncclBfloat16;
     case DataType::kFloat32: return ncclFloat32;
     case DataType::kFloat64: return ncclFloat64;
+    case DataType::kFp8E4M3:
+    case DataType::kFp8E5M2:
+      return ncclUint8;  // moved as bytes; no collective reduces FP8 (dtype.hpp)
   }
   return ncclFloat32;
 }

@@ -1,0 +1,131 @@
+#include "workload/fp8_ops.hpp"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "workload/layer_dims.hpp"
+
+namespace commscale {
+namespace {
+
+using K = MemoryKernelKind;
+
+constexpr std::array<std::string_view, 4> kLinears = {"qkv", "attn.proj", "mlp.fc1", "mlp.fc2"};
+// Float8BlockScaling's 1 x 128 tiles: an fp32 scale per 128 values, written with the cast.
+constexpr double kBlockScaleBytes = 4.0 / 128.0;
+
+enum class Fp8Role : std::uint8_t { kNone, kForward, kDgrad, kWgrad };
+
+struct Fp8Gemm {
+  Fp8Role role = Fp8Role::kNone;
+  std::string_view linear;
+};
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+Fp8Gemm classify(const std::string& name) {
+  for (std::string_view linear : kLinears) {
+    if (name == linear) return {Fp8Role::kForward, linear};
+    if (name.size() == linear.size() + 6 && name.rfind(linear, 0) == 0) {
+      if (ends_with(name, ".dgrad")) return {Fp8Role::kDgrad, linear};
+      if (ends_with(name, ".wgrad")) return {Fp8Role::kWgrad, linear};
+    }
+  }
+  return {};
+}
+
+// Whether the input a cast reads is sequence-parallel (a shard of tokens gathered for the GEMM): the norm
+// outputs before qkv and fc1 forward, the output gradients of the row-parallel attn.proj and fc2 backward.
+bool sequence_parallel_input(const Fp8Gemm& g) {
+  const bool column = g.linear == "qkv" || g.linear == "mlp.fc1";
+  return g.role == Fp8Role::kForward ? column : !column;
+}
+
+// Appends the cast before an FP8 GEMM's input of `elements` values, with the recipe's amax work; returns the
+// index of the cast (what the GEMM then follows on the compute stream).
+void cast_ops(OpList& out, const WorkloadOp& gemm, const Fp8Gemm& g, std::uint64_t elements, const LayerDims& d,
+              Fp8Recipe recipe, const std::vector<int>& deps) {
+  const std::string base = gemm.name + ".fp8";
+  std::vector<int> cast_deps = deps;
+  if (recipe == Fp8Recipe::kCurrent) {
+    out.push_back({base + "_amax", gemm.phase, memory_kernel(K::kCopy, elements, d.w, 0.0), deps, 0});
+    if (d.sp && sequence_parallel_input(g)) {
+      const int amax = static_cast<int>(out.size()) - 1;
+      const LayerCollective reduce{Collective::kAllReduce, Bytes(4), DataType::kFloat32, GroupRole::kTp};
+      out.push_back({base + "_amax.all_reduce", gemm.phase, reduce, {amax}, 0});
+      cast_deps = {static_cast<int>(out.size()) - 1};
+    }
+  }
+  const double scales = recipe == Fp8Recipe::kBlock ? 2 * kBlockScaleBytes : 0.0;
+  out.push_back({base + "_cast", gemm.phase, memory_kernel(K::kCopy, elements, d.w, 2.0 + scales), cast_deps, 0});
+}
+
+}  // namespace
+
+OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s) {
+  if (s.fp8 == Fp8Recipe::kNone) return list;
+  const LayerDims d = layer_dims(m, s);
+  OpList out;
+  out.reserve(list.size() * 2);
+  std::vector<int> moved(list.size());  // old index -> new index
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    WorkloadOp op = std::move(list[i]);
+    for (int& dep : op.deps) dep = moved[static_cast<std::size_t>(dep)];
+    auto* gemm = std::get_if<Gemm>(&op.payload);
+    const Fp8Gemm g = gemm != nullptr ? classify(op.name) : Fp8Gemm{};
+    if (g.role != Fp8Role::kNone) {
+      constexpr DataType e4m3 = DataType::kFp8E4M3;
+      constexpr DataType e5m2 = DataType::kFp8E5M2;
+      const DataType out_type = gemm->dtype;
+      // The cast reads the GEMM's A (m x k): the input forward, the output gradient for the dgrad.
+      const std::uint64_t a_elements = elements(gemm->m, gemm->k) * static_cast<std::uint64_t>(gemm->batch);
+      if (g.role == Fp8Role::kForward) {
+        cast_ops(out, op, g, a_elements, d, s.fp8, op.deps);
+        *gemm = fp8_gemm(*gemm, e4m3, e4m3, out_type);
+      } else if (g.role == Fp8Role::kDgrad) {
+        cast_ops(out, op, g, a_elements, d, s.fp8, op.deps);
+        *gemm = fp8_gemm(*gemm, e5m2, e4m3, out_type);
+      } else {
+        *gemm = fp8_gemm(*gemm, e4m3, e5m2, out_type);
+      }
+    }
+    moved[i] = static_cast<int>(out.size());
+    out.push_back(std::move(op));
+  }
+  return out;
+}
+
+std::uint64_t fp8_linear_parameters(const TransformerConfig& m, int tp) {
+  const LayerParameters p = layer_parameters(m, tp);
+  return p.qkv + p.proj + p.fc1 + p.fc2;
+}
+
+MemoryKernel weight_cast_kernel(const TransformerConfig& m, std::uint64_t parameters) {
+  return memory_kernel(K::kCopy, parameters, static_cast<double>(size_of(m.dtype)), 2.0);
+}
+
+Bytes fp8_weight_copy_bytes(std::uint64_t parameters) noexcept { return Bytes(2 * parameters); }
+
+Bytes fp8_activation_saving(const TransformerConfig& m, const LayerSharding& s) {
+  if (s.fp8 == Fp8Recipe::kNone || s.recompute == Recompute::kFull) return Bytes(0);
+  const LayerDims d = layer_dims(m, s);
+  const std::uint64_t w = size_of(m.dtype);
+  if (w <= 1) return Bytes(0);
+  const auto t = static_cast<std::uint64_t>(s.tp);
+  const std::uint64_t tokens_hidden = elements(d.tokens, d.hidden);
+  const std::uint64_t local = d.sp ? tokens_hidden / t : tokens_hidden;
+  // The qkv and fc1 inputs (replicated, or the sequence-parallel shard), attn.proj's input (h / t wide) and
+  // fc2's (F / t wide), as layer_activation_bytes counts them.
+  const std::uint64_t fp8_elements = 2 * local + tokens_hidden / t + elements(d.tokens, d.ffn);
+  return Bytes((w - 1) * fp8_elements);
+}
+
+Bytes amax_reduction_bytes(int layers, bool backward) noexcept {
+  const std::uint64_t per_gemm = backward ? 2 : 3;
+  return Bytes(4 * per_gemm * kLinears.size() * static_cast<std::uint64_t>(layers));
+}
+
+}  // namespace commscale
