@@ -14,6 +14,7 @@ constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimiz
                                     Optimizer::kNone};
 constexpr std::array kOffloadDevices = {OffloadDevice::kNone, OffloadDevice::kCpu};
 constexpr std::array kLoraTargets = {LoraTargets::kQv, LoraTargets::kQkvo, LoraTargets::kAll};
+constexpr std::array kCpCommTypes = {CpCommType::kP2p, CpCommType::kAllGather};
 
 }  // namespace
 
@@ -95,6 +96,12 @@ LoraTargets parse_lora_targets(std::string_view text, std::string_view where) {
 
 OffloadDevice parse_offload_device(std::string_view text, std::string_view where) {
   return parse_by_name(kOffloadDevices, text, where, "offload device");
+}
+
+std::string_view name(CpCommType c) noexcept { return c == CpCommType::kAllGather ? "all_gather" : "p2p"; }
+
+CpCommType parse_cp_comm_type(std::string_view text, std::string_view where) {
+  return parse_by_name(kCpCommTypes, text, where, "context-parallel communication type");
 }
 
 }  // namespace commscale

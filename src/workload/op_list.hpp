@@ -42,11 +42,16 @@ struct LayerSharding {
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
   int ep = 1;  // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
+  // Context-parallel ranks a sequence is split over (CONTEXT_PARALLEL.md): every op runs on seq / cp tokens,
+  // attention exchanges keys and values over the context-parallel group as cp_comm says.
+  int cp = 1;
+  CpCommType cp_comm = CpCommType::kP2p;
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 
-// A collective inside a layer: over the tensor-parallel group, or for an MoE layer's dispatch and combine
-// the expert-parallel group; bytes as nccl-tests counts them (op.hpp).
+// A collective inside a layer: over the tensor-parallel group, for an MoE layer's dispatch and combine the
+// expert-parallel group, for context-parallel attention the context-parallel group; bytes as nccl-tests counts
+// them (op.hpp).
 struct LayerCollective {
   Collective kind = Collective::kAllReduce;
   Bytes bytes;
