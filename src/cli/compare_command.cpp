@@ -285,6 +285,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
                 "every plan uses fused (flash) attention (the default; --no-flash-attn: none does)");
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
+  add_context_parallel_options(*cmd, &o);
   add_lora_options(*cmd, &args->model, "Options");
   add_fp8_option(*cmd, &args->model, "Options");
   mark_input_file(

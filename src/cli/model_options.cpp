@@ -114,6 +114,16 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                  "tp x dp ranks")
       ->capture_default_str()
       ->group(group);
+  cmd.add_option("--cp,--context-parallel-size", a->plan.cp,
+                 "context-parallel size: each sequence split over cp ranks, attention exchanging keys and values "
+                 "(CONTEXT_PARALLEL.md)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--cp-comm-type", a->plan.cp_comm_type,
+                 "how context-parallel attention exchanges keys and values: p2p (a ring overlapped with attention) "
+                 "or all_gather")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_flag("--sp,--sequence-parallel", a->plan.sp, "sequence parallelism (with --tp 2 or more)")->group(group);
   cmd.add_option("--zero", a->plan.zero, "ZeRO stage 0, 1, 2 or 3")->capture_default_str()->group(group);
   cmd.add_option("--recompute", a->plan.recompute, "activation recompute: none, selective or full")
@@ -186,6 +196,8 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
         "--pp",
         "--dp",
         "--ep",
+        "--cp",
+        "--cp-comm-type",
         "--sp",
         "--zero",
         "--recompute",
@@ -308,6 +320,8 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   p.pp = if_given(a, "--pp", v.pp);
   p.dp = if_given(a, "--dp", a.dp);
   p.ep = if_given(a, "--ep", v.ep);
+  p.cp = if_given(a, "--cp", v.cp);
+  p.cp_comm_type = if_given(a, "--cp-comm-type", v.cp_comm_type);
   p.sp = if_given(a, "--sp", v.sp);
   p.zero = if_given(a, "--zero", v.zero);
   p.recompute = if_given(a, "--recompute", v.recompute);

@@ -58,17 +58,17 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
       m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, name(m.activation), m.vocab, m.seq, name(m.dtype),
       static_cast<double>(s.parameters) / 1e9);
   out << fmt::format(
-      "plan     {} ranks = dp {} x tp {} x pp {} (order {}); {}{}; micro-batch {}, global batch {}: {} "
+      "plan     {} ranks = dp {} x tp {} x pp {}{} (order {}); {}{}; micro-batch {}, global batch {}: {} "
       "microbatches per step\n",
-      world, p.dp, p.tp, p.pp, p.order, name(p.schedule),
+      world, p.dp, p.tp, p.pp, p.cp > 1 ? fmt::format(" x cp {}", p.cp) : "", p.order, name(p.schedule),
       p.chunks > 1 ? fmt::format(" with {} chunks per stage", p.chunks) : stage_split_text(m, p), p.micro_batch,
-      p.global_batch,
-      s.microbatches);
+      p.global_batch, s.microbatches);
   out << fmt::format("         ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels, DP buckets {}\n",
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",
                      p.flash_attention ? "on" : "off", name(p.kernels), format_size(p.bucket_bytes));
   if (const std::string saving = memory_saving_text(p); !saving.empty()) out << "         " << saving << "\n";
   if (const std::string experts = experts_plan_text(m, p); !experts.empty()) out << "experts  " << experts << "\n";
+  if (const std::string context = context_parallel_text(m, p); !context.empty()) out << "context  " << context << "\n";
   out << fmt::format(
       "FLOPs    model {:.4g} per step (Megatron-LM formula{}, the MFU basis); hardware {:.4g} (every rank's "
       "GEMMs, recompute included)\n",

@@ -80,7 +80,23 @@ void add_threads_option(CLI::App& command, int* threads) {
       ->capture_default_str();
 }
 
+void add_context_parallel_options(CLI::App& command, predict::SearchOptions* o) {
+  command
+      .add_option("--cp,--context-parallel-size", o->cp,
+                  "context-parallel sizes to enumerate, comma-separated (default 1: none; CONTEXT_PARALLEL.md)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command.add_option_function<std::string>(
+      "--cp-comm-type", [o](const std::string& text) { o->cp_comm = parse_cp_comm_type(text, "--cp-comm-type"); },
+      "how the plans with --cp exchange keys and values: p2p (default) or all_gather");
+}
+
 void check_search_ranges(const predict::SearchOptions& o) {
+  for (const int cp : o.cp) {
+    if (cp < 1 || cp > kMaxRanks) {
+      throw InputError("--cp", fmt::format("{}", cp), fmt::format("context-parallel sizes of 1 to {}", kMaxRanks));
+    }
+  }
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");
   if (o.max_micro_batch < 1 || o.max_micro_batch > kMaxMicroBatch) {
     throw InputError("--max-micro-batch", fmt::format("{}", o.max_micro_batch), fmt::format("1 to {}", kMaxMicroBatch));

@@ -42,6 +42,8 @@ CLI::Option* add_host_framework_option(CLI::App& command, std::string* framework
 CLI::Option* add_framework_option(CLI::App& command, std::string* framework);
 // --threads of search and compare: the threads that estimate plans (0: one per CPU this process may use).
 void add_threads_option(CLI::App& command, int* threads);
+// --cp (context-parallel sizes to enumerate, a comma list) and --cp-comm-type of search and compare.
+void add_context_parallel_options(CLI::App& command, predict::SearchOptions* o);
 
 // The ranges a search enumerates, bounded before it starts (search and compare): a positive global batch,
 // --max-micro-batch 1 to kMaxMicroBatch, --max-chunks 1 to kMaxSearchChunks, --threads 0 to kMaxSearchThreads.

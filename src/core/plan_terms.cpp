@@ -15,6 +15,7 @@ constexpr std::array kOptimizers = {Optimizer::kAdam, Optimizer::kAdamW, Optimiz
 constexpr std::array kOffloadDevices = {OffloadDevice::kNone, OffloadDevice::kCpu};
 constexpr std::array kLoraTargets = {LoraTargets::kQv, LoraTargets::kQkvo, LoraTargets::kAll};
 constexpr std::array kFp8Recipes = {Fp8Recipe::kNone, Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlock};
+constexpr std::array kCpCommTypes = {CpCommType::kP2p, CpCommType::kAllGather};
 
 }  // namespace
 
@@ -114,6 +115,12 @@ OffloadDevice parse_offload_device(std::string_view text, std::string_view where
 
 Fp8Recipe parse_fp8_recipe(std::string_view text, std::string_view where) {
   return parse_by_name(kFp8Recipes, text, where, "FP8 recipe");
+}
+
+std::string_view name(CpCommType c) noexcept { return c == CpCommType::kAllGather ? "all_gather" : "p2p"; }
+
+CpCommType parse_cp_comm_type(std::string_view text, std::string_view where) {
+  return parse_by_name(kCpCommTypes, text, where, "context-parallel communication type");
 }
 
 }  // namespace commscale

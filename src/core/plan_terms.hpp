@@ -43,6 +43,12 @@ inline constexpr std::uint64_t kAdam8bitBlock = 256;
 // offload_param.device): in GPU memory (none) or in the host's (cpu). NVMe is not modelled.
 enum class OffloadDevice : std::uint8_t { kNone, kCpu };
 
+// How context-parallel ranks exchange the keys and values of attention (Megatron-Core's --cp-comm-type,
+// src/workload/CONTEXT_PARALLEL.md): p2p, a ring of send/receive steps each overlapped with a block of
+// attention (TransformerEngine's AttnFuncWithCPAndKVP2P), or all_gather, the whole sequence's keys and values
+// gathered before attention and their gradients reduce-scattered after (AttnFuncWithCPAndKVAllGather).
+enum class CpCommType : std::uint8_t { kP2p, kAllGather };
+
 // LoRA (Hu et al. 2021, arXiv 2106.09685) and QLoRA (Dettmers et al. 2023, arXiv 2305.14314): the base
 // weights frozen, a trainable low-rank pair A (in x r), B (r x out) beside each targeted linear layer, whose
 // output adds x A B to the layer's. The linear layers it targets, by Hugging Face PEFT's module names:
@@ -78,6 +84,7 @@ struct LoraSpec {
 [[nodiscard]] std::string_view name(OffloadDevice d) noexcept;    // none cpu
 [[nodiscard]] std::string_view name(LoraTargets t) noexcept;      // qv qkvo all
 [[nodiscard]] std::string_view name(Fp8Recipe r) noexcept;        // none delayed current block
+[[nodiscard]] std::string_view name(CpCommType c) noexcept;       // p2p all_gather
 
 // Inverses of the names above; throw InputError naming `where` and the accepted words.
 [[nodiscard]] ScheduleKind parse_schedule(std::string_view text, std::string_view where);
@@ -87,5 +94,6 @@ struct LoraSpec {
 [[nodiscard]] OffloadDevice parse_offload_device(std::string_view text, std::string_view where);
 [[nodiscard]] LoraTargets parse_lora_targets(std::string_view text, std::string_view where);
 [[nodiscard]] Fp8Recipe parse_fp8_recipe(std::string_view text, std::string_view where);
+[[nodiscard]] CpCommType parse_cp_comm_type(std::string_view text, std::string_view where);
 
 }  // namespace commscale

@@ -9,10 +9,10 @@
 
 namespace commscale {
 
-// Megatron-LM gives TE's delayed scaling the amax-reduction group tp x dp (get_amax_reduction_group); TE reduces
-// the amaxes of an fp8_autocast region (a chunk's forward, and its backward) in one all-reduce (max) at its end.
-// Here over tp, then dp: the same maximum over tp x dp, through the groups a rank has (one collective's latency
-// more than a single all-reduce over tp x dp would take).
+// Megatron-LM gives TE's delayed scaling the amax-reduction group tp x dp x cp (get_amax_reduction_group); TE
+// reduces the amaxes of an fp8_autocast region (a chunk's forward, and its backward) in one all-reduce (max) at
+// its end. Here over tp, then the data-parallel group (dp x cp with context parallelism): the same maximum,
+// through the groups a rank has (one collective's latency more than a single all-reduce would take).
 void StageBuilder::fp8_amax_reduction(int mb, int chunk, Phase phase) {
   if (p_.fp8 != Fp8Recipe::kDelayed) return;
   const int layers = virtual_stage_layers(m_, p_, virtual_stage(chunk)).count;
@@ -25,7 +25,7 @@ void StageBuilder::fp8_amax_reduction(int mb, int chunk, Phase phase) {
     std::get<CollectiveOp>(ops_[after].payload).dtype = DataType::kFloat32;
   };
   if (p_.tp > 1) reduce(Stream::kTp, kTpGroup, "tp");
-  if (p_.dp > 1) reduce(Stream::kDp, kDpGroup, "dp");
+  if (grad_ranks(p_) > 1) reduce(Stream::kDp, kDpGroup, "dp");
 }
 
 // TE casts the weights to FP8 (with their transposes) on a step's first microbatch (Megatron-LM's

@@ -141,8 +141,8 @@ void StageBuilder::zero3_gather(const Unit& unit, int mb, Phase phase, OpId fetc
   }
   // Prefetch at most one unit ahead: wait until the previous unit has started.
   const OpId gather = emit_collective(name, Stream::kDp, kDpGroup, Collective::kAllGather,
-                                      Bytes(padded(unit.parameters, p_.dp) * size_of(m_.dtype)), phase, mb, unit.layer,
-                                      {previous_unit_first_, fetched});
+                                      Bytes(padded(unit.parameters, grad_ranks(p_)) * size_of(m_.dtype)), phase, mb,
+                                      unit.layer, {previous_unit_first_, fetched});
   pending_.push_back(gather);
 }
 
@@ -155,7 +155,7 @@ void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
                : fmt::format("mb{}.bwd.{}.{}", mb, unit.kind == UnitKind::kEmbedding ? "embedding" : "head", what);
   }
   emit_collective(name, Stream::kDp, kDpGroup, Collective::kReduceScatter,
-                  Bytes(padded(unit.parameters, p_.dp) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer,
+                  Bytes(padded(unit.parameters, grad_ranks(p_)) * size_of(m_.dtype)), Phase::kBackward, mb, unit.layer,
                   {producer});
 }
 
@@ -224,7 +224,7 @@ void StageBuilder::end_of_step() {
   step.phase = Phase::kStep;
   step.name = "step.optimizer";
   step.deps = optimizer_deps;
-  const std::uint64_t shard = share(params, p_.dp) + share(experts, experts_.ranks);
+  const std::uint64_t shard = share(params, grad_ranks(p_)) + share(experts, experts_.ranks);
   step.payload = p_.offload_optimizer == OffloadDevice::kCpu ? host_optimizer_kernel(m_, shard)
                                                              : optimizer_kernel(m_, shard, p_.optimizer, p_.kernels);
   const OpId optimizer = emit(std::move(step));

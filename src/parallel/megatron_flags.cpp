@@ -10,8 +10,7 @@ namespace commscale {
 namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 10> kUnmodelledWithValue = {"--context-parallel-size",
-                                                                   "--expert-tensor-parallel-size",
+constexpr std::array<std::string_view, 9> kUnmodelledWithValue = {"--expert-tensor-parallel-size",
                                                                    "--pipeline-model-parallel-layout",
                                                                    "--make-vocab-size-divisible-by",
                                                                    "--kv-channels",

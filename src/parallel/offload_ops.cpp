@@ -35,10 +35,10 @@ OpId StageBuilder::emit_host_copy(const Unit& unit, int mb, Phase phase, CopyDir
 // and in the backward the layer's activations come back. Each is prefetched at most one unit ahead, as
 // ZeRO-3's gather is: it waits until the unit before has started.
 void StageBuilder::before_unit(const Unit& unit, int mb, Phase phase) {
-  const bool gathers = p_.zero_stage == 3 && p_.dp > 1;
+  const bool gathers = p_.zero_stage == 3 && grad_ranks(p_) > 1;
   OpId fetched = kNone;
   if (p_.offload_params != OffloadDevice::kNone) {
-    const std::uint64_t shard = padded(unit.parameters, p_.dp) / static_cast<std::uint64_t>(p_.dp);
+    const std::uint64_t shard = padded(unit.parameters, grad_ranks(p_)) / static_cast<std::uint64_t>(grad_ranks(p_));
     fetched = emit_host_copy(unit, mb, phase, CopyDirection::kToDevice, Bytes(shard * size_of(m_.dtype)),
                              "param_to_device", previous_unit_first_);
     if (!gathers) pending_.push_back(fetched);  // else the gather waits for it, and the unit for the gather

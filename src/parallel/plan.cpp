@@ -180,6 +180,8 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.lora = p.lora;
   s.ep = p.ep;
   s.fp8 = p.fp8;
+  s.cp = p.cp;
+  s.cp_comm = p.cp_comm;
   if (p.framework == Framework::kMegatronDeepSpeed) {
     s.grad_accumulation = GradAccumulation::kDeepSpeed;
   } else if (p.framework == Framework::kMegatronLm && !p.gradient_accumulation_fusion) {
@@ -188,19 +190,32 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   return s;
 }
 
-int checked_world_size(int dp, int tp, int pp) {
+int checked_world_size(int dp, int tp, int pp, int cp) {
   require_at_least(tp, 1, "--tp");
   require_at_least(pp, 1, "--pp");
   require_at_least(dp, 1, "--dp");
+  require_at_least(cp, 1, "--cp");
   require_at_most(tp, kMaxRanks, "--tp");
   require_at_most(pp, kMaxRanks, "--pp");
   require_at_most(dp, kMaxRanks, "--dp");
-  const std::int64_t world = std::int64_t{dp} * tp * pp;
+  require_at_most(cp, kMaxRanks, "--cp");
+  const std::int64_t world = std::int64_t{dp} * tp * pp * cp;
   if (world > kMaxRanks) {
+    if (cp > 1) {
+      throw InputError("--dp/--tp/--pp/--cp",
+                       fmt::format("dp {} x tp {} x pp {} x cp {} = {} ranks", dp, tp, pp, cp, world),
+                       fmt::format("at most {} ranks", kMaxRanks));
+    }
     throw InputError("--dp/--tp/--pp", fmt::format("dp {} x tp {} x pp {} = {} ranks", dp, tp, pp, world),
                      fmt::format("at most {} ranks", kMaxRanks));
   }
   return static_cast<int>(world);
+}
+
+std::string context_parallel_text(const TransformerConfig& m, const ParallelPlan& p) {
+  if (p.cp == 1) return "";
+  return fmt::format("cp {} ({}): {} of {} tokens of each sequence per rank", p.cp, name(p.cp_comm), m.seq / p.cp,
+                     m.seq);
 }
 
 namespace {
@@ -305,13 +320,56 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
 
 }  // namespace
 
+namespace {
+
+// Context parallelism as modelled (CONTEXT_PARALLEL.md): a sequence that splits into 2 cp equal chunks
+// (Megatron-Core's load-balanced causal split), TransformerEngine's fused attention, a dense model; what is not
+// modelled with it is refused naming its flag.
+void validate_context(const TransformerConfig& m, const ParallelPlan& p) {
+  if (p.cp == 1) {
+    if (p.cp_comm != CpCommType::kP2p) {
+      throw InputError("--cp-comm-type", fmt::format("{} with --cp 1", name(p.cp_comm)),
+                       "--cp 2 or more: it says how context-parallel ranks exchange keys and values");
+    }
+    return;
+  }
+  if (m.seq % (2 * std::int64_t{p.cp}) != 0) {
+    throw InputError("--cp",
+                     fmt::format("{}: the sequence of {} tokens does not split into 2 x {} chunks", p.cp, m.seq, p.cp),
+                     "a cp for which 2 x cp divides the sequence length (--seq)");
+  }
+  const auto refuse = [&](std::string_view flag, std::string what) {
+    throw InputError(flag, fmt::format("{} with --cp {}", what, p.cp),
+                     "not modelled with context parallelism (src/workload/CONTEXT_PARALLEL.md)");
+  };
+  if (!p.flash_attention) {
+    throw InputError("--flash-attn", fmt::format("off with --cp {}", p.cp),
+                     "--flash-attn: context parallelism runs TransformerEngine's fused attention");
+  }
+  if (m.moe.enabled()) refuse("--cp", fmt::format("{}, a mixture-of-experts model,", m.name));
+  if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
+  if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
+  if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
+  if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
+  if (p.offload_activations) refuse("--offload-activations", "activation offload");
+}
+
+}  // namespace
+
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world) {
-  if (checked_world_size(p.dp, p.tp, p.pp) != world) {
+  if (checked_world_size(p.dp, p.tp, p.pp, p.cp) != world) {
+    if (p.cp > 1) {
+      throw InputError(
+          "--world",
+          fmt::format("dp {} x tp {} x pp {} x cp {} = {} ranks, not {}", p.dp, p.tp, p.pp, p.cp, world_size(p), world),
+          "world = dp * tp * pp * cp");
+    }
     throw InputError("--world",
                      fmt::format("dp {} x tp {} x pp {} = {} ranks, not {}", p.dp, p.tp, p.pp, world_size(p), world),
                      "world = dp * tp * pp");
   }
-  (void)RankLayout(p.tp, p.dp, p.pp, p.order);  // checks --order
+  (void)RankLayout(p.tp, p.dp, p.pp, p.order, p.cp);  // checks --order
+  validate_context(m, p);
   validate_tensor_parallel(m, p);
   if (p.zero_stage < 0 || p.zero_stage > 3)
     throw InputError("--zero", fmt::format("stage {}", p.zero_stage), "0, 1, 2 or 3");
@@ -350,7 +408,7 @@ CheckedPlan::CheckedPlan(TransformerConfig model, ParallelPlan plan, int world)
 }
 
 CheckedPlan::CheckedPlan(TransformerConfig model, ParallelPlan plan)
-    : CheckedPlan(std::move(model), plan, checked_world_size(plan.dp, plan.tp, plan.pp)) {}
+    : CheckedPlan(std::move(model), plan, checked_world_size(plan.dp, plan.tp, plan.pp, plan.cp)) {}
 
 nlohmann::json plan_to_json(const ParallelPlan& p) {
   nlohmann::json out = {{"dp", p.dp},
@@ -381,6 +439,10 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
   if (p.offload_params != OffloadDevice::kNone) out["offload_params"] = name(p.offload_params);
   if (p.offload_activations) out["offload_activations"] = true;
   if (p.ep != 1) out["ep"] = p.ep;
+  if (p.cp != 1) {  // only with context parallelism: a plan without it reads as before
+    out["cp"] = p.cp;
+    out["cp_comm_type"] = name(p.cp_comm);
+  }
   if (p.lora.enabled()) {
     out["lora_rank"] = p.lora.rank;
     out["lora_base_bits"] = p.lora.base_bits;
@@ -440,6 +502,8 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   }
   p.offload_activations = in.flag_or("offload_activations", p.offload_activations);
   p.ep = whole_or(in, "ep", p.ep, 1);
+  p.cp = whole_or(in, "cp", p.cp, 1);
+  if (in.has("cp_comm_type")) p.cp_comm = parse_cp_comm_type(in.string("cp_comm_type"), in.at("cp_comm_type").where());
   p.lora.rank = whole_or(in, "lora_rank", p.lora.rank, 0);
   p.lora.base_bits = whole_or(in, "lora_base_bits", p.lora.base_bits, 4);
   if (in.has("lora_targets"))

@@ -65,6 +65,11 @@ struct ParallelPlan {
   int ep = 1;
   // FP8 linear layers (core/plan_terms.hpp, Fp8Recipe; src/predict/FP8.md): on GPUs with FP8 tensor cores.
   Fp8Recipe fp8 = Fp8Recipe::kNone;
+  // Context parallelism (Megatron-Core's --context-parallel-size and --cp-comm-type, CONTEXT_PARALLEL.md): each
+  // sequence split over `cp` ranks, attention exchanging keys and values over them; weights replicated, their
+  // gradients reduced over dp x cp. world = tp x cp x dp x pp, cp laid out after tp (rank_layout.hpp).
+  int cp = 1;
+  CpCommType cp_comm = CpCommType::kP2p;
 };
 
 // Bounds on plans (validate_plan): far above any real job, low enough for rank arithmetic in an int.
@@ -73,9 +78,12 @@ inline constexpr int kMaxMicroBatch = 1 << 16;
 inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per step x layers per stage
 
 // Valid only for a plan that passed validate_plan (or checked_world_size).
-[[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp; }
-// dp * tp * pp, each at least 1 and the product at most kMaxRanks; throws InputError naming the flag.
-[[nodiscard]] int checked_world_size(int dp, int tp, int pp);
+[[nodiscard]] inline int world_size(const ParallelPlan& p) noexcept { return p.dp * p.tp * p.pp * p.cp; }
+// dp * tp * pp * cp, each at least 1 and the product at most kMaxRanks; throws InputError naming the flag.
+[[nodiscard]] int checked_world_size(int dp, int tp, int pp, int cp = 1);
+// The ranks that hold the same weights and reduce their gradients (and share ZeRO's shards): dp x cp,
+// Megatron-Core's data-parallel group with context parallelism. Valid for a plan that passed validate_plan.
+[[nodiscard]] inline int grad_ranks(const ParallelPlan& p) noexcept { return p.dp * p.cp; }
 // The ranks that hold the same experts: tp x dp / ep (Megatron-Core's expert data parallel size, expert
 // tensor parallelism 1). Valid for a plan that passed validate_plan.
 [[nodiscard]] inline int expert_dp(const ParallelPlan& p) noexcept { return p.tp * p.dp / p.ep; }
@@ -105,6 +113,8 @@ struct LayerRange {
 // The plan's memory-saving options for the reports (MEMORY_SAVING.md), "" where it uses none:
 // "optimizer adam8bit; LoRA r 8 on qv, NF4 base; offload: optimizer, parameters, activations to the host".
 [[nodiscard]] std::string memory_saving_text(const ParallelPlan& p);
+// Context parallelism for the reports, "" without it: "cp 2 (p2p): 16384 of 32768 tokens per rank".
+[[nodiscard]] std::string context_parallel_text(const TransformerConfig& m, const ParallelPlan& p);
 // A model's experts and how the plan splits them, for the reports (MOE.md), "" for a dense model:
 // "8 experts of F 14336 in 32 of 32 layers, top 2, dropless; 46.7 B parameters, 12.9 B active; ep 8: 1 expert
 // per rank, expert data parallel 1".
@@ -112,7 +122,7 @@ struct LayerRange {
 [[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
 
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the
-// offending value (--tp, --pp, --dp, --global-batch, ...) and what would be accepted.
+// offending value (--tp, --pp, --dp, --cp, --global-batch, ...) and what would be accepted.
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world);
 
 // A model and a plan that passed validate_plan together: made once where a plan enters (the flags,

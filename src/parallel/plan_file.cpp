@@ -20,7 +20,7 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind",  "model", "plan",
                                                       "cluster",        "nodes", "set",   "note"};
 // Plan keys and the flags they stand for.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kPlanKeys = {
+constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kPlanKeys = {
     {{"world", "--world"},
      {"dp", "--dp"},
      {"tp", "--tp"},
@@ -36,7 +36,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kPlanKey
      {"chunks", "--chunks"},
      {"order", "--order"},
      {"bucket_mib", "--bucket-mb"},
-     {"ep", "--ep"}}};
+     {"ep", "--ep"},
+     {"cp", "--cp"},
+     {"cp_comm_type", "--cp-comm-type"}}};
 
 std::string key_list(const auto& keys) {
   std::string out;
@@ -125,6 +127,8 @@ PlanFileFields read_plan(const json& value, const std::string& file) {
   read_plan_value(plan, "order", f.order);
   read_plan_value(plan, "bucket_mib", f.bucket_mib);
   read_plan_value(plan, "ep", f.ep);
+  read_plan_value(plan, "cp", f.cp);
+  read_plan_value(plan, "cp_comm_type", f.cp_comm_type);
   return f;
 }
 
@@ -181,6 +185,10 @@ nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const Para
       {"order", p.order},
       {"bucket_mib", static_cast<double>(p.bucket_bytes.count()) / static_cast<double>(kMiB)}};
   if (p.ep != 1) plan["ep"] = p.ep;  // only for a model with experts: a dense plan's file is as it was
+  if (p.cp != 1) {                   // only with context parallelism, likewise
+    plan["cp"] = p.cp;
+    plan["cp_comm_type"] = name(p.cp_comm);
+  }
   nlohmann::ordered_json doc = {{"schema_version", kPlanFileSchemaVersion}, {"kind", "commscale-plan"}};
   if (!note.empty()) doc["note"] = note;
   doc["model"] = nlohmann::ordered_json(model_to_json(model));

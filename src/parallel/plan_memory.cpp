@@ -120,7 +120,7 @@ GradientStorage gradient_storage(const TransformerConfig& m, const ParallelPlan&
 void offload(const ParallelPlan& p, Bytes layer_bytes, StageMemory& s) {
   MemoryBreakdown& gpu = s.bytes;
   if (p.offload_optimizer != OffloadDevice::kNone) {
-    const std::uint64_t dp = static_cast<std::uint64_t>(p.dp);
+    const std::uint64_t dp = static_cast<std::uint64_t>(grad_ranks(p));
     const std::uint64_t partition = (s.trainable + dp - 1) / dp;  // ZeRO 1 or more (validate_plan)
     s.host.optimizer = gpu.optimizer;
     s.host.gradients = Bytes(4 * partition);
@@ -156,7 +156,8 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     s.trainable = trainable_stage_parameters(m, p, stage);
     // The routed experts' states are sharded over their own data-parallel group (expert_dp).
     const std::uint64_t experts = p.lora.enabled() ? 0 : stage_expert_parameters(m, p, stage);
-    const ModelStateBytes states = model_state_bytes(m, s.trainable - experts, p.zero_stage, p.dp, p.optimizer, grads);
+    const ModelStateBytes states =
+        model_state_bytes(m, s.trainable - experts, p.zero_stage, grad_ranks(p), p.optimizer, grads);
     s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_bytes(m, p, stage);
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
@@ -183,6 +184,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     if (p.zero_stage == 3) {
       s.bytes.communication = Bytes(2 * largest_gather_unit(m, p, stage) * size_of(m.dtype));
     }
+    s.bytes.communication += context_parallel_buffer_bytes(m, sharding);
     s.bytes.workspace = options.workspace;
     offload(p, layer_bytes, s);
     stages.push_back(s);

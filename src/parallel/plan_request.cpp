@@ -81,13 +81,18 @@ ModelSource source_of(const PlanRequest& r) {
 int data_parallel_size(const PlanRequest& r, const PlanFileFields& file, const ParallelPlan& p, int* world) {
   const std::optional<int> given_world = r.plan.world ? r.plan.world : file.world;
   const std::optional<int> given_dp = r.plan.dp ? r.plan.dp : file.dp;
-  const int tp_pp = checked_world_size(1, p.tp, p.pp);
+  const int tp_pp = checked_world_size(1, p.tp, p.pp, p.cp);
   const int dp = given_dp ? *given_dp : (given_world ? *given_world / tp_pp : 1);
   if (given_world && !given_dp && (*given_world < 1 || *given_world % tp_pp != 0)) {
+    if (p.cp > 1) {
+      throw InputError("--world",
+                       fmt::format("{} ranks do not split into tp {} x pp {} x cp {}", *given_world, p.tp, p.pp, p.cp),
+                       "a multiple of tp * pp * cp");
+    }
     throw InputError("--world", fmt::format("{} ranks do not split into tp {} x pp {}", *given_world, p.tp, p.pp),
                      "a multiple of tp * pp");
   }
-  *world = given_world ? *given_world : checked_world_size(dp, p.tp, p.pp);
+  *world = given_world ? *given_world : checked_world_size(dp, p.tp, p.pp, p.cp);
   return dp;
 }
 
@@ -113,6 +118,8 @@ CheckedPlan plan_of(const PlanRequest& r) {
   ParallelPlan p;
   p.tp = pick(f.tp, file.tp, d.tp);
   p.pp = pick(f.pp, file.pp, d.pp);
+  p.cp = pick(f.cp, file.cp, d.cp);
+  p.cp_comm = parse_cp_comm_type(pick(f.cp_comm_type, file.cp_comm_type, d.cp_comm_type), "--cp-comm-type");
   p.dp = data_parallel_size(r, file, p, &world);
   p.sequence_parallel = pick(f.sp, file.sp, d.sp);
   p.zero_stage = pick(f.zero, file.zero, d.zero);

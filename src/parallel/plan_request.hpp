@@ -47,6 +47,8 @@ struct ModelFlags {
 struct PlanFlagValues {
   int tp = 1;
   int ep = 1;
+  int cp = 1;
+  std::string cp_comm_type = "p2p";
   int pp = 1;
   bool sp = false;
   int zero = 0;
@@ -77,6 +79,8 @@ struct PlanFlags {
   std::optional<int> pp;
   std::optional<int> dp;
   std::optional<int> ep;
+  std::optional<int> cp;
+  std::optional<std::string> cp_comm_type;
   std::optional<bool> sp;
   std::optional<int> zero;
   std::optional<std::string> recompute;

@@ -8,7 +8,7 @@ namespace commscale {
 
 int PreparedStep::stage_of(int rank) const {
   const ParallelPlan& p = plan();
-  return RankLayout(p.tp, p.dp, p.pp, p.order).coords(rank).pp;
+  return RankLayout(p.tp, p.dp, p.pp, p.order, p.cp).coords(rank).pp;
 }
 
 void PreparedStep::require_deadlock_free() const {

@@ -16,9 +16,11 @@ struct ExpertGroups {
 };
 
 // The groups of a rank of `stage`, by handle (program_builder.hpp). `rank`: the rank in `pipeline`'s stage.
+// `context`: a context-parallel plan's context-parallel group (then `dp` is the dp x cp group).
 std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p, int stage, int rank,
                                std::vector<int> tp, std::vector<int> dp, const std::vector<int>& pipeline,
-                               std::optional<ExpertGroups> experts = std::nullopt) {
+                               std::optional<ExpertGroups> experts = std::nullopt,
+                               std::optional<std::vector<int>> context = std::nullopt) {
   std::vector<Group> groups = {{GroupRole::kTp, std::move(tp)},
                                {GroupRole::kDp, std::move(dp)},
                                {GroupRole::kPpForward, pipeline},
@@ -31,6 +33,13 @@ std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p
     groups.push_back({GroupRole::kExpert, std::move(experts->ep)});
     groups.push_back({GroupRole::kExpertDp, std::move(experts->edp)});
   }
+  if (context) {
+    // The slots before it hold only the rank where the plan has no such group (handles are roles).
+    while (groups.size() < handle_of(GroupRole::kContext)) {
+      groups.push_back({static_cast<GroupRole>(groups.size()), {rank}});
+    }
+    groups.push_back({GroupRole::kContext, std::move(*context)});
+  }
   return groups;
 }
 
@@ -40,7 +49,7 @@ ProgramSet build_program(const CheckedPlan& plan) {
   const TransformerConfig& m = plan.model();
   const ParallelPlan& p = plan.plan();
   check_program_size(p);
-  const RankLayout layout(p.tp, p.dp, p.pp, p.order);
+  const RankLayout layout(p.tp, p.dp, p.pp, p.order, p.cp);
   const UnitLists lists(m, p);
   ProgramSet set;
   set.world_size = layout.world_size();
@@ -54,10 +63,14 @@ ProgramSet build_program(const CheckedPlan& plan) {
     std::optional<ExpertGroups> expert_groups;
     if (experts)
       expert_groups = ExpertGroups{experts->group(rank, ExpertDim::kEp), experts->group(rank, ExpertDim::kEdp)};
+    std::optional<std::vector<int>> context;
+    if (p.cp > 1) context = layout.group(rank, ParallelDim::kCp);
+    std::vector<int> dp =
+        p.cp > 1 ? layout.group(rank, ParallelDim::kDp, ParallelDim::kCp) : layout.group(rank, ParallelDim::kDp);
     set.ranks.push_back(
         {rank, stage,
-         rank_groups(m, p, stage, rank, layout.group(rank, ParallelDim::kTp), layout.group(rank, ParallelDim::kDp),
-                     layout.group(rank, ParallelDim::kPp), std::move(expert_groups))});
+         rank_groups(m, p, stage, rank, layout.group(rank, ParallelDim::kTp), std::move(dp),
+                     layout.group(rank, ParallelDim::kPp), std::move(expert_groups), std::move(context))});
   }
   return set;
 }
@@ -68,7 +81,9 @@ std::vector<Op> build_stage_program(const TransformerConfig& m, const ParallelPl
 }
 
 Bytes pipeline_transfer_bytes(const TransformerConfig& m, const ParallelPlan& p) {
-  const std::uint64_t tokens = static_cast<std::uint64_t>(p.micro_batch) * static_cast<std::uint64_t>(m.seq);
+  // A context-parallel rank sends its seq / cp tokens.
+  const std::uint64_t tokens =
+      static_cast<std::uint64_t>(p.micro_batch) * static_cast<std::uint64_t>(m.seq) / static_cast<std::uint64_t>(p.cp);
   const bool sp = p.sequence_parallel && p.tp > 1;
   // With sequence parallelism the stage boundary is already split along the sequence: 1/t each.
   return Bytes(tokens * static_cast<std::uint64_t>(m.hidden) * size_of(m.dtype) /

@@ -15,6 +15,9 @@
 //                 combine all-to-alls
 //   6 edp         MoE plans only: the expert-data-parallel group (by edp coordinate): the experts' gradients,
 //                 reduced in buckets of their own as the data-parallel group reduces the rest
+//   7 cp          context-parallel plans (cp > 1) only: the context-parallel group (by cp coordinate): attention's
+//                 key-value exchanges (CONTEXT_PARALLEL.md); the slots 4 to 6 hold only the rank where the plan
+//                 has no such group, and the dp group (1) is the dp x cp ranks, in rank order
 //
 // What a step contains, per rank, in schedule order (parallel/schedule.hpp):
 //  - per microbatch and chunk: receive (pp-recv), the layers' forward ops (workload/layer_ops.hpp,
@@ -56,6 +59,7 @@ inline constexpr std::uint32_t kPpBackwardGroup = handle_of(GroupRole::kPpBackwa
 inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding);
 inline constexpr std::uint32_t kExpertGroup = handle_of(GroupRole::kExpert);
 inline constexpr std::uint32_t kExpertDpGroup = handle_of(GroupRole::kExpertDp);
+inline constexpr std::uint32_t kContextGroup = handle_of(GroupRole::kContext);
 
 // The program of every rank. Throws InputError when it would be too large (program_size.hpp).
 // prepare_step (prepared_step.hpp) builds it and checks it for the engines.

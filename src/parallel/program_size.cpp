@@ -19,7 +19,9 @@ constexpr std::int64_t kMaxGroupEntries = std::int64_t{1} << 28;
 
 void check_program_size(const ParallelPlan& p) {
   const int world = world_size(p);
-  const std::int64_t entries = std::int64_t{world} * (p.tp + p.dp + 2 * std::int64_t{p.pp});
+  // With context parallelism the dp group is dp x cp ranks, beside the cp group and three one-rank slots.
+  const std::int64_t context = p.cp > 1 ? std::int64_t{grad_ranks(p)} - p.dp + p.cp + 3 : 0;
+  const std::int64_t entries = std::int64_t{world} * (p.tp + p.dp + context + 2 * std::int64_t{p.pp});
   if (entries <= kMaxGroupEntries) return;
   throw InputError(
       "--dp/--tp/--pp",

@@ -1,5 +1,6 @@
 #include "parallel/rank_layout.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -9,34 +10,41 @@
 namespace commscale {
 namespace {
 
-constexpr std::string_view kOrderExpected = "tp, dp and pp once each joined by '-', e.g. tp-dp-pp or tp-pp-dp";
+constexpr std::string_view kOrderExpected =
+    "tp, dp and pp once each, and cp at most once, joined by '-', e.g. tp-dp-pp, tp-pp-dp or tp-cp-dp-pp";
 
 ParallelDim parse_dim(std::string_view text, std::string_view order) {
-  for (ParallelDim dim : {ParallelDim::kTp, ParallelDim::kDp, ParallelDim::kPp}) {
+  for (ParallelDim dim : {ParallelDim::kTp, ParallelDim::kDp, ParallelDim::kPp, ParallelDim::kCp}) {
     if (text == name(dim)) return dim;
   }
   throw InputError("--order", fmt::format("\"{}\" has an unknown dimension \"{}\"", order, text), kOrderExpected);
 }
 
-// The dimensions of `order`, fastest-varying first.
-std::array<ParallelDim, 3> parse_order(std::string_view order) {
-  std::array<ParallelDim, 3> dims{};
-  std::array<bool, 3> seen{};
+// The dimensions of `order`, fastest-varying first, cp just after tp where the order does not name it.
+std::array<ParallelDim, 4> parse_order(std::string_view order) {
+  std::vector<ParallelDim> dims;
+  std::array<bool, 4> seen{};
   std::size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
+  while (true) {
     const std::size_t dash = order.find('-', start);
-    if ((i < 2) == (dash == std::string_view::npos)) {
-      throw InputError("--order", fmt::format("\"{}\" does not have three dimensions", order), kOrderExpected);
-    }
     const ParallelDim dim = parse_dim(order.substr(start, dash == std::string_view::npos ? dash : dash - start), order);
-    if (seen[static_cast<int>(dim)]) {
+    if (seen[static_cast<std::size_t>(dim)]) {
       throw InputError("--order", fmt::format("\"{}\" names {} twice", order, name(dim)), kOrderExpected);
     }
-    seen[static_cast<int>(dim)] = true;
-    dims[static_cast<std::size_t>(i)] = dim;
+    seen[static_cast<std::size_t>(dim)] = true;
+    dims.push_back(dim);
+    if (dash == std::string_view::npos) break;
     start = dash + 1;
   }
-  return dims;
+  if (!seen[0] || !seen[1] || !seen[2]) {
+    throw InputError("--order", fmt::format("\"{}\" does not have the three dimensions tp, dp and pp", order),
+                     kOrderExpected);
+  }
+  if (!seen[static_cast<std::size_t>(ParallelDim::kCp)]) {
+    const auto tp = std::find(dims.begin(), dims.end(), ParallelDim::kTp);
+    dims.insert(tp + 1, ParallelDim::kCp);
+  }
+  return {dims[0], dims[1], dims[2], dims[3]};
 }
 
 }  // namespace
@@ -49,6 +57,8 @@ std::string_view name(ParallelDim dim) noexcept {
       return "dp";
     case ParallelDim::kPp:
       return "pp";
+    case ParallelDim::kCp:
+      return "cp";
   }
   return "?";
 }
@@ -61,11 +71,13 @@ int RankCoords::get(ParallelDim dim) const noexcept {
       return dp;
     case ParallelDim::kPp:
       return pp;
+    case ParallelDim::kCp:
+      return cp;
   }
   return 0;
 }
 
-RankLayout::RankLayout(int tp, int dp, int pp, std::string_view order) : sizes_{tp, dp, pp}, order_(order) {
+RankLayout::RankLayout(int tp, int dp, int pp, std::string_view order, int cp) : sizes_{tp, dp, pp, cp}, order_(order) {
   int stride = 1;
   for (ParallelDim dim : parse_order(order)) {
     strides_[static_cast<std::size_t>(dim)] = stride;
@@ -78,11 +90,21 @@ RankCoords RankLayout::coords(int rank) const noexcept {
     const auto i = static_cast<std::size_t>(dim);
     return rank / strides_[i] % sizes_[i];
   };
-  return {along(ParallelDim::kTp), along(ParallelDim::kDp), along(ParallelDim::kPp)};
+  return {along(ParallelDim::kTp), along(ParallelDim::kDp), along(ParallelDim::kPp), along(ParallelDim::kCp)};
 }
 
 int RankLayout::rank(const RankCoords& c) const noexcept {
-  return c.tp * strides_[0] + c.dp * strides_[1] + c.pp * strides_[2];
+  return c.tp * strides_[0] + c.dp * strides_[1] + c.pp * strides_[2] + c.cp * strides_[3];
+}
+
+std::vector<int> RankLayout::group(int rank, ParallelDim a, ParallelDim b) const {
+  std::vector<int> members;
+  for (int first : group(rank, a)) {
+    const std::vector<int> along = group(first, b);
+    members.insert(members.end(), along.begin(), along.end());
+  }
+  std::sort(members.begin(), members.end());
+  return members;
 }
 
 ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order) {
@@ -92,7 +114,8 @@ ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view orde
   sizes_ = {1, ep, tp * dp / ep, pp};
   int stride = 1;
   for (ParallelDim dim : parse_order(order)) {
-    // tp becomes the expert-tensor dimension; ep goes just before dp.
+    // tp becomes the expert-tensor dimension; ep goes just before dp. cp is 1 here (validate_plan).
+    if (dim == ParallelDim::kCp) continue;
     if (dim == ParallelDim::kDp) {
       strides_[1] = stride;
       stride *= sizes_[1];

@@ -3,6 +3,10 @@
 // Rank layout as pure math, in the manner of Megatron-LM's RankGenerator: an order string such as
 // "tp-dp-pp" lists the dimensions fastest-varying first, so with "tp-dp-pp" the tp ranks of a group
 // are adjacent (rank = tp + TP * (dp + DP * pp)) and share a node.
+// Context parallelism adds a fourth dimension, cp: an order may name it ("tp-cp-dp-pp", Megatron-Core's
+// default "tp-cp-ep-dp-pp" without ep, which is folded: ExpertLayout); an order without it places cp just
+// after tp, as Megatron-Core's default does, so "tp-dp-pp" reads "tp-cp-dp-pp" and every layout with cp 1 is
+// the three-dimensional one.
 
 #include <array>
 #include <cstdint>
@@ -12,23 +16,25 @@
 
 namespace commscale {
 
-enum class ParallelDim : std::uint8_t { kTp = 0, kDp = 1, kPp = 2 };
-[[nodiscard]] std::string_view name(ParallelDim dim) noexcept;  // tp dp pp
+enum class ParallelDim : std::uint8_t { kTp = 0, kDp = 1, kPp = 2, kCp = 3 };
+[[nodiscard]] std::string_view name(ParallelDim dim) noexcept;  // tp dp pp cp
 
 struct RankCoords {
   int tp = 0;
   int dp = 0;
   int pp = 0;
+  int cp = 0;
   [[nodiscard]] int get(ParallelDim dim) const noexcept;
   friend bool operator==(const RankCoords&, const RankCoords&) = default;
 };
 
 class RankLayout {
  public:
-  // Throws InputError naming --order unless `order` names tp, dp and pp once each, joined by '-'.
-  RankLayout(int tp, int dp, int pp, std::string_view order);
+  // Throws InputError naming --order unless `order` names tp, dp and pp once each, and cp at most once,
+  // joined by '-'.
+  RankLayout(int tp, int dp, int pp, std::string_view order, int cp = 1);
 
-  [[nodiscard]] int world_size() const noexcept { return sizes_[0] * sizes_[1] * sizes_[2]; }
+  [[nodiscard]] int world_size() const noexcept { return sizes_[0] * sizes_[1] * sizes_[2] * sizes_[3]; }
   [[nodiscard]] int size(ParallelDim dim) const noexcept { return sizes_[static_cast<int>(dim)]; }
   [[nodiscard]] const std::string& order() const noexcept { return order_; }
 
@@ -37,10 +43,13 @@ class RankLayout {
   // The ranks that differ from `rank` only along `dim`, ordered by their coordinate on it (so a
   // member's index is its rank within the group; for pp, its stage).
   [[nodiscard]] std::vector<int> group(int rank, ParallelDim dim) const;
+  // The ranks that differ from `rank` only along `a` and `b`, in rank order (Megatron-Core's "dp-cp" group:
+  // the data-parallel group with context parallelism, for a = dp and b = cp).
+  [[nodiscard]] std::vector<int> group(int rank, ParallelDim a, ParallelDim b) const;
 
  private:
-  std::array<int, 3> sizes_{};    // indexed by ParallelDim
-  std::array<int, 3> strides_{};  // indexed by ParallelDim
+  std::array<int, 4> sizes_{};    // indexed by ParallelDim
+  std::array<int, 4> strides_{};  // indexed by ParallelDim
   std::string order_;
 };
 

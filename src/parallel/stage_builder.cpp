@@ -55,7 +55,7 @@ const OpList& UnitLists::of(UnitKind kind, Phase phase, bool accumulate, bool mo
 StageBuilder::StageBuilder(const TransformerConfig& m, const ParallelPlan& p, int stage, const UnitLists* lists)
     : m_(m), p_(p), stage_(stage), microbatches_(microbatches_per_step(p)), lists_(lists) {
   dense_.group = kDpGroup;
-  dense_.ranks = p.dp;
+  dense_.ranks = grad_ranks(p);  // dp x cp (plan.hpp)
   dense_.label = "dp";
   experts_.group = kExpertDpGroup;
   experts_.ranks = m.moe.enabled() ? expert_dp(p) : 1;
@@ -167,7 +167,8 @@ void StageBuilder::run_unit(const Unit& unit, int mb, Phase phase) {
   previous_unit_first_ = static_cast<OpId>(ops_.size());
   stamp(list, mb, unit.layer);
   if (phase == Phase::kForward) after_forward(unit, mb);
-  if (p_.zero_stage == 3 && p_.dp > 1 && phase == Phase::kBackward) zero3_reduce(unit, mb, last_grad_producer_);
+  if (p_.zero_stage == 3 && grad_ranks(p_) > 1 && phase == Phase::kBackward)
+    zero3_reduce(unit, mb, last_grad_producer_);
 }
 
 void StageBuilder::stamp(const OpList& list, int mb, int layer) {

@@ -24,7 +24,7 @@ void count(UnitWork& work, UnitKind kind) {
 }  // namespace
 
 bool StageBuilder::fuse_chunk(Phase phase) const noexcept {
-  const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
+  const bool zero3 = p_.zero_stage == 3 && grad_ranks(p_) > 1;
   return coarse() && !zero3 && !offloads_during_step() && (phase == Phase::kForward || !reducing_);
 }
 
@@ -43,15 +43,15 @@ std::size_t StageBuilder::coarse_op_bound() const noexcept {
   const std::size_t copies = offloads_during_step() ? 8 * units * chunks * microbatches : 0;
   // FP8's delayed scaling: up to two amax reductions each way per microbatch and chunk (fp8_step_ops.cpp).
   const std::size_t amax = p_.fp8 == Fp8Recipe::kDelayed ? 4 * chunks * microbatches : 0;
-  if (p_.zero_stage == 3 && p_.dp > 1) {
+  if (p_.zero_stage == 3 && grad_ranks(p_) > 1) {
     // A unit's gather and two ops each way, its reduce-scatter in the backward.
     return transfers + copies + amax + 7 * units * chunks * microbatches + 16;
   }
   // A fused op each way; a backward that fills buckets instead has an op per unit and at most a bucket
   // after each (every microbatch's with ZeRO-2, else the last's); ZeRO-1 and -2 gather as many buckets
   // at the end.
-  const bool sharded = p_.dp > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2);
-  const std::size_t filling = p_.dp > 1 ? (p_.zero_stage == 2 ? microbatches : 1) * chunks : 0;
+  const bool sharded = grad_ranks(p_) > 1 && (p_.zero_stage == 1 || p_.zero_stage == 2);
+  const std::size_t filling = grad_ranks(p_) > 1 ? (p_.zero_stage == 2 ? microbatches : 1) * chunks : 0;
   return transfers + copies + amax + 2 * chunks * microbatches + filling * 2 * units +
          (sharded ? chunks * (units + 1) : 0) + 16;
 }
@@ -65,7 +65,7 @@ void StageBuilder::run_fused_chunk(const std::vector<Unit>& units, int mb, Phase
 void StageBuilder::run_fused_unit(const Unit& unit, int mb, Phase phase) {
   UnitWork work{.phase = phase, .accumulate = phase == Phase::kBackward && mb > 0};
   count(work, unit.kind);
-  const bool zero3 = p_.zero_stage == 3 && p_.dp > 1;
+  const bool zero3 = p_.zero_stage == 3 && grad_ranks(p_) > 1;
   before_unit(unit, mb, phase);
   previous_unit_first_ = static_cast<OpId>(ops_.size());
   OpId last = kNone;

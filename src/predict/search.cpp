@@ -278,18 +278,21 @@ std::string largest_dp_hint(const TransformerConfig& m, int gpus, const SearchOp
       o.global_batch, dp, gpus, batches);
 }
 
-std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
-  if (o.global_batch < 1)
-    throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
-  std::vector<ParallelPlan> out;
-  for (const int tp : divisors(gpus)) {
+namespace {
+
+// The plans of `gpus` ranks with context parallelism `cp` (1: none), appended to `out`.
+void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const SearchOptions& o,
+                       std::vector<ParallelPlan>& out) {
+  for (const int tp : divisors(gpus / cp)) {
     if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn % tp != 0) continue;
-    for (const int pp : divisors(gpus / tp)) {
+    for (const int pp : divisors(gpus / cp / tp)) {
       if (m.layers % pp != 0) continue;
       ParallelPlan p;
       p.tp = tp;
       p.pp = pp;
-      p.dp = gpus / (tp * pp);
+      p.cp = cp;
+      p.cp_comm = cp > 1 ? o.cp_comm : CpCommType::kP2p;
+      p.dp = gpus / (cp * tp * pp);
       if (o.global_batch % p.dp != 0) continue;
       p.global_batch = o.global_batch;
       p.flash_attention = o.flash_attention;
@@ -312,6 +315,18 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
+  if (o.global_batch < 1)
+    throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
+  std::vector<ParallelPlan> out;
+  for (const int cp : o.cp) {
+    if (cp < 1 || gpus % cp != 0) continue;
+    enumerate_layouts(m, gpus, cp, o, out);
+  }
   return out;
 }
 
@@ -323,6 +338,7 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     const int gpus = evaluator->gpus();
     r.cluster = t.cluster.name;
     r.full_simulation = evaluator->model().moe.enabled();
+    r.context_parallel = std::any_of(o.cp.begin(), o.cp.end(), [](int cp) { return cp > 1; });
     r.gpus.push_back(gpus);
     r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
     std::vector<ParallelPlan> fitting;
@@ -399,8 +415,8 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
 }
 
 std::string describe_plan(const ParallelPlan& p) {
-  std::string s = fmt::format("dp {} tp {} pp {}{} {}", p.dp, p.tp, p.pp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "",
-                              name(p.schedule));
+  std::string s = fmt::format("dp {} tp {} pp {}{}{} {}", p.dp, p.tp, p.pp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "",
+                              p.cp > 1 ? fmt::format(" cp {} {}", p.cp, name(p.cp_comm)) : "", name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" x{}", p.chunks);
   s += fmt::format(" mb {} zero {} recompute {}", p.micro_batch, p.zero_stage, name(p.recompute));
   if (p.sequence_parallel) s += " sp";
@@ -421,6 +437,7 @@ std::string plan_flags(const ParallelPlan& p) {
                   p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
   if (p.ep > 1) s += fmt::format(" --ep {}", p.ep);
+  if (p.cp > 1) s += fmt::format(" --cp {} --cp-comm-type {}", p.cp, name(p.cp_comm));
   if (p.sequence_parallel) s += " --sp";
   s += p.flash_attention ? " --flash-attn" : " --no-flash-attn";  // explicit: the default has changed before
   if (p.kernels != KernelSet::kFused) s += fmt::format(" --kernels {}", name(p.kernels));

@@ -52,6 +52,10 @@ struct SearchOptions {
   bool memory_saving = true;  // when nothing fits: adam8bit, then offload (above)
   LoraSpec lora;              // every plan fine-tunes with LoRA (only when asked: --lora-rank)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // every plan trains its linear layers in FP8 (only when asked: --fp8)
+  // Context-parallel sizes enumerated (--cp 1,2,4: only when asked; a dense model's plans with cp > 1 are
+  // predicted in full, CONTEXT_PARALLEL.md), and how their attention exchanges keys and values.
+  std::vector<int> cp = {1};
+  CpCommType cp_comm = CpCommType::kP2p;
   int threads = 0;  // threads estimating plans: 0 = one per CPU this process may use (results do not depend on it)
   MemoryOptions memory;
   CostAssumptions costs;
@@ -82,6 +86,9 @@ struct SearchResult {
   // Each plan predicted in full, as `predict` runs it, not by the stage model's coarse program: a model with
   // experts (stage_model.hpp).
   bool full_simulation = false;
+  // Plans with context parallelism were enumerated (SearchOptions::cp): those were predicted in full, the others
+  // by the coarse program.
+  bool context_parallel = false;
 };
 
 // Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive); for a model

@@ -281,9 +281,10 @@ CoarseFigures full_figures(const TransformerConfig& model, const ParallelPlan& p
 }  // namespace
 
 PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
-  // A model with experts is predicted in full (the coarse program has no MoE layer: the header).
+  // A model with experts, and a plan with context parallelism, are predicted in full (the coarse program has
+  // neither an MoE layer nor context-parallel attention: the header).
   const auto simulate = [&](const ParallelPlan& p) {
-    return model_.moe.enabled() ? full_figures(model_, p, target_, memory_) : simulate_coarse(p);
+    return model_.moe.enabled() || p.cp > 1 ? full_figures(model_, p, target_, memory_) : simulate_coarse(p);
   };
   PlanEstimate e = memory_only(plan);
   // Two points on the steady-state line: p and p + 1 microbatches; interleaved needs multiples of p
@@ -315,7 +316,7 @@ PlanEstimate PlanEvaluator::estimate(const ParallelPlan& plan) {
   e.tokens_per_s = static_cast<double>(plan.global_batch) * static_cast<double>(model_.seq) / f.step;
   if (peak_.value() > 0) {
     e.mfu = model_flops(model_, plan.lora, plan.global_batch).value() / (f.step * world * peak_.value());
-    e.hfu = f.gemm_flops * plan.tp * plan.dp / (f.step * world * peak_.value());
+    e.hfu = f.gemm_flops * plan.tp * plan.dp * plan.cp / (f.step * world * peak_.value());
   }
   return e;
 }

@@ -143,14 +143,15 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   out << fmt::format("model    {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.name, m.layers, m.hidden, m.heads,
                      m.seq, name(m.dtype));
   out << fmt::format(
-      "plan     {} ranks = dp {} x tp {} x pp {}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
+      "plan     {} ranks = dp {} x tp {} x pp {}{}; {}{}, micro-batch {}, global batch {} ({} microbatches); ZeRO {}, "
       "recompute {}, sp {}{}, {} kernels\n",
-      world_size(pl), pl.dp, pl.tp, pl.pp, name(pl.schedule),
+      world_size(pl), pl.dp, pl.tp, pl.pp, pl.cp > 1 ? fmt::format(" x cp {}", pl.cp) : "", name(pl.schedule),
       pl.chunks > 1 ? fmt::format(" x{} chunks", pl.chunks) : stage_split_text(m, pl), pl.micro_batch, pl.global_batch,
       microbatches_per_step(pl), pl.zero_stage, name(pl.recompute), pl.sequence_parallel ? "on" : "off",
       pl.flash_attention ? ", flash attention" : "", name(pl.kernels));
   if (const std::string saving = memory_saving_text(pl); !saving.empty()) out << "         " << saving << "\n";
   if (const std::string experts = experts_plan_text(m, pl); !experts.empty()) out << "experts  " << experts << "\n";
+  if (const std::string context = context_parallel_text(m, pl); !context.empty()) out << "context  " << context << "\n";
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
   out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);

@@ -197,7 +197,11 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                                     : fmt::format("; {} years, {:.3f} USD/kWh", o.costs.years, o.costs.usd_per_kwh);
   out << fmt::format("\ncost     basis: {}: {}; {:.0f} W ({}){}\n", describe(o.costs.basis), best_cost.price_source,
                      best_cost.power_w, best_cost.power_source, amortized);
-  if (r.full_simulation) {
+  if (r.context_parallel && !r.full_simulation) {
+    out << "method   plans without context parallelism: the program builder's coarse program (one op per layer) in\n"
+           "         predict's simulator; plans with it predicted in full, as predict runs them (the coarse program\n"
+           "         has no context-parallel attention: src/workload/CONTEXT_PARALLEL.md)\n";
+  } else if (r.full_simulation) {
     out << "method   each plan that fits predicted in full, as predict runs it (a model with experts: the coarse\n"
            "         program has no MoE layer); routing priced as balanced (src/workload/MOE.md)\n";
   } else {

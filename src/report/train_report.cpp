@@ -28,8 +28,9 @@ void print_header(std::ostream& out, const TrainReport& r) {
   const auto& p = r.plan;
   fmt::print(out, "# model {}: {} layers, hidden {}, {} heads, seq {}, {}\n", m.name, m.layers, m.hidden, m.heads, m.seq,
              name(m.dtype));
-  fmt::print(out, "# plan dp {} x tp {} x pp {} ({}), micro-batch {}, global batch {}, schedule {}\n", p.dp, p.tp, p.pp,
-             p.order, p.micro_batch, p.global_batch, name(p.schedule));
+  fmt::print(out, "# plan dp {} x tp {} x pp {}{} ({}), micro-batch {}, global batch {}, schedule {}\n", p.dp, p.tp,
+             p.pp, p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, name(p.cp_comm)) : "", p.order, p.micro_batch,
+             p.global_batch, name(p.schedule));
   const bool eager = p.kernels == KernelSet::kEager;
   fmt::print(out, "#      ZeRO {}, recompute {}, sequence parallel {}, flash attention {}, {} kernels{}\n",
              p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off", p.flash_attention ? "on" : "off",

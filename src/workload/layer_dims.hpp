@@ -12,9 +12,9 @@
 namespace commscale {
 
 struct LayerDims {
-  std::int64_t tokens = 0;     // T = B s, the rows of every token-wise GEMM
+  std::int64_t tokens = 0;     // T = B s / cp, the rows of every token-wise GEMM
   std::int64_t tokens_sp = 0;  // T / t with sequence parallelism (norms, dropouts, residuals), else T
-  std::int64_t seq = 0;
+  std::int64_t seq = 0;        // the sequence this rank holds: s / cp
   std::int64_t hidden = 0;
   std::int64_t head_dim = 0;
   std::int64_t heads_batch = 0;  // B a / t: the batch of the attention GEMMs
@@ -22,7 +22,10 @@ struct LayerDims {
   std::int64_t ffn = 0;          // F / t
   std::int64_t fc1_out = 0;      // F / t, or 2 F / t for SwiGLU (gate and up in one GEMM)
   std::int64_t vocab = 0;        // ceil(V / t)
+  std::int64_t kv_out = 0;       // 2 g d / t: the keys and values of a token on this rank
   int tp = 1;
+  int cp = 1;  // context-parallel ranks: tokens and seq are this rank's seq / cp (CONTEXT_PARALLEL.md)
+  CpCommType cp_comm = CpCommType::kP2p;
   bool sp = false;
   bool tp_comm = false;  // tp > 1
   bool dropout = true;   // the model's (TransformerConfig::dropout)
@@ -35,13 +38,16 @@ struct LayerDims {
   d.tp = s.tp;
   d.sp = s.sequence_parallel && s.tp > 1;
   d.tp_comm = s.tp > 1;
-  d.tokens = static_cast<std::int64_t>(s.micro_batch) * m.seq;
+  d.cp = s.cp;
+  d.cp_comm = s.cp_comm;
+  d.tokens = static_cast<std::int64_t>(s.micro_batch) * m.seq / s.cp;
   d.tokens_sp = d.sp ? d.tokens / s.tp : d.tokens;
-  d.seq = m.seq;
+  d.seq = m.seq / s.cp;
   d.hidden = m.hidden;
   d.head_dim = head_dim(m);
   d.heads_batch = static_cast<std::int64_t>(s.micro_batch) * m.heads / s.tp;
   d.qkv_out = (m.heads + 2 * static_cast<std::int64_t>(m.kv_heads)) * d.head_dim / s.tp;
+  d.kv_out = 2 * static_cast<std::int64_t>(m.kv_heads) * d.head_dim / s.tp;
   d.ffn = m.ffn / s.tp;
   d.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * d.ffn : d.ffn;
   d.vocab = vocab_shard(m, s.tp);

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "workload/fp8_ops.hpp"
 #include "workload/layer_dims.hpp"
 #include "workload/lora.hpp"
@@ -26,14 +28,121 @@ MemoryKernel kernel(KernelSet kernels, K kind, std::uint64_t elements, double re
 // `keys_in_n`: the keys are the product's n (QK^T, dP = dO V^T), else its k (PV, dV, dQ, dK).
 // `continued`: not the first product of its kernel (the forward kernel's PV; the backward kernel's four
 // gradient products, after its recomputed QK^T). `kernels`: eager PyTorch's (SDPA) or a fused kernel's.
-Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued, KernelSet kernels) {
-  const std::int64_t keys = flash_causal_keys(d.seq);
+// `keys`: the keys each query row works through (a context-parallel block's, CONTEXT_PARALLEL.md).
+Gemm flash_block(const LayerDims& d, std::int64_t keys, bool keys_in_n, bool continued, KernelSet kernels) {
   Gemm g = keys_in_n ? gemm(d, d.seq, keys, d.head_dim, d.heads_batch) : gemm(d, d.seq, d.head_dim, keys, d.heads_batch);
   g.flash = true;
   g.flash_continued = continued;
   g.flash_dropout = d.dropout;
   g.flash_sdpa = kernels == KernelSet::kEager;
   return g;
+}
+
+Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued, KernelSet kernels) {
+  return flash_block(d, flash_causal_keys(d.seq), keys_in_n, continued, kernels);
+}
+
+// ---- Context parallelism (CONTEXT_PARALLEL.md) ---------------------------------------------------------
+// Each context-parallel rank holds seq / cp tokens of every sequence, load-balanced for causal attention as
+// Megatron-Core splits them (2 cp chunks; rank r holds chunks r and 2 cp - 1 - r), and every op of the layer
+// runs on them (LayerDims: tokens and seq are the rank's). Attention needs the keys and values of the whole
+// sequence, exchanged over the context-parallel group as TransformerEngine does:
+//  p2p (AttnFuncWithCPAndKVP2P): cp steps, each a flash-attention call of the rank's queries over one rank's
+//    keys; the next step's KV block travels the ring (sendrecv: to rank + 1, from rank - 1) while the step
+//    runs. Step 0 is the rank's own block, causal (half of it); with the load-balanced split every other step
+//    is half a block, unmasked (all queries over the first chunk of an earlier rank's block, or the second
+//    chunk's queries over a later rank's whole block): seq / cp queries over seq / 2cp keys. Summed, a query
+//    row works through (s / cp + 128) / 2 + (cp - 1) s / 2cp = flash_causal_keys(s) keys, as without context
+//    parallelism. Two receive buffers: the exchange bringing step i + 1's block waits for step i - 1. The
+//    backward runs the ring again: step 0 sends KV, middle steps KV and the dKV accumulated so far, the last dKV.
+//  all_gather (AttnFuncWithCPAndKVAllGather): K and V all-gathered over the group (one all-gather each), one
+//    flash call of the rank's queries over the causal share of the whole sequence's keys; backward gathers K
+//    and V again and reduce-scatters dK and dV.
+
+// The keys and values of this rank's tokens (one KV block): T / cp x 2 g d / t elements, or one of them (K or V).
+Bytes kv_block_bytes(const LayerDims& d, std::int64_t tensors = 2) {
+  return Bytes(elements(d.tokens, d.kv_out / 2 * tensors) * size_of(d.dtype));
+}
+
+LayerCollective context_collective(const LayerDims& d, Collective kind, Bytes bytes) {
+  return {kind, bytes, d.dtype, GroupRole::kContext};
+}
+
+// All-gather of one of K and V (the gathered size), or the reduce-scatter of its gradient (the unreduced size).
+LayerCollective context_gather(const LayerDims& d, Collective kind) {
+  return context_collective(d, kind, kv_block_bytes(d, 1) * static_cast<std::uint64_t>(d.cp));
+}
+
+// The keys a query row works through in a p2p step: the causal half of its own block, half of another's.
+std::int64_t p2p_step_keys(const LayerDims& d, int step) { return step == 0 ? flash_causal_keys(d.seq) : d.seq / 2; }
+
+std::string p2p_step_prefix(int step) { return step == 0 ? "attn." : fmt::format("attn.cp{}.", step); }
+std::string p2p_step_name(int step, const std::string& what) { return p2p_step_prefix(step) + what; }
+
+void context_parallel_attention_forward(OpListBuilder& b, const LayerDims& d, KernelSet kernels) {
+  if (d.cp_comm == CpCommType::kAllGather) {
+    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather));
+    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather));
+    const std::int64_t keys = flash_causal_keys(d.seq * d.cp);
+    b.compute("attn.scores", flash_block(d, keys, true, false, kernels), {k, v});
+    b.compute("attn.context", flash_block(d, keys, false, true, kernels));
+    return;
+  }
+  int arrived = -1;  // the exchange that brought this step's block
+  for (int step = 0; step < d.cp; ++step) {
+    const int next = step + 1 < d.cp ? b.collective(true, p2p_step_name(step + 1, "kv.sendrecv"),
+                                                    context_collective(d, Collective::kSendRecv, kv_block_bytes(d)))
+                                     : -1;
+    const std::int64_t keys = p2p_step_keys(d, step);
+    b.compute(p2p_step_name(step, "scores"), flash_block(d, keys, true, false, kernels), {arrived});
+    b.compute(p2p_step_name(step, "context"), flash_block(d, keys, false, true, kernels));
+    arrived = next;
+  }
+}
+
+// The flash backward kernel's five products over `keys` (QK^T recomputed, then dP, dV, dQ, dK), named
+// `prefix` + what; the first waits for `arrived`.
+void flash_backward_products(OpListBuilder& b, const LayerDims& d, std::int64_t keys, KernelSet kernels,
+                             const std::string& prefix, std::vector<int> arrived) {
+  const auto backward = [&](bool keys_in_n, bool continued) {
+    Gemm g = flash_block(d, keys, keys_in_n, continued, kernels);
+    g.flash_backward = true;
+    return g;
+  };
+  b.set_phase(Phase::kRecompute);
+  b.compute(prefix + "scores", backward(true, false), std::move(arrived));
+  b.set_phase(Phase::kBackward);
+  b.compute(prefix + "context.dp", backward(true, true));   // dP = dO V^T
+  b.compute(prefix + "context.dv", backward(false, true));  // dV = P^T dO
+  b.compute(prefix + "scores.dq", backward(false, true));   // dQ = dS K
+  b.compute(prefix + "scores.dk", backward(false, true));   // dK = dS^T Q
+}
+
+// Returns what the QKV gradient waits for: the last exchange (p2p: the rank's dKV coming home) or the
+// reduce-scatters of dK and dV (all_gather).
+std::vector<int> context_parallel_attention_backward(OpListBuilder& b, const LayerDims& d, KernelSet kernels) {
+  if (d.cp_comm == CpCommType::kAllGather) {
+    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather));
+    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather));
+    flash_backward_products(b, d, flash_causal_keys(d.seq * d.cp), kernels, "attn.", {k, v});
+    const int dk = b.collective(true, "attn.cp.dk.reduce_scatter", context_gather(d, Collective::kReduceScatter));
+    const int dv = b.collective(true, "attn.cp.dv.reduce_scatter", context_gather(d, Collective::kReduceScatter));
+    return {dk, dv};
+  }
+  // Step i's exchange leaves as the step starts: KV for step i + 1 and the dKV summed so far (step 0 has no dKV
+  // yet, the last step's block is not needed again), and must be back before the step's dKV is added to it.
+  int arrived = -1;
+  for (int step = 0; step < d.cp; ++step) {
+    const bool kv = step + 1 < d.cp;
+    const bool dkv = step > 0;
+    const std::string what = kv && dkv ? "kv_dkv" : kv ? "kv" : "dkv";
+    const auto blocks = static_cast<std::uint64_t>((kv ? 1 : 0) + (dkv ? 1 : 0));
+    const int exchange = b.collective(true, fmt::format("attn.cp{}.{}.sendrecv", step, what),
+                                      context_collective(d, Collective::kSendRecv, kv_block_bytes(d) * blocks));
+    flash_backward_products(b, d, p2p_step_keys(d, step), kernels, p2p_step_prefix(step), {arrived});
+    arrived = exchange;
+  }
+  return {arrived};
 }
 
 // Names of the collective after a row-parallel GEMM and before a column-parallel one.
@@ -48,6 +157,10 @@ std::string reduce_name(const LayerDims& d, const std::string& prefix) {
 void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  if (d.cp > 1) {  // flash attention only (validate_plan)
+    context_parallel_attention_forward(b, d, kernels);
+    return;
+  }
   if (flash) {
     b.compute("attn.scores", flash_gemm(d, true, false, kernels));
     b.compute("attn.context", flash_gemm(d, false, true, kernels));
@@ -311,23 +424,13 @@ struct Linear {
 
 // With eager kernels as PyTorch runs it: masked_fill's backward too, and the QKV gradient assembled
 // by a cat and a copy back to [s, b, 3h]. Flash attention: QK^T recomputed, then the four gradient
-// products, each the causal share.
-void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
+// products, each the causal share. Returns what the QKV gradient waits for (context parallelism's exchanges).
+std::vector<int> attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, KernelSet kernels) {
   const bool eager = kernels == KernelSet::kEager;
   const std::uint64_t scores = elements(d.heads_batch, d.seq * d.seq);
+  if (d.cp > 1) return context_parallel_attention_backward(b, d, kernels);  // flash attention only (validate_plan)
   if (flash) {
-    const auto backward = [&](bool keys_in_n, bool continued) {
-      Gemm g = flash_gemm(d, keys_in_n, continued, kernels);
-      g.flash_backward = true;
-      return g;
-    };
-    b.set_phase(Phase::kRecompute);
-    b.compute("attn.scores", backward(true, false));
-    b.set_phase(Phase::kBackward);
-    b.compute("attn.context.dp", backward(true, true));    // dP = dO V^T
-    b.compute("attn.context.dv", backward(false, true));   // dV = P^T dO
-    b.compute("attn.scores.dq", backward(false, true));    // dQ = dS K
-    b.compute("attn.scores.dk", backward(false, true));    // dK = dS^T Q
+    flash_backward_products(b, d, flash_causal_keys(d.seq), kernels, "attn.", {});
   } else {
     b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
     b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
@@ -344,17 +447,20 @@ void attention_core_backward(OpListBuilder& b, const LayerDims& d, bool flash, K
     b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
     b.compute("attn.qkv.permute", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
   }
+  return {};
 }
 
 // The backward of norm -> [AG] -> column-parallel GEMMs, ending with the norm's own backward.
 // With LoRA (`lora.frozen()`) the base weight takes no gradient: its adapters' backward runs instead, and
 // the norm's parameters are frozen too.
+// `inputs`: what the output gradient waits for besides the op before (context parallelism's exchanges).
 void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
-                           std::uint64_t norm_params, std::uint64_t linear_params, const LoraLayer& lora) {
+                           std::uint64_t norm_params, std::uint64_t linear_params, const LoraLayer& lora,
+                           std::vector<int> inputs = {}) {
   const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
   lora_backward(b, d, lora, linear.name);
   dequantize(b, d, lora, linear.name, linear.in, linear.out);
-  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out));
+  b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), std::move(inputs));
   const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
   if (!lora.frozen()) {
     const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
@@ -525,8 +631,8 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
     column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1, lora);
   }
   row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj, lora);
-  attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
-  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora);
+  const std::vector<int> attention = attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
+  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora, attention);
   return with_fp8(b.take(), m, s);
 }
 

@@ -74,6 +74,13 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
   return Bytes(total) - fp8_activation_saving(m, s);
 }
 
+Bytes context_parallel_buffer_bytes(const TransformerConfig& m, const LayerSharding& s) {
+  if (s.cp == 1) return Bytes(0);
+  const LayerDims d = layer_dims(m, s);
+  const std::uint64_t block = elements(d.tokens, d.kv_out) * size_of(d.dtype);
+  return Bytes(block * (s.cp_comm == CpCommType::kAllGather ? 2 * static_cast<std::uint64_t>(s.cp) : 4));
+}
+
 Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s) {
   if (m.vocab == 0) return Bytes(0);
   const LayerDims d = layer_dims(m, s);

@@ -50,6 +50,12 @@ struct GradientStorage {
 // weighted sum (R h w); T_r the tokens the rank routes, R = T_r k (x the capacity factor).
 [[nodiscard]] Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s, bool moe = false);
 
+// Context parallelism's key-value buffers while a layer's attention runs (CONTEXT_PARALLEL.md), 0 with cp 1:
+// p2p, the backward ring's two buffers of a KV block and its dKV (4 blocks of T/cp x 2 g d / t x w bytes; the
+// forward's two KV buffers are less); all_gather, the gathered K and V and the unreduced dK and dV of the whole
+// sequence (2 cp blocks).
+[[nodiscard]] Bytes context_parallel_buffer_bytes(const TransformerConfig& m, const LayerSharding& s);
+
 // The logits' fp32 softmax kept for the backward on the last stage: 4 T ceil(V/t) bytes per microbatch.
 [[nodiscard]] Bytes logits_buffer_bytes(const TransformerConfig& m, const LayerSharding& s);
 

@@ -43,11 +43,16 @@ struct LayerSharding {
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
   int ep = 1;  // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
+  // Context-parallel ranks a sequence is split over (CONTEXT_PARALLEL.md): every op runs on seq / cp tokens,
+  // attention exchanges keys and values over the context-parallel group as cp_comm says.
+  int cp = 1;
+  CpCommType cp_comm = CpCommType::kP2p;
   friend auto operator<=>(const LayerSharding&, const LayerSharding&) = default;
 };
 
-// A collective inside a layer: over the tensor-parallel group, or for an MoE layer's dispatch and combine
-// the expert-parallel group; bytes as nccl-tests counts them (op.hpp).
+// A collective inside a layer: over the tensor-parallel group, for an MoE layer's dispatch and combine the
+// expert-parallel group, for context-parallel attention the context-parallel group; bytes as nccl-tests counts
+// them (op.hpp).
 struct LayerCollective {
   Collective kind = Collective::kAllReduce;
   Bytes bytes;

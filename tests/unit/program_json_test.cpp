@@ -184,9 +184,9 @@ TEST(ProgramJson, RejectsBadDocuments) {
   EXPECT_TRUE(throws_input_error([&] { (void)op.get<Op>(); }, {"missing key \"elements\""}));
   json renamed = sample();
   renamed["ranks"][0]["groups"][0]["name"] = "x";  // groups are known by their role's name
-  EXPECT_TRUE(
-      throws_input_error([&] { (void)renamed.get<ProgramSet>(); },
-                         {"a group's name", "unknown group \"x\"", "tp, dp, pp-fwd, pp-bwd, embedding, ep or edp"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { (void)renamed.get<ProgramSet>(); },
+      {"a group's name", "unknown group \"x\"", "tp, dp, pp-fwd, pp-bwd, embedding, ep, edp or cp"}));
   json doc = sample();
   doc["schema_version"] = 7;
   EXPECT_TRUE(throws_input_error([&] { (void)doc.get<ProgramSet>(); }, {"schema_version", "7"}));
