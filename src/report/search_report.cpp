@@ -16,6 +16,8 @@ namespace {
 constexpr std::string_view kStageModelMethod =
     "stage model (src/predict/stage_model.hpp): each plan's step simulated one op per unit";
 constexpr std::string_view kFullMethod = "full simulation of each plan that fits (a model with experts)";
+constexpr std::string_view kMixedMethod =
+    "stage model for the plans without context parallelism, full simulation of each plan with it that fits";
 
 nlohmann::json ranked_json(const RankedPlan& r) {
   nlohmann::json j = plan_estimate_json(r.estimate);
@@ -85,7 +87,9 @@ void search_from_json(const JsonAt& in, SearchResult& r, SearchOptions& options)
   r.candidates = static_cast<std::size_t>(in.number("candidates"));
   r.fitting = static_cast<std::size_t>(in.number("fitting"));
   r.seconds = in.number_or("search_seconds", 0.0);
-  r.full_simulation = in.string_or("method", "") == kFullMethod;
+  const std::string method = in.string_or("method", "");
+  r.full_simulation = method == kFullMethod;
+  r.context_parallel = method == kMixedMethod;
   for (const JsonAt& t : in.array("top")) {
     RankedPlan ranked{plan_estimate_from_json(t), t.string_or("loses_by", ""), t.optional_number("usd_per_million_tokens"),
                       t.optional_number("joules_per_token")};
@@ -131,7 +135,9 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"cluster", r.cluster},
           {"gpus", r.gpus},
           {"rank_by", o.rank_by == RankBy::kCost ? "cost" : "throughput"},
-          {"method", r.full_simulation ? kFullMethod : kStageModelMethod},
+          {"method", r.full_simulation     ? kFullMethod
+                     : r.context_parallel ? kMixedMethod
+                                          : kStageModelMethod},
           {"assumptions",
            {{"years", o.costs.years}, {"usd_per_kwh", o.costs.usd_per_kwh}, {"cost_basis", name(o.costs.basis)}}},
           {"candidates", r.candidates},
