@@ -180,6 +180,23 @@ TEST(ContextParallel, GradientsReduceOverDataAndContextRanks) {
   EXPECT_EQ(memory_per_stage(m, z_cp, {})[0].bytes.optimizer, memory_per_stage(m, z_dp, {})[0].bytes.optimizer);
 }
 
+// FP8's delayed scaling reduces its amaxes over Megatron's amax group, tp x dp x cp: with context parallelism and
+// no data parallelism still over the data-parallel group, which is then the cp ranks.
+TEST(ContextParallel, Fp8AmaxesReduceOverDataAndContextRanks) {
+  const TransformerConfig m = long_tiny();
+  ParallelPlan p = cp_plan(2, 1, CpCommType::kP2p);
+  p.fp8 = Fp8Recipe::kDelayed;
+  const ProgramSet set = build_program(CheckedPlan(m, p));
+  ASSERT_TRUE(check_program(set).ok());
+  int amax = 0;
+  for (const Op& op : ops_of(set, 0)) {
+    if (op.name.find("fp8_amax.dp.all_reduce") == std::string::npos) continue;
+    ++amax;
+    EXPECT_EQ(set.ranks[0].groups[std::get<CollectiveOp>(op.payload).group].members, (std::vector<int>{0, 1}));
+  }
+  EXPECT_EQ(amax, 2 * 2);  // a forward's and a backward's per microbatch
+}
+
 TEST(ContextParallel, ActivationsDivideByCpBesideTheKeyValueBuffers) {
   const TransformerConfig m = long_tiny();
   const ParallelPlan one = cp_plan(1, 1, CpCommType::kP2p);
