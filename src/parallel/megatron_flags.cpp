@@ -11,14 +11,14 @@ namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
 constexpr std::array<std::string_view, 9> kUnmodelledWithValue = {"--expert-tensor-parallel-size",
-                                                                   "--pipeline-model-parallel-layout",
-                                                                   "--make-vocab-size-divisible-by",
-                                                                   "--kv-channels",
-                                                                   "--data-parallel-sharding-strategy",
-                                                                   "--transformer-impl",
-                                                                   "--attention-backend",
-                                                                   "--ddp-bucket-size",
-                                                                   "--tp-comm-overlap-cfg"};
+                                                                  "--pipeline-model-parallel-layout",
+                                                                  "--make-vocab-size-divisible-by",
+                                                                  "--kv-channels",
+                                                                  "--data-parallel-sharding-strategy",
+                                                                  "--transformer-impl",
+                                                                  "--attention-backend",
+                                                                  "--ddp-bucket-size",
+                                                                  "--tp-comm-overlap-cfg"};
 constexpr std::array<std::string_view, 10> kUnmodelledFlags = {
     "--overlap-param-gather", "--tp-comm-overlap",
     "--moe-grouped-gemm",     "--squared-relu",

@@ -135,7 +135,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"cluster", r.cluster},
           {"gpus", r.gpus},
           {"rank_by", o.rank_by == RankBy::kCost ? "cost" : "throughput"},
-          {"method", r.full_simulation     ? kFullMethod
+          {"method", r.full_simulation    ? kFullMethod
                      : r.context_parallel ? kMixedMethod
                                           : kStageModelMethod},
           {"assumptions",
