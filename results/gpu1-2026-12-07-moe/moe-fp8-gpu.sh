@@ -45,10 +45,11 @@ names=(llama2-7b mixtral-8x7b qwen1.5-moe deepseek-v2-lite)
 # The help is read whole first: `grep -q` would end the pipe early and fail it under pipefail.
 plan_help=$("$bin" plan --help 2>&1)
 if grep -q -- "--fp8 TEXT" <<< "$plan_help"; then
-  # FP8 with experts is refused (src/predict/FP8.md): the dense model under each recipe.
   plans[llama2-7b-fp8-delayed]="--model llama2-7b --layers 4 --fp8 delayed"
   plans[llama2-7b-fp8-current]="--model llama2-7b --layers 4 --fp8 current"
-  names+=(llama2-7b-fp8-delayed llama2-7b-fp8-current)
+  plans[mixtral-8x7b-fp8]="--model mixtral-8x7b --layers 2 --fp8 delayed"
+  plans[deepseek-v2-lite-fp8]="--model deepseek-v2-lite --layers 4 --fp8 delayed"
+  names+=(llama2-7b-fp8-delayed llama2-7b-fp8-current mixtral-8x7b-fp8 deepseek-v2-lite-fp8)
 fi
 if [ -n "${MOE_PLANS:-}" ]; then read -r -a names <<< "$MOE_PLANS"; fi
 base=(--recompute full --global-batch 4 --micro-batch 1)

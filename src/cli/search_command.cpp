@@ -164,11 +164,6 @@ int run_search(SearchArguments& a) {
   TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
-  if (a.options.fp8 != Fp8Recipe::kNone && model.moe.enabled()) {  // each plan would be refused (validate_plan)
-    throw InputError("--fp8",
-                     fmt::format("FP8 ({}) with a mixture-of-experts model ({})", name(a.options.fp8), model.name),
-                     "not modelled for MoE yet (src/predict/FP8.md)");
-  }
   check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "parallel/plan_memory.hpp"
 #include "parallel/program_builder.hpp"
 #include "parallel/stage_builder.hpp"
 #include "workload/fp8_ops.hpp"
@@ -33,8 +34,7 @@ void StageBuilder::fp8_amax_reduction(int mb, int chunk, Phase phase) {
 // last compute op: the next step's first forward reads them.
 void StageBuilder::fp8_weight_cast(std::vector<OpId> deps) {
   if (p_.fp8 == Fp8Recipe::kNone) return;
-  const std::uint64_t params =
-      static_cast<std::uint64_t>(stage_layers(m_, p_, stage_)) * fp8_linear_parameters(m_, p_.tp);
+  const std::uint64_t params = stage_fp8_linear_parameters(m_, p_, stage_);
   if (params == 0) return;
   std::erase(deps, kNone);
   Op cast;

@@ -313,8 +313,6 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
   if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
   if (p.offload_activations) refuse("--offload-activations", "activation offload");
-  // TransformerEngine runs the experts' GEMMs in FP8 too; their casts and FP8 copies are not modelled here.
-  if (p.fp8 != Fp8Recipe::kNone) refuse("--fp8", fmt::format("FP8 ({})", name(p.fp8)));
   (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order);  // checks that --order keeps experts in their stage
 }
 

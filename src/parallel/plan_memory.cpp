@@ -59,12 +59,6 @@ std::string advice(const MemoryBreakdown& b) {
   return "model states dominate: try a higher --zero stage, more --dp with ZeRO, or more --tp/--pp";
 }
 
-// TransformerEngine's FP8 copies (and transposes) of the stage's linear weights (workload/fp8_ops.hpp).
-Bytes fp8_weight_bytes(const TransformerConfig& m, const ParallelPlan& p, int stage) {
-  if (p.fp8 == Fp8Recipe::kNone) return Bytes(0);
-  return fp8_weight_copy_bytes(static_cast<std::uint64_t>(stage_layers(m, p, stage)) * fp8_linear_parameters(m, p.tp));
-}
-
 }  // namespace
 
 namespace {
@@ -89,6 +83,11 @@ bool stage_has_moe_layers(const TransformerConfig& m, const ParallelPlan& p, int
 
 std::uint64_t stage_expert_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
   return sum_stage_layers(m, p, stage, [](const LayerParameters& l) { return l.experts; });
+}
+
+std::uint64_t stage_fp8_linear_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  if (p.fp8 == Fp8Recipe::kNone) return 0;
+  return sum_stage_layers(m, p, stage, [](const LayerParameters& l) { return fp8_linear_parameters(l); });
 }
 
 std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage) {
@@ -158,7 +157,7 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     const std::uint64_t experts = p.lora.enabled() ? 0 : stage_expert_parameters(m, p, stage);
     const ModelStateBytes states =
         model_state_bytes(m, s.trainable - experts, p.zero_stage, grad_ranks(p), p.optimizer, grads);
-    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_bytes(m, p, stage);
+    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_copy_bytes(stage_fp8_linear_parameters(m, p, stage));
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
     if (experts > 0) {

@@ -76,6 +76,9 @@ struct StageMemory {
 
 // Parameters one rank of `stage` holds (all its chunks), before ZeRO sharding; with LoRA the adapters too.
 [[nodiscard]] std::uint64_t stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
+// The stage's linear weights TransformerEngine keeps FP8 copies of, and casts once a step (workload/fp8_ops.hpp,
+// fp8_linear_parameters, every chunk's layers); 0 without --fp8.
+[[nodiscard]] std::uint64_t stage_fp8_linear_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 // Of those, the ones that train (gradients, optimizer state): all of them, or with LoRA the adapters'.
 [[nodiscard]] std::uint64_t trainable_stage_parameters(const TransformerConfig& m, const ParallelPlan& p, int stage);
 // Of those, the routed experts' (an MoE model's; 0 for a dense one): reduced and sharded over expert_dp(p).

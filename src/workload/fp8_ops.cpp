@@ -11,7 +11,11 @@ namespace {
 
 using K = MemoryKernelKind;
 
-constexpr std::array<std::string_view, 4> kLinears = {"qkv", "attn.proj", "mlp.fc1", "mlp.fc2"};
+// The linear layers TE runs in FP8: a dense layer's four, and an MoE layer's experts (TE's GroupedLinear) and
+// shared experts (a LayerNormMLP) in place of the MLP's. The router stays in the model's type, as Megatron-Core
+// keeps it.
+constexpr std::array<std::string_view, 8> kLinears = {"qkv",         "attn.proj",   "mlp.fc1",    "mlp.fc2",
+                                                      "experts.fc1", "experts.fc2", "shared.fc1", "shared.fc2"};
 // Float8BlockScaling's 1 x 128 tiles: an fp32 scale per 128 values, written with the cast.
 constexpr double kBlockScaleBytes = 4.0 / 128.0;
 
@@ -39,8 +43,10 @@ Fp8Gemm classify(const std::string& name) {
 
 // Whether the input a cast reads is sequence-parallel (a shard of tokens gathered for the GEMM): the norm
 // outputs before qkv and fc1 forward, the output gradients of the row-parallel attn.proj and fc2 backward.
+// The routed experts' inputs are the rows dispatched to them, whole on the rank: none is.
 bool sequence_parallel_input(const Fp8Gemm& g) {
-  const bool column = g.linear == "qkv" || g.linear == "mlp.fc1";
+  if (g.linear.starts_with("experts.")) return false;
+  const bool column = g.linear == "qkv" || g.linear == "mlp.fc1" || g.linear == "shared.fc1";
   return g.role == Fp8Role::kForward ? column : !column;
 }
 
@@ -98,9 +104,8 @@ OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s)
   return out;
 }
 
-std::uint64_t fp8_linear_parameters(const TransformerConfig& m, int tp) {
-  const LayerParameters p = layer_parameters(m, tp);
-  return p.qkv + p.proj + p.fc1 + p.fc2;
+std::uint64_t fp8_linear_parameters(const LayerParameters& p) noexcept {
+  return p.qkv + p.proj + p.fc1 + p.fc2 + p.experts;
 }
 
 MemoryKernel weight_cast_kernel(const TransformerConfig& m, std::uint64_t parameters) {
@@ -125,7 +130,7 @@ Bytes fp8_activation_saving(const TransformerConfig& m, const LayerSharding& s) 
 
 Bytes amax_reduction_bytes(int layers, bool backward) noexcept {
   const std::uint64_t per_gemm = backward ? 2 : 3;
-  return Bytes(4 * per_gemm * kLinears.size() * static_cast<std::uint64_t>(layers));
+  return Bytes(4 * per_gemm * 4 * static_cast<std::uint64_t>(layers));  // four linear layers a layer
 }
 
 }  // namespace commscale

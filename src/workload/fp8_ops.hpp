@@ -4,7 +4,8 @@
 // te.fp8_autocast; src/predict/FP8.md has the sources), applied to a layer's op lists (layer_ops.hpp):
 //
 //  - the four linear layers' GEMMs (qkv, attn.proj, mlp.fc1, mlp.fc2: TE's Linear / LayerNormLinear /
-//    LayerNormMLP) become FP8 with fp32 accumulate and a bf16 output: forward E4M3 x E4M3, dgrad E5M2 (the
+//    LayerNormMLP; in an MoE layer the routed experts' grouped fc1 and fc2, TE's GroupedLinear, and the shared
+//    experts' in place of the MLP's, the router staying in the model's type) become FP8 with fp32 accumulate and a bf16 output: forward E4M3 x E4M3, dgrad E5M2 (the
 //    output gradient) x E4M3 (the weight), wgrad E4M3 (the input) x E5M2 (the output gradient). Attention's
 //    products and the logits stay in the model's type, as TE's and Megatron-LM's defaults keep them;
 //  - before each FP8 GEMM whose input is not FP8 yet, a cast kernel: the forward GEMM's input and the dgrad's
@@ -35,8 +36,9 @@ namespace commscale {
 // inserted before them (the header's rules). The list unchanged for Fp8Recipe::kNone.
 [[nodiscard]] OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s);
 
-// Parameters of the four linear layers of one layer on one tensor-parallel rank (what TE casts to FP8).
-[[nodiscard]] std::uint64_t fp8_linear_parameters(const TransformerConfig& m, int tp);
+// Parameters of a layer's linear layers on one rank (what TE casts to FP8): the attention's and the MLP's, or an
+// MoE layer's local and shared experts'; not the router's.
+[[nodiscard]] std::uint64_t fp8_linear_parameters(const LayerParameters& p) noexcept;
 
 // The once-per-step cast of `parameters` linear weights to FP8 with their transposes: read in the model's type,
 // 2 bytes written.
@@ -51,7 +53,9 @@ namespace commscale {
 
 // Delayed scaling's amax reduction after a chunk's forward (or backward) of `layers` layers: the fp32 amaxes of
 // the chunk's FP8 tensors (TE's forward meta: input, weight and output per GEMM; backward: output gradient and
-// input gradient), reduced (max) over tp x dp as Megatron-LM's amax-reduction group. Bytes of that buffer.
+// input gradient), reduced (max) over tp x dp as Megatron-LM's amax-reduction group. Bytes of that buffer, four
+// linear layers a layer (an MoE layer's grouped experts keep an amax per expert GEMM: a few KB more, left out of
+// this latency-bound all-reduce).
 [[nodiscard]] Bytes amax_reduction_bytes(int layers, bool backward) noexcept;
 
 }  // namespace commscale

@@ -40,8 +40,13 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
     const std::uint64_t act_in = received * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
     const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
-    const std::uint64_t routed_bytes =
+    std::uint64_t routed_bytes =
         probabilities + w * ((rows + received) * static_cast<std::uint64_t>(d.hidden) + act_in + received * f);
+    // FP8: the experts' fc1 and fc2 inputs kept for the backward are FP8 (1 byte), as the dense MLP's
+    // (fp8_ops.hpp).
+    if (s.fp8 != Fp8Recipe::kNone && w > 1) {
+      routed_bytes -= (w - 1) * (received * static_cast<std::uint64_t>(d.hidden) + received * f);
+    }
     return layer_activation_bytes(shared, s) + Bytes(s.recompute == Recompute::kFull ? 0 : routed_bytes);
   }
   const LayerDims d = layer_dims(m, s);

@@ -160,7 +160,7 @@ TEST(Fp8, MemoryKeepsFp8WeightCopiesAndFp8LinearInputs) {
   p.fp8 = Fp8Recipe::kDelayed;
   const StageMemory fp8 = memory_per_stage(m, p, {}).front();
   // Two FP8 copies (row-wise and transposed) of each linear weight, 1 byte each.
-  const std::uint64_t linear = static_cast<std::uint64_t>(m.layers) * fp8_linear_parameters(m, p.tp);
+  const std::uint64_t linear = static_cast<std::uint64_t>(m.layers) * fp8_linear_parameters(layer_parameters(m, p.tp));
   EXPECT_EQ(fp8.bytes.weights - bf16.bytes.weights, Bytes(2 * linear));
   EXPECT_LT(fp8.bytes.activations, bf16.bytes.activations);
   EXPECT_EQ(fp8.bytes.gradients, bf16.bytes.gradients);
@@ -204,11 +204,38 @@ TEST(Fp8, RefusedOnGpusWithoutFp8TensorCores) {
   }
 }
 
-TEST(Fp8, RefusedWithExperts) {
+// An MoE layer as TE runs it under Megatron-Core: the routed experts' grouped GEMMs and the shared experts' in
+// FP8 with their casts, the router in bf16; the FP8 copies of every local expert's weights in memory, and the
+// experts' saved inputs at one byte.
+TEST(Fp8, ExpertsRunInFp8WithTheirCastsAndCopies) {
+  const TransformerConfig m = find_preset("qwen1.5-moe-a2.7b", "test");  // routed and shared experts
   ParallelPlan p = predict::testing::plan(8, 1, 1, 64);
+  p.ep = 4;
+  p.flash_attention = true;
+  LayerSharding s = layer_sharding(p);
+  s.fp8 = Fp8Recipe::kDelayed;
+  const OpList forward = layer_forward_ops(m, s, true);
+  const OpList backward = layer_backward_ops(m, s, false, true);
+  for (const char* name : {"experts.fc1", "experts.fc2", "shared.fc1", "shared.fc2"}) {
+    EXPECT_EQ(gemm_of(forward, name).dtype, DataType::kFp8E4M3) << name;
+    EXPECT_NE(find(forward, std::string(name) + ".fp8_cast"), nullptr) << name;
+    EXPECT_EQ(gemm_of(backward, std::string(name) + ".dgrad").dtype, DataType::kFp8E5M2) << name;
+    EXPECT_EQ(gemm_of(backward, std::string(name) + ".wgrad").b_dtype, DataType::kFp8E5M2) << name;
+  }
+  EXPECT_EQ(gemm_of(forward, "router").dtype, DataType::kBFloat16);
+  // The cast before the grouped fc1 reads every dispatched row of the local experts.
+  const Gemm& fc1 = gemm_of(forward, "experts.fc1");
+  const auto& cast = std::get<MemoryKernel>(find(forward, "experts.fc1.fp8_cast")->payload);
+  EXPECT_EQ(cast.elements, static_cast<std::uint64_t>(fc1.m * fc1.k * fc1.batch));
+
+  const StageMemory bf16 = memory_per_stage(m, p, {}).front();
   p.fp8 = Fp8Recipe::kDelayed;
-  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(find_preset("mixtral-8x7b", "test"), p); },
-                                 {"--fp8: FP8 (delayed) with a mixture-of-experts model"}));
+  const StageMemory fp8 = memory_per_stage(m, p, {}).front();
+  std::uint64_t linear = 0;
+  for (int l = 0; l < m.layers; ++l) linear += fp8_linear_parameters(layer_parameters(m, p.tp, l, p.ep));
+  EXPECT_GT(linear, static_cast<std::uint64_t>(m.layers) * fp8_linear_parameters(layer_parameters(m, p.tp)) / 2);
+  EXPECT_EQ(fp8.bytes.weights - bf16.bytes.weights, Bytes(2 * linear));
+  EXPECT_LT(fp8.bytes.activations, bf16.bytes.activations);
 }
 
 // Llama 2 7B on one HGX H100 node (tp 2, dp 4, sequence parallel, global batch 64): the linear layers'
