@@ -157,7 +157,8 @@ std::vector<StageMemory> memory_per_stage(const TransformerConfig& m, const Para
     const std::uint64_t experts = p.lora.enabled() ? 0 : stage_expert_parameters(m, p, stage);
     const ModelStateBytes states =
         model_state_bytes(m, s.trainable - experts, p.zero_stage, grad_ranks(p), p.optimizer, grads);
-    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) + fp8_weight_copy_bytes(stage_fp8_linear_parameters(m, p, stage));
+    s.bytes.weights = states.weights + frozen_weight_bytes(m, p, stage) +
+                      fp8_weight_copy_bytes(stage_fp8_linear_parameters(m, p, stage));
     s.bytes.gradients = states.gradients;
     s.bytes.optimizer = states.optimizer;
     if (experts > 0) {
