@@ -170,13 +170,25 @@ std::vector<Case> symmetry_cases() {
   return cases;
 }
 
+// A case's step program and its costs on the case's cluster.
+struct Costed {
+  explicit Costed(const Case& c)
+      : target(testing::target(c.cluster)),
+        set(build_program(CheckedPlan(find_preset(c.model, "test"), c.plan))),
+        analyzer(target.graph, target.achievable),
+        costs(set, target, analyzer) {}
+  Target target;
+  ProgramSet set;
+  LinkAnalyzer analyzer;
+  ProgramCosts costs;
+};
+
 TEST(Simulator, SymmetryReductionEqualsTheFullSimulation) {
   for (const Case& c : symmetry_cases()) {
     SCOPED_TRACE(c.cluster);
-    const Target t = testing::target(c.cluster);
-    const ProgramSet set = build_program(CheckedPlan(find_preset(c.model, "test"), c.plan));
-    LinkAnalyzer analyzer(t.graph, t.achievable);
-    const ProgramCosts costs(set, t, analyzer);
+    const Costed k(c);
+    const ProgramSet& set = k.set;
+    const ProgramCosts& costs = k.costs;
     const Simulation reduced = simulate(set, costs, {true});
     const Simulation full = simulate(set, costs, {false});
     EXPECT_LT(reduced.simulated.size(), full.simulated.size());
@@ -243,10 +255,9 @@ TEST(Simulator, AReplayedRunIsTheEngineRunToTheBit) {
   host.step = Seconds(2e-3);
   for (const Case& c : symmetry_cases()) {
     SCOPED_TRACE(c.cluster);
-    const Target t = testing::target(c.cluster);
-    const ProgramSet set = build_program(CheckedPlan(find_preset(c.model, "test"), c.plan));
-    LinkAnalyzer analyzer(t.graph, t.achievable);
-    const ProgramCosts costs(set, t, analyzer);
+    const Costed k(c);
+    const ProgramSet& set = k.set;
+    const ProgramCosts& costs = k.costs;
     for (const HostSync sync : {HostSync::kNone, HostSync::kBeforeOptimizer}) {
       for (const bool after_p2p : {false, true}) {
         // Megatron does not wait after the interleaved schedule's transfers (prediction.cpp), whose warm-up
