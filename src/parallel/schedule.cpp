@@ -13,8 +13,22 @@ std::vector<ScheduleStep> gpipe(int microbatches) {
   return steps;
 }
 
+// The forwards a stage runs before its first backward, of `total` (microbatches x chunks): all of them with
+// GPipe; p - s - 1 with 1F1B; with interleaving, Megatron-LM's (p - s - 1) x 2 + (v - 1) x p, or all where
+// m = p.
+int warmup_forwards(ScheduleKind kind, int pp, int stage, int microbatches, int chunks) {
+  const int total = microbatches * chunks;
+  switch (kind) {
+    case ScheduleKind::kGpipe: return total;
+    case ScheduleKind::k1F1B: return std::min(pp - stage - 1, total);
+    case ScheduleKind::kInterleaved:
+      return microbatches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+  }
+  return total;
+}
+
 std::vector<ScheduleStep> one_f_one_b(int pp, int stage, int microbatches) {
-  const int warmup = std::min(pp - stage - 1, microbatches);
+  const int warmup = warmup_forwards(ScheduleKind::k1F1B, pp, stage, microbatches, 1);
   std::vector<ScheduleStep> steps;
   steps.reserve(2 * static_cast<std::size_t>(microbatches));
   for (int mb = 0; mb < warmup; ++mb) steps.push_back({true, mb, 0});
@@ -37,7 +51,7 @@ ScheduleStep interleaved_step(bool forward, int k, int pp, int chunks) {
 
 std::vector<ScheduleStep> interleaved(int pp, int stage, int microbatches, int chunks) {
   const int total = microbatches * chunks;
-  const int warmup = microbatches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+  const int warmup = warmup_forwards(ScheduleKind::kInterleaved, pp, stage, microbatches, chunks);
   std::vector<ScheduleStep> steps;
   steps.reserve(2 * static_cast<std::size_t>(total));
   for (int k = 0; k < warmup; ++k) steps.push_back(interleaved_step(true, k, pp, chunks));
@@ -64,14 +78,8 @@ std::vector<ScheduleStep> stage_schedule(ScheduleKind kind, int pp, int stage, i
 }
 
 int forwards_in_flight(ScheduleKind kind, int pp, int stage, int microbatches, int chunks) {
-  int total = microbatches;
-  int warmup = microbatches;  // GPipe: every forward first
-  if (kind == ScheduleKind::k1F1B) {
-    warmup = std::min(pp - stage - 1, microbatches);
-  } else if (kind == ScheduleKind::kInterleaved) {
-    total = microbatches * chunks;
-    warmup = microbatches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
-  }
+  const int total = kind == ScheduleKind::kInterleaved ? microbatches * chunks : microbatches;
+  const int warmup = warmup_forwards(kind, pp, stage, microbatches, kind == ScheduleKind::kInterleaved ? chunks : 1);
   return warmup < total ? warmup + 1 : total;
 }
 
