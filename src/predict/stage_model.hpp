@@ -17,7 +17,8 @@
 //  - A coarse program is built once per shape and kept with the simulator's index of it and its
 //    classes of alike ops (stage_costs.hpp, CostClasses): the plans that share it (recompute,
 //    micro-batch size, whose transfers resize_transfers sets) only recompute durations and simulate,
-//    into storage kept from run to run (simulator.hpp, SimStorage).
+//    into storage kept from run to run (simulator.hpp, SimStorage), replaying the order of work the
+//    simulator recorded on the program's first run (SimRecording), interference's re-simulations too.
 //  - With more than 2p microbatches (p stages), the step is simulated at p and 2p microbatches and
 //    extended linearly: past the pipeline's fill, each microbatch adds one period of the steady state
 //    (exact for these schedules, whose durations are fixed: tested at 8p against simulating all).
