@@ -116,6 +116,10 @@ struct UnitWork {
   [[nodiscard]] bool empty() const noexcept { return embeddings + layers + heads == 0; }
 };
 
+// The units one rank of `stage` runs for each microbatch, forward and again backward (its chunks' together): the
+// coarse program's fused ops of a microbatch hold exactly these. What search bounds a stage's compute by.
+[[nodiscard]] UnitWork stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage);
+
 // One rank per pipeline stage (rank s runs stage s), standing for the stage's tp x dp ranks: its "tp"
 // and "dp" groups hold only itself (their collectives run when reached; a cost model gives them the
 // real groups' durations), its pipeline and embedding groups are the real ones' stages.

@@ -39,6 +39,8 @@ class StageBuilder {
   [[nodiscard]] std::vector<Op> build();
   // The coarse build: what each op stands for (after build()).
   [[nodiscard]] std::vector<UnitWork> take_work() { return std::move(work_); }
+  // The units of every chunk of the stage, counted (program_builder.hpp, stage_units).
+  [[nodiscard]] UnitWork unit_counts() const;
 
  private:
   static constexpr OpId kNone = kNoOp;

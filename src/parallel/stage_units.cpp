@@ -23,6 +23,18 @@ void count(UnitWork& work, UnitKind kind) {
 
 }  // namespace
 
+UnitWork StageBuilder::unit_counts() const {
+  UnitWork work;
+  for (int chunk = 0; chunk < p_.chunks; ++chunk) {
+    for (const Unit& unit : chunk_units(chunk)) count(work, unit.kind);
+  }
+  return work;
+}
+
+UnitWork stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+  return StageBuilder(m, p, stage, nullptr).unit_counts();
+}
+
 bool StageBuilder::fuse_chunk(Phase phase) const noexcept {
   const bool zero3 = p_.zero_stage == 3 && grad_ranks(p_) > 1;
   return coarse() && !zero3 && !offloads_during_step() && (phase == Phase::kForward || !reducing_);

@@ -20,6 +20,12 @@ double ClockModel::speedup(double gemm_share) const noexcept {
   return lo->speedup + t * (hi->speedup - lo->speedup);
 }
 
+double ClockModel::max_speedup() const noexcept {
+  double most = 1.0;
+  for (const ClockPoint& p : curve_.points) most = std::max(most, p.speedup);
+  return most;
+}
+
 ClockModel clock_for(const hw::GpuSpec& gpu, const CalibrationProfile* profile, std::string* note) {
   if (profile == nullptr || profile->clock.points.empty()) return {};
   if (profile->gpu.name != gpu.name) {

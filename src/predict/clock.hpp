@@ -36,6 +36,8 @@ class ClockModel {
   [[nodiscard]] const std::string& source() const noexcept { return curve_.source; }
   // A GEMM's row time over its time where GEMMs take `gemm_share` of the step (1 without a curve).
   [[nodiscard]] double speedup(double gemm_share) const noexcept;
+  // The most any share gives, and at least 1: what a bound on a step's GEMM time divides by.
+  [[nodiscard]] double max_speedup() const noexcept;
 
  private:
   ClockCurve curve_;

@@ -330,9 +330,86 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
   return out;
 }
 
+namespace {
+
+// The fitting plans of each evaluator that are worth simulating, simulated: (evaluator, estimate) in the plans'
+// order; the rest into r.bounded_out (search.hpp). A plan's step is at least its compute bound
+// (PlanEvaluator::step_lower_bound). Plans are simulated least bound first, in rounds, until the next plan's
+// bound is above the limit: the K-th best step simulated (K the plans listed) or, if longer, the best over 0.99.
+// A plan above it is slower than K simulated plans and not within 1% of the best, whatever its simulation would
+// give, so the top K, the best plan and the plans within 1% of it are those of simulating all. Which plans are
+// simulated depends on the plans alone, not on the threads. Only where one order ranks every plan, its step's:
+// by throughput (every plan takes the same tokens a step), or by cost with one GPU count.
+std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(const std::vector<PlanEvaluator*>& evaluators,
+                                                                   const std::vector<std::vector<ParallelPlan>>& fitting,
+                                                                   const SearchOptions& o, SearchResult& r) {
+  const bool bounding = o.rank_by == RankBy::kThroughput || evaluators.size() == 1;
+  struct Candidate {
+    Seconds bound;
+    std::size_t evaluator = 0, plan = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (std::size_t e = 0; e < evaluators.size(); ++e) {
+    for (std::size_t i = 0; i < fitting[e].size(); ++i) {
+      candidates.push_back(
+          {bounding ? evaluators[e]->step_lower_bound(fitting[e][i]) : Seconds(0.0), e, i});
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
+  std::vector<std::vector<std::optional<PlanEstimate>>> estimates(evaluators.size());
+  for (std::size_t e = 0; e < evaluators.size(); ++e) estimates[e].resize(fitting[e].size());
+  // Simulates the candidates in [begin, end), each evaluator's in its plans' order (a layout's plans together:
+  // estimate_all).
+  const auto simulate = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t e = 0; e < evaluators.size(); ++e) {
+      std::vector<std::size_t> chosen;
+      for (std::size_t c = begin; c < end; ++c) {
+        if (candidates[c].evaluator == e) chosen.push_back(candidates[c].plan);
+      }
+      std::sort(chosen.begin(), chosen.end());
+      std::vector<ParallelPlan> plans;
+      for (const std::size_t i : chosen) plans.push_back(fitting[e][i]);
+      std::vector<PlanEstimate> out = estimate_all(*evaluators[e], plans, o.threads);
+      for (std::size_t k = 0; k < chosen.size(); ++k) estimates[e][chosen[k]] = std::move(out[k]);
+    }
+  };
+  // In rounds, least bound first, each twice the last: the limit falls as better plans are found.
+  const auto top = static_cast<std::size_t>(std::max(o.top, 1));
+  std::vector<double> steps;
+  Seconds limit(std::numeric_limits<double>::infinity());
+  std::size_t next = 0;
+  for (std::size_t round = 4 * top; next < candidates.size() && candidates[next].bound <= limit; round *= 2) {
+    std::size_t end = bounding ? std::min(candidates.size(), next + round) : candidates.size();
+    while (end > next && candidates[end - 1].bound > limit) --end;
+    simulate(next, end);
+    for (std::size_t c = next; c < end; ++c)
+      steps.push_back(estimates[candidates[c].evaluator][candidates[c].plan]->step_time.value());
+    next = end;
+    std::sort(steps.begin(), steps.end());
+    if (steps.size() >= top) limit = Seconds(std::max(steps[top - 1], steps.front() / 0.99));
+  }
+  r.bound_limit = limit;
+  std::vector<std::pair<std::size_t, PlanEstimate>> out;
+  for (std::size_t e = 0; e < evaluators.size(); ++e) {
+    for (std::size_t i = 0; i < fitting[e].size(); ++i) {
+      if (estimates[e][i]) out.emplace_back(e, std::move(*estimates[e][i]));
+    }
+  }
+  for (const Candidate& c : candidates) {  // least bound first
+    if (!estimates[c.evaluator][c.plan]) {
+      r.bounded_out.push_back({evaluators[c.evaluator]->memory_only(fitting[c.evaluator][c.plan]), c.bound});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   SearchResult r;
+  std::vector<std::vector<ParallelPlan>> fitting_by_evaluator;
   for (PlanEvaluator* evaluator : evaluators) {
     const Target& t = evaluator->target();
     const int gpus = evaluator->gpus();
@@ -379,14 +456,16 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
                                     "either (--no-memory-saving skips trying them)",
                                     gpus, gpus == 1 ? "" : "s"));
     }
-    for (PlanEstimate& e : estimate_all(*evaluator, fitting, o.threads)) {
-      RankedPlan ranked{std::move(e), "", {}, {}};
-      ranked.usd_per_million_tokens = usd_per_million_tokens(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
-      ranked.joules_per_token = joules_per_token(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
-      r.ranked.push_back(std::move(ranked));
-    }
+    r.fitting += fitting.size();
+    fitting_by_evaluator.push_back(std::move(fitting));
   }
-  r.fitting = r.ranked.size();
+  for (auto& [e, plan] : estimate_bounded(evaluators, fitting_by_evaluator, o, r)) {
+    const int gpus = evaluators[e]->gpus();
+    RankedPlan ranked{std::move(plan), "", {}, {}};
+    ranked.usd_per_million_tokens = usd_per_million_tokens(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
+    ranked.joules_per_token = joules_per_token(r.cost_by_gpus[gpus], ranked.estimate.tokens_per_s);
+    r.ranked.push_back(std::move(ranked));
+  }
   for (PlanEvaluator* evaluator : evaluators) {
     if (r.candidates == 0) {
       const std::string hint = batch_hint(evaluator->model(), evaluator->gpus(), o);
@@ -406,6 +485,7 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
   std::stable_sort(r.not_fitting.begin(), r.not_fitting.end(),
                    [](const PlanEstimate& a, const PlanEstimate& b) { return a.memory < b.memory; });
   if (!r.not_fitting.empty()) r.reasons["does not fit"] = r.not_fitting.size();
+  if (!r.bounded_out.empty()) r.reasons[std::string(kBoundedOut)] = r.bounded_out.size();
   for (std::size_t i = 1; i < r.ranked.size(); ++i) {
     r.ranked[i].reason = loses_by(r.ranked[i].estimate, r.ranked.front().estimate);
     ++r.reasons[r.ranked[i].reason];

@@ -15,8 +15,13 @@
 // offload too (ZeRO 3), then activation offload on top. LoRA is another workload (fewer trainable
 // parameters), never tried unless asked for.
 //
-// Why the others lose: "does not fit" (memory per rank above the GPU's); "within 1% of the best"
-// (a tie, for practical purposes); else, against the best plan, the part of the step that grew most:
+// The plans that fit are not all simulated: a plan's step is at least its busiest stage's compute stream alone
+// (PlanEvaluator::step_lower_bound, no simulation), and a plan whose bound is above the K-th best step found (K
+// the plans listed, --top) and not within 1% of the best cannot be listed: "compute alone slower", not simulated.
+// The plans listed, the best and those within 1% of it are the same as when every plan is simulated.
+//
+// Why the others lose: "does not fit" (memory per rank above the GPU's); "compute alone slower" (above); "within
+// 1% of the best" (a tie, for practical purposes); else, against the best plan, the part of the step that grew most:
 // "communication-bound" (exposed communication), "bubble-bound" (pipeline bubble) or
 // "compute-heavy" (compute: recompute, smaller or less efficient GEMMs, fewer GPUs).
 
@@ -68,13 +73,25 @@ struct RankedPlan {
   std::optional<double> joules_per_token;
 };
 
+// A plan that fits but was not simulated: its compute alone is slower than the plans listed (search_plans).
+struct BoundedPlan {
+  PlanEstimate memory;  // memory_only's
+  Seconds bound;        // its step is at least this (PlanEvaluator::step_lower_bound)
+};
+// Its reason: the plan loses on its busiest stage's compute stream alone.
+inline constexpr std::string_view kBoundedOut = "compute alone slower";
+
 struct SearchResult {
   std::string cluster;
   std::vector<int> gpus;
   std::size_t candidates = 0;  // valid plans enumerated
-  std::size_t fitting = 0;
-  std::vector<RankedPlan> ranked;              // the plans that fit, best first
+  std::size_t fitting = 0;     // ranked and bounded out
+  std::vector<RankedPlan> ranked;              // the plans simulated, best first
   std::vector<PlanEstimate> not_fitting;       // the plans that do not fit, least memory first
+  // The plans that fit whose compute alone takes longer than bound_limit: the K-th best step (K the plans
+  // listed) or, if longer, the best step over 0.99. Not simulated: least bound first.
+  std::vector<BoundedPlan> bounded_out;
+  Seconds bound_limit;
   std::map<std::string, std::size_t> reasons;  // reason -> plans
   std::map<int, ClusterCost> cost_by_gpus;
   double seconds = 0.0;  // wall time of the search

@@ -218,6 +218,26 @@ std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(con
   return program;
 }
 
+Seconds PlanEvaluator::step_lower_bound(const ParallelPlan& p) {
+  if (model_.moe.enabled() || p.cp > 1) return Seconds(0.0);
+  const UnitCosts& units = unit_costs(p, layout_links(p).tp);
+  const double m = microbatches_per_step(p);
+  // A unit's forward, then its first microbatch's backward and the accumulating ones' (UnitLists::of).
+  const auto per_step = [&](UnitKind kind) {
+    return m * units.of(kind, Phase::kForward, false).seconds + units.of(kind, Phase::kBackward, false).seconds +
+           (m - 1) * units.of(kind, Phase::kBackward, true).seconds;
+  };
+  const double embedding = per_step(UnitKind::kEmbedding);
+  const double layer = per_step(UnitKind::kLayer);
+  const double head = per_step(UnitKind::kHead);
+  double busiest = 0.0;
+  for (int s = 0; s < p.pp; ++s) {
+    const UnitWork w = stage_units(model_, p, s);
+    busiest = std::max(busiest, w.embeddings * embedding + w.layers * layer + w.heads * head);
+  }
+  return Seconds(busiest / target_.clock.max_speedup());
+}
+
 CoarseFigures PlanEvaluator::simulate_coarse(const ParallelPlan& plan) {
   const LayoutLinks& links = layout_links(plan);
   const std::shared_ptr<const Prepared> program = coarse_program(plan);

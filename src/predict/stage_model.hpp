@@ -28,6 +28,9 @@
 //    and every stage's groups take the slowest links of their kind: small differences, measured by
 //    tests/unit/predict_stage_model_test.cpp against the full simulation over a grid of plans (the
 //    largest difference is stated there).
+// A search does not estimate every plan: step_lower_bound gives, from the unit costs alone, a step no simulation
+// can beat (the busiest stage's compute stream), and search.hpp leaves out the plans whose bound is above the
+// plans it lists.
 // Memory is the plan's own memory model (parallel/plan_memory.hpp), exactly.
 // A model with experts is not simulated coarse (the coarse program's units are dense layers, its groups
 // have no expert-parallel ones): each of its plans is predicted in full, as `predict` runs it (prediction.hpp),
@@ -87,6 +90,12 @@ class PlanEvaluator {
   [[nodiscard]] PlanEstimate memory_only(const ParallelPlan& plan) const;
   // Memory and the estimated step. The plan must be valid for the model (validate_plan).
   [[nodiscard]] PlanEstimate estimate(const ParallelPlan& plan);
+  // A lower bound on the step `estimate` gives the plan, without simulating it: its busiest stage's compute
+  // stream alone, every microbatch's units forward and backward (stage_units) at their unit costs, GEMMs at the
+  // clock's largest speedup. The simulation only adds to it (the stream runs one op at a time, its other ops,
+  // the host, interference and waits for other stages all lengthen the step). 0 for a plan predicted in full
+  // (experts, context parallelism), whose ops have no unit costs here.
+  [[nodiscard]] Seconds step_lower_bound(const ParallelPlan& plan);
   // The coarse simulation of exactly this plan (no extrapolation): for tests.
   [[nodiscard]] CoarseFigures simulate_coarse(const ParallelPlan& plan);
 

@@ -111,12 +111,16 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
     nlohmann::json example;
     if (reason == "does not fit") {
       example = plan_estimate_json(r.not_fitting.front());
+    } else if (reason == kBoundedOut) {
+      example = plan_estimate_json(r.bounded_out.front().memory);
+      example["compute_bound_s"] = r.bounded_out.front().bound.value();
     } else {
       const auto first =
           std::find_if(r.ranked.begin(), r.ranked.end(), [&reason = reason](const RankedPlan& p) { return p.reason == reason; });
       example = ranked_json(*first);
     }
     reasons[reason] = {{"plans", count}, {"best", example}};
+    if (reason == kBoundedOut) reasons[reason]["limit_step_s"] = r.bound_limit.value();
   }
   nlohmann::json costs = nlohmann::json::object();
   for (const auto& [gpus, c] : r.cost_by_gpus) {
@@ -191,6 +195,13 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
                          describe_plan(r.not_fitting.front().plan), r.not_fitting.front().fit_message);
       continue;
     }
+    if (reason == kBoundedOut) {
+      out << fmt::format("  {:<20} {:>7} plans; least: {} (its busiest stage's compute alone takes {:.4g} s a step, "
+                         "more than {:.4g} s: not simulated)\n",
+                         reason, count, describe_plan(r.bounded_out.front().memory.plan),
+                         r.bounded_out.front().bound.value(), r.bound_limit.value());
+      continue;
+    }
     const auto first =
         std::find_if(r.ranked.begin(), r.ranked.end(), [&reason = reason](const RankedPlan& p) { return p.reason == reason; });
     out << fmt::format("  {:<20} {:>7} plans; best: {} at {:.0f} tokens/s\n", reason, count,
@@ -213,6 +224,12 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   } else {
     out << "method   the program builder's coarse program (one op per layer) in predict's simulator;\n"
            "         within 0.6% of the full simulation over the tests' grid of plans\n";
+  }
+  if (!r.bounded_out.empty()) {
+    out << fmt::format("bound    {} plans not simulated: a plan's step is at least its busiest stage's compute alone, and\n"
+                       "         theirs is longer than the steps of the {} plans listed and 1% longer than the best's\n"
+                       "         (--top N simulates more)\n",
+                       r.bounded_out.size(), o.top);
   }
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
                      plan_flags(r.ranked.front().estimate.plan));

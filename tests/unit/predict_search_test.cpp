@@ -117,6 +117,43 @@ TEST(Search, FindsTheSamePlansOnAnyNumberOfThreads) {
   EXPECT_EQ(one, ranking(3));
 }
 
+// A search simulates only the plans whose compute bound could place them in its top K or within 1% of the best
+// (search.hpp): listing 3 gives the 3 plans, step times to the bit, that simulating every plan gives; every plan it
+// left out is bounded above the 3rd best step, and the simulation would have given it at least its bound.
+TEST(Search, ListsWhatSimulatingEveryPlanWouldList) {
+  const Target t = testing::target("hgx-a100");
+  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
+  SearchOptions o;
+  o.global_batch = 64;
+  o.max_micro_batch = 4;
+  o.top = 100000;
+  PlanEvaluator every_evaluator(m, t, o.memory);
+  const SearchResult every = search_plans({&every_evaluator}, o);
+  EXPECT_TRUE(every.bounded_out.empty());
+  o.top = 3;
+  PlanEvaluator evaluator(m, t, o.memory);
+  const SearchResult r = search_plans({&evaluator}, o);
+  ASSERT_GT(r.bounded_out.size(), every.ranked.size() / 2);  // most plans left out: the test tests something
+  EXPECT_EQ(r.fitting, every.fitting);
+  EXPECT_EQ(r.ranked.size() + r.bounded_out.size(), every.ranked.size());
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(describe_plan(r.ranked[i].estimate.plan), describe_plan(every.ranked[i].estimate.plan));
+    EXPECT_EQ(r.ranked[i].estimate.step_time.value(), every.ranked[i].estimate.step_time.value());
+  }
+  const double third = every.ranked[2].estimate.step_time.value();
+  EXPECT_EQ(r.reasons.count("within 1% of the best") ? r.reasons.at("within 1% of the best") : 0,
+            every.reasons.count("within 1% of the best") ? every.reasons.at("within 1% of the best") : 0);
+  EXPECT_EQ(r.reasons.at(std::string(kBoundedOut)), r.bounded_out.size());
+  std::map<std::string, double> step;
+  for (const RankedPlan& p : every.ranked) step[describe_plan(p.estimate.plan)] = p.estimate.step_time.value();
+  for (const BoundedPlan& b : r.bounded_out) {
+    SCOPED_TRACE(describe_plan(b.memory.plan));
+    EXPECT_GT(b.bound, r.bound_limit);
+    EXPECT_GE(r.bound_limit.value(), third);
+    EXPECT_GE(step.at(describe_plan(b.memory.plan)), b.bound.value());
+  }
+}
+
 TEST(Economics, CostPerMillionTokensByHand) {
   // 8 RTX 4090 at a given 24,000 USD per node over 3 years, 450 W each plus the host rule's 960 W (2 sockets
   // x 300 W, no NICs, 10% of 3,600 W) at 0.15 USD/kWh:

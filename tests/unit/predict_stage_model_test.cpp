@@ -228,6 +228,38 @@ TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
       100 * largest.step, 100 * largest.compute, 100 * largest.exposed, 100 * largest.mfu);
 }
 
+// The bound a search leaves plans out by (PlanEvaluator::step_lower_bound) is below the step the stage model
+// gives every plan a search enumerates, on NVLink and across nodes, with a clock curve that runs GEMMs faster,
+// and not far below it for the plans bound by compute (the best of them within 20%).
+TEST(StageModel, TheComputeBoundIsBelowEveryPlansStep) {
+  const hw::Catalog& catalog = hw::testing::catalog();
+  const nlohmann::json doc = nlohmann::json::parse(R"({"schema_version": 1, "kind": "commscale-calibration",
+    "machine": {"gpu": "h200-sxm", "source": "test"}, "clock": {"gemm": "bf16 2048 x 8192 x 2048", "source": "test",
+    "points": [{"gemm_share": 0.2, "speedup": 1.3}, {"gemm_share": 1.0, "speedup": 1.0}]}})");
+  const auto clocked = std::make_shared<const CalibrationProfile>(parse_calibration(doc, "clock.json", catalog));
+  const std::vector<std::pair<Target, std::string>> targets = {
+      {target("hgx-a100"), "gpt3-1.3b"},
+      {target("hgx-a100", 2), "gpt3-1.3b"},
+      {make_target(catalog, catalog.cluster("h200x2", "test"), 1, clocked), "gpt3-125m"}};
+  for (const auto& [t, model] : targets) {
+    const TransformerConfig m = find_preset(model, "test");
+    SearchOptions o;
+    o.global_batch = 32;
+    o.max_micro_batch = 2;
+    PlanEvaluator evaluator(m, t, o.memory);
+    double tightest = 0.0;
+    for (const ParallelPlan& p : enumerate_plans(m, t.gpus(), o)) {
+      SCOPED_TRACE(t.cluster.name + " " + describe_plan(p));
+      const double bound = evaluator.step_lower_bound(p).value();
+      const double step = evaluator.estimate(p).step_time.value();
+      EXPECT_GT(bound, 0.0);
+      EXPECT_LE(bound, step);
+      tightest = std::max(tightest, bound / step);
+    }
+    EXPECT_GT(tightest, 0.8) << t.cluster.name;
+  }
+}
+
 // A unit is its list simulated twice back to back as a one-rank program (stage_costs.hpp, unit_cost): alone
 // its ops take what the cost models say, the GPU idle only while a collective runs; behind a host far slower
 // than the GPU it takes what the host takes to issue its ops.
