@@ -5,7 +5,9 @@
 //     has fp16 and no bf16 (bf16 starts with Ampere; its file's bf16_tensor_fp32acc_TFLOPS is null);
 //   - fused (flash) attention needs compute capability 8.0 or later: FlashAttention's kernels
 //     (flash-attn 2, cuDNN's and TransformerEngine's fused attention) run on Ampere and later only;
-//   - FP8 training (--fp8) needs FP8 tensor cores: an FP8 rate in the GPU's file (fp8_tensor_TFLOPS).
+//   - FP8 training (--fp8) needs FP8 tensor cores: an FP8 rate in the GPU's file (fp8_tensor_TFLOPS); `compare`
+//     trains in FP8 where the GPU has them and in the training type elsewhere (TrainingChoices::
+//     fp8_where_supported), as its question is which hardware, with FP8 where the hardware has it.
 // What the user chose on the command line and the GPU cannot run is refused (InputError naming the flag
 // and the GPU, exit 2). A default the user did not choose (a preset's bf16, a framework's flash attention)
 // becomes what the GPU runs (fp16, attention unfused), and a note says so.
@@ -24,7 +26,9 @@ struct TrainingChoices {
   std::string dtype_flag;  // the flag that chose it ("--dtype", "--bf16"); empty: a default
   bool flash_attention = true;
   std::string flash_flag;  // the flag that asked for it ("--flash-attn"); empty: a default
-  Fp8Recipe fp8 = Fp8Recipe::kNone;  // always the user's choice (--fp8, --fp8-format): refused, never changed
+  Fp8Recipe fp8 = Fp8Recipe::kNone;  // always the user's choice (--fp8, --fp8-format): refused, never changed...
+  // ...but where the caller compares GPUs (compare): FP8 where the GPU has it, bf16 elsewhere, with a note.
+  bool fp8_where_supported = false;
 };
 
 // Whether the GPU has a rate for training in `dtype` (fp32 accumulate).

@@ -44,6 +44,17 @@ commscale_run(EXPECT 2 ERROR err ARGS search --cluster hgx-a100 --model llama2-7
 expect_contains("${err}" "--fp8: delayed on a100-sxm4-80gb")
 commscale_run(EXPECT 0 OUTPUT out ARGS search --cluster hgx-h100 --model tiny-moe --global-batch 64 --fp8 delayed)
 expect_contains("${out}" "fp8 delayed")
+# compare asks which hardware: FP8 where the GPU has it, bf16 on the A100 with a note.
+commscale_run(EXPECT 0 OUTPUT out ARGS compare --model gpt3-1.3b --global-batch 64 --clusters hgx-a100,hgx-h100
+                                       --fp8 delayed --json)
+string(JSON a100_plan ERROR_VARIABLE a100_bf16 GET "${out}" clusters 0 best plan fp8)  # no key: no FP8
+if(NOT a100_bf16)
+  message(FATAL_ERROR "compare --fp8 delayed: the A100's plan has fp8 ${a100_plan}")
+endif()
+string(JSON h100_plan GET "${out}" clusters 1 best plan fp8)
+expect_equal("${h100_plan}" "delayed" "compare --fp8 delayed: the H100's plan")
+string(JSON a100_notes GET "${out}" clusters 0 notes)
+expect_contains("${a100_notes}" "has no FP8 tensor cores: trained in bf16, not FP8")
 
 # H100: priced, faster than bf16.
 commscale_run(EXPECT 0 OUTPUT bf16_json ARGS predict --cluster hgx-h100 ${llama} --json)
