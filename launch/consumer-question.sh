@@ -4,6 +4,8 @@
 #                        without a P2P driver), 1 x A100 against 6 x RTX 3090 and 4 x 3090 in NVLink pairs;
 #   compare-llama2-7b.*  the same clusters for Llama 2 7B, where 24 and 32 GB cards need memory saving;
 #   compare-mixtral-8x7b.*, compare-deepseek-v2-lite.*  mixture-of-experts models on the 8-GPU boxes, EP plans;
+#   compare-llama2-7b-fp8.*, compare-deepseek-v2-lite-fp8.*  the same with FP8 (delayed scaling) where the GPU
+#                        has FP8 tensor cores (RTX 4090, RTX 5090, H100): the A100 trains in bf16, a note says so;
 #   tp-on-pcie.md        tensor parallelism over two GPUs against one GPU, by model size: where TP on PCIe
 #                        stops paying for its all-reduces.
 # Prices are the catalog's on-demand rental rates (compare's default cost basis).
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --commscale) [ $# -ge 2 ] || fail "--commscale needs a value"; commscale="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || fail "--out needs a value"; out="$2"; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
     *) fail "unknown argument \"$1\" (see --help)" ;;
   esac
 done
@@ -54,6 +56,12 @@ moe_clusters=hgx-a100,rtx4090-8x-pcie,rtx4090-8x-pcie-p2p,rtx5090-8x-pcie,rtx509
 for model in mixtral-8x7b deepseek-v2-lite; do
   run "compare-$model" compare --model "$model" --global-batch 64 --clusters "$moe_clusters"
 done
+
+# FP8 where the hardware has it: the A100 node in bf16 against the consumer boxes and an H100 node in FP8.
+fp8_clusters=hgx-a100,hgx-h100,rtx4090-8x-pcie,rtx4090-8x-pcie-p2p,rtx5090-8x-pcie,rtx5090-8x-pcie-p2p
+run compare-llama2-7b-fp8 compare --model llama2-7b --global-batch 96 --clusters "$fp8_clusters" --fp8 delayed
+run compare-deepseek-v2-lite-fp8 compare --model deepseek-v2-lite --global-batch 64 --clusters "$fp8_clusters" \
+  --fp8 delayed
 
 # TP 2 over a pair of GPUs against one GPU, same plan otherwise (micro-batch 4, full recompute, ZeRO 1).
 tp_table="$out/tp-on-pcie.md"

@@ -26,6 +26,20 @@ for model in gpt3-1.3b llama2-7b; do
 done
 rows=$(grep -c '^| rtx' "$work/out/tp-on-pcie.md")
 [ "$rows" = 12 ] || fail "tp-on-pcie.md has $rows rows, expected 12"
+# FP8 where the GPU has it: the A100 node's plan in bf16, the RTX 4090 box's in FP8 and faster than in bf16.
+python3 - "$work/out/compare-llama2-7b-fp8.json" "$work/out/compare-llama2-7b.json" <<'EOF' || fail "the FP8 comparison"
+import json, sys
+fp8, bf16 = (json.load(open(f))["clusters"] for f in sys.argv[1:])
+by = lambda entries: {e["label"]: e for e in entries}
+fp8, bf16 = by(fp8), by(bf16)
+assert "fp8" not in fp8["hgx-a100"]["best"]["plan"], "the A100 node's plan has fp8"
+assert any("no FP8 tensor cores" in n for n in fp8["hgx-a100"]["notes"]), "no note on the A100's bf16"
+assert fp8["rtx4090-8x-pcie"]["best"]["plan"]["fp8"] == "delayed", "the 4090 box's plan is not FP8"
+tokens = lambda e: e["best"]["summary"]["tokens_per_s"]
+faster = tokens(fp8["rtx4090-8x-pcie"]) / tokens(bf16["rtx4090-8x-pcie"])
+assert faster > 1.0, f"FP8 on the 4090 box: {faster:.2f}x bf16's tokens/s"
+print(f"FP8 on the 4090 box: {faster:.2f}x bf16's tokens/s")
+EOF
 ratio() { awk -F'|' -v c=" $1 " -v m=" $2 " '$2 == c && $3 == m { gsub(/ /, "", $6); print $6 }' "$work/out/tp-on-pcie.md"; }
 pcie=$(ratio rtx4090-8x-pcie gpt3-125m)
 pairs=$(ratio rtx3090-4x-nvlink-pairs gpt3-125m)
