@@ -118,7 +118,11 @@ struct UnitWork {
 
 // The units one rank of `stage` runs for each microbatch, forward and again backward (its chunks' together): the
 // coarse program's fused ops of a microbatch hold exactly these. What search bounds a stage's compute by.
-[[nodiscard]] UnitWork stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage);
+struct StageUnits {
+  std::uint32_t embeddings = 0, layers = 0, heads = 0;
+  std::uint32_t moe_layers = 0;  // of the layers, those with experts (is_moe_layer)
+};
+[[nodiscard]] StageUnits stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage);
 
 // One rank per pipeline stage (rank s runs stage s), standing for the stage's tp x dp ranks: its "tp"
 // and "dp" groups hold only itself (their collectives run when reached; a cost model gives them the

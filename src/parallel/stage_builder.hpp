@@ -40,7 +40,7 @@ class StageBuilder {
   // The coarse build: what each op stands for (after build()).
   [[nodiscard]] std::vector<UnitWork> take_work() { return std::move(work_); }
   // The units of every chunk of the stage, counted (program_builder.hpp, stage_units).
-  [[nodiscard]] UnitWork unit_counts() const;
+  [[nodiscard]] StageUnits unit_counts() const;
 
  private:
   static constexpr OpId kNone = kNoOp;

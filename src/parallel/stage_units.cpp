@@ -23,15 +23,20 @@ void count(UnitWork& work, UnitKind kind) {
 
 }  // namespace
 
-UnitWork StageBuilder::unit_counts() const {
-  UnitWork work;
+StageUnits StageBuilder::unit_counts() const {
+  StageUnits units;
   for (int chunk = 0; chunk < p_.chunks; ++chunk) {
-    for (const Unit& unit : chunk_units(chunk)) count(work, unit.kind);
+    for (const Unit& unit : chunk_units(chunk)) {
+      units.embeddings += unit.kind == UnitKind::kEmbedding ? 1 : 0;
+      units.layers += unit.kind == UnitKind::kLayer ? 1 : 0;
+      units.moe_layers += unit.kind == UnitKind::kLayer && unit.moe ? 1 : 0;
+      units.heads += unit.kind == UnitKind::kHead ? 1 : 0;
+    }
   }
-  return work;
+  return units;
 }
 
-UnitWork stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage) {
+StageUnits stage_units(const TransformerConfig& m, const ParallelPlan& p, int stage) {
   return StageBuilder(m, p, stage, nullptr).unit_counts();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <variant>
 
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
@@ -219,21 +220,46 @@ std::shared_ptr<const PlanEvaluator::Prepared> PlanEvaluator::coarse_program(con
 }
 
 Seconds PlanEvaluator::step_lower_bound(const ParallelPlan& p) {
-  if (model_.moe.enabled() || p.cp > 1) return Seconds(0.0);
-  const UnitCosts& units = unit_costs(p, layout_links(p).tp);
   const double m = microbatches_per_step(p);
-  // A unit's forward, then its first microbatch's backward and the accumulating ones' (UnitLists::of).
-  const auto per_step = [&](UnitKind kind) {
-    return m * units.of(kind, Phase::kForward, false).seconds + units.of(kind, Phase::kBackward, false).seconds +
-           (m - 1) * units.of(kind, Phase::kBackward, true).seconds;
+  // A unit's forward, then its first microbatch's backward and the accumulating ones' (UnitLists::of), each
+  // taking `seconds` of the compute stream.
+  const auto per_step = [m](const auto& seconds, UnitKind kind, bool moe) {
+    return m * seconds(kind, Phase::kForward, false, moe) + seconds(kind, Phase::kBackward, false, moe) +
+           (m - 1) * seconds(kind, Phase::kBackward, true, moe);
   };
-  const double embedding = per_step(UnitKind::kEmbedding);
-  const double layer = per_step(UnitKind::kLayer);
-  const double head = per_step(UnitKind::kHead);
+  std::array<double, 4> unit{};  // a step's embedding, dense layer, MoE layer, head
+  const auto fill = [&](const auto& seconds) {
+    unit = {per_step(seconds, UnitKind::kEmbedding, false), per_step(seconds, UnitKind::kLayer, false),
+            model_.moe.enabled() ? per_step(seconds, UnitKind::kLayer, true) : 0.0,
+            per_step(seconds, UnitKind::kHead, false)};
+  };
+  if (model_.moe.enabled() || p.cp > 1) {
+    // Predicted in full: the compute ops of the lists its program stamps, each at its cost model's time (the
+    // stream runs them one at a time; their communication, host and interference only add).
+    auto found = list_compute_.find(UnitLists::shape(p));
+    if (found == list_compute_.end()) {
+      const UnitLists lists(model_, p);
+      fill([&](UnitKind kind, Phase phase, bool accumulate, bool moe) {
+        double total = 0.0;
+        for (const WorkloadOp& op : lists.of(kind, phase, accumulate, moe)) {
+          if (const auto* gemm = std::get_if<Gemm>(&op.payload)) total += target_.compute.time(*gemm, op.phase).value();
+          if (const auto* kernel = std::get_if<MemoryKernel>(&op.payload))
+            total += target_.compute.time(*kernel, op.phase).value();
+        }
+        return total;
+      });
+      found = list_compute_.emplace(UnitLists::shape(p), unit).first;
+    }
+    unit = found->second;
+  } else {
+    const UnitCosts& units = unit_costs(p, layout_links(p).tp);
+    fill([&](UnitKind kind, Phase phase, bool accumulate, bool) { return units.of(kind, phase, accumulate).seconds; });
+  }
   double busiest = 0.0;
   for (int s = 0; s < p.pp; ++s) {
-    const UnitWork w = stage_units(model_, p, s);
-    busiest = std::max(busiest, w.embeddings * embedding + w.layers * layer + w.heads * head);
+    const StageUnits w = stage_units(model_, p, s);
+    busiest = std::max(busiest, w.embeddings * unit[0] + (w.layers - w.moe_layers) * unit[1] + w.moe_layers * unit[2] +
+                                    w.heads * unit[3]);
   }
   return Seconds(busiest / target_.clock.max_speedup());
 }

@@ -93,8 +93,8 @@ class PlanEvaluator {
   // A lower bound on the step `estimate` gives the plan, without simulating it: its busiest stage's compute
   // stream alone, every microbatch's units forward and backward (stage_units) at their unit costs, GEMMs at the
   // clock's largest speedup. The simulation only adds to it (the stream runs one op at a time, its other ops,
-  // the host, interference and waits for other stages all lengthen the step). 0 for a plan predicted in full
-  // (experts, context parallelism), whose ops have no unit costs here.
+  // the host, interference and waits for other stages all lengthen the step). A plan predicted in full (experts,
+  // context parallelism) has no unit costs: its units' compute ops at the cost model's times instead.
   [[nodiscard]] Seconds step_lower_bound(const ParallelPlan& plan);
   // The coarse simulation of exactly this plan (no extrapolation): for tests.
   [[nodiscard]] CoarseFigures simulate_coarse(const ParallelPlan& plan);
@@ -146,6 +146,9 @@ class PlanEvaluator {
     friend auto operator<=>(const UnitKey&, const UnitKey&) = default;
   };
   std::map<UnitKey, UnitCosts> units_;
+  // For plans predicted in full: a step's compute seconds of an embedding, a dense layer, an MoE layer and a head
+  // (step_lower_bound), by the lists' key.
+  std::map<LayerSharding, std::array<double, 4>> list_compute_;
   // The coarse programs of the latest plans, by what shapes them (program_builder.hpp, coarse_shape): the
   // plans a search enumerates one after another differ in recompute, schedule and micro-batch size;
   // recompute changes only the durations, the micro-batch size only the transfers' bytes
