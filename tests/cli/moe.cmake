@@ -161,3 +161,15 @@ expect_contains("${err}" "--etp: 2 for tiny-moe, whose linear layers have biases
 commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --world 2 --etp 2)
 expect_contains("${err}" "--etp: 2 for tiny, which has no experts")
 
+# search enumerates etp only when asked: --etp 1,2 adds plans with etp 2; without it none has one.
+commscale_run(EXPECT 0 OUTPUT etp_search ARGS search --cluster hgx-a100 --model tiny-moe --disable-bias-linear
+                                             --global-batch 16 --etp 1,2 --json)
+commscale_run(EXPECT 0 OUTPUT plain_search ARGS search --cluster hgx-a100 --model tiny-moe --disable-bias-linear
+                                               --global-batch 16 --json)
+string(JSON etp_candidates GET "${etp_search}" candidates)
+string(JSON plain_candidates GET "${plain_search}" candidates)
+if(NOT etp_candidates GREATER plain_candidates)
+  message(FATAL_ERROR "--etp 1,2: ${etp_candidates} plans, no more than ${plain_candidates} without it")
+endif()
+string(FIND "${plain_search}" "\"etp\"" plain_etp)
+expect_equal(${plain_etp} -1 "a search without --etp has no plan with etp")
