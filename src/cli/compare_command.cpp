@@ -286,6 +286,7 @@ void add_compare_command(CLI::App& app, CommandAction* action, const std::string
   cmd->add_option("--kernels", args->kernels, "every plan with fused (Megatron-LM's) or eager (PyTorch's) kernels")
       ->capture_default_str();
   add_context_parallel_options(*cmd, &o);
+  add_expert_tensor_parallel_option(*cmd, &o);
   add_lora_options(*cmd, &args->model, "Options");
   add_fp8_option(*cmd, &args->model, "Options");
   mark_input_file(

@@ -114,6 +114,11 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
                  "tp x dp ranks")
       ->capture_default_str()
       ->group(group);
+  cmd.add_option("--etp,--expert-tensor-parallel-size", a->plan.etp,
+                 "expert-tensor-parallel size for a model with experts: each expert's fc1 and fc2 split over etp "
+                 "ranks (MOE.md; Megatron-LM's default when the flag is left out is tp, commscale's 1)")
+      ->capture_default_str()
+      ->group(group);
   cmd.add_option("--cp,--context-parallel-size", a->plan.cp,
                  "context-parallel size: each sequence split over cp ranks, attention exchanging keys and values "
                  "(CONTEXT_PARALLEL.md)")
@@ -196,6 +201,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
         "--pp",
         "--dp",
         "--ep",
+        "--etp",
         "--cp",
         "--cp-comm-type",
         "--sp",
@@ -320,6 +326,7 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   p.pp = if_given(a, "--pp", v.pp);
   p.dp = if_given(a, "--dp", a.dp);
   p.ep = if_given(a, "--ep", v.ep);
+  p.etp = if_given(a, "--etp", v.etp);
   p.cp = if_given(a, "--cp", v.cp);
   p.cp_comm_type = if_given(a, "--cp-comm-type", v.cp_comm_type);
   p.sp = if_given(a, "--sp", v.sp);

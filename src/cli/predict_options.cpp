@@ -91,10 +91,25 @@ void add_context_parallel_options(CLI::App& command, predict::SearchOptions* o) 
       "how the plans with --cp exchange keys and values: p2p (default) or all_gather");
 }
 
+void add_expert_tensor_parallel_option(CLI::App& command, predict::SearchOptions* o) {
+  command
+      .add_option("--etp,--expert-tensor-parallel-size", o->etp,
+                  "expert-tensor-parallel sizes to enumerate for a model with experts, comma-separated (default 1: "
+                  "none; MOE.md)")
+      ->delimiter(',')
+      ->capture_default_str();
+}
+
 void check_search_ranges(const predict::SearchOptions& o) {
   for (const int cp : o.cp) {
     if (cp < 1 || cp > kMaxRanks) {
       throw InputError("--cp", fmt::format("{}", cp), fmt::format("context-parallel sizes of 1 to {}", kMaxRanks));
+    }
+  }
+  for (const int etp : o.etp) {
+    if (etp < 1 || etp > kMaxRanks) {
+      throw InputError("--etp", fmt::format("{}", etp),
+                       fmt::format("expert-tensor-parallel sizes of 1 to {}", kMaxRanks));
     }
   }
   if (o.global_batch < 1) throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number");

@@ -44,6 +44,8 @@ CLI::Option* add_framework_option(CLI::App& command, std::string* framework);
 void add_threads_option(CLI::App& command, int* threads);
 // --cp (context-parallel sizes to enumerate, a comma list) and --cp-comm-type of search and compare.
 void add_context_parallel_options(CLI::App& command, predict::SearchOptions* o);
+// --etp N,M: the expert-tensor-parallel sizes search and compare enumerate for a model with experts.
+void add_expert_tensor_parallel_option(CLI::App& command, predict::SearchOptions* o);
 
 // The ranges a search enumerates, bounded before it starts (search and compare): a positive global batch,
 // --max-micro-batch 1 to kMaxMicroBatch, --max-chunks 1 to kMaxSearchChunks, --threads 0 to kMaxSearchThreads.

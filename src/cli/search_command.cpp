@@ -254,6 +254,7 @@ void add_search_command(CLI::App& app, CommandAction* action, const std::string&
       ->capture_default_str();
   cmd->add_option("--order", o.order, "rank order of the parallel dimensions, fastest first")->capture_default_str();
   add_context_parallel_options(*cmd, &o);
+  add_expert_tensor_parallel_option(*cmd, &o);
   cmd->add_option("--optimizer", args->optimizer,
                   "every plan's optimizer: adam, adamw, adam8bit, sgd or none (default: the framework's)");
   add_lora_options(*cmd, &args->model, "Options");

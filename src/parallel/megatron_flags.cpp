@@ -10,8 +10,7 @@ namespace commscale {
 namespace {
 
 // Megatron-LM flags that change what a step computes or sends in ways commscale does not model.
-constexpr std::array<std::string_view, 9> kUnmodelledWithValue = {"--expert-tensor-parallel-size",
-                                                                  "--pipeline-model-parallel-layout",
+constexpr std::array<std::string_view, 8> kUnmodelledWithValue = {"--pipeline-model-parallel-layout",
                                                                   "--make-vocab-size-divisible-by",
                                                                   "--kv-channels",
                                                                   "--data-parallel-sharding-strategy",

@@ -165,8 +165,9 @@ std::string memory_saving_text(const ParallelPlan& p) {
 std::string experts_plan_text(const TransformerConfig& m, const ParallelPlan& p) {
   if (!m.moe.enabled()) return "";
   const int local = m.moe.experts / p.ep;
-  return fmt::format("{}; ep {}: {} expert{} per rank, expert data parallel {}", experts_text(m), p.ep, local,
-                     local == 1 ? "" : "s", expert_dp(p));
+  const std::string sharded = p.etp > 1 ? fmt::format(", each split over expert tensor parallel {}", p.etp) : "";
+  return fmt::format("{}; ep {}: {} expert{} per rank{}, expert data parallel {}", experts_text(m), p.ep, local,
+                     local == 1 ? "" : "s", sharded, expert_dp(p));
 }
 
 LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
@@ -179,6 +180,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.kernels = p.kernels;
   s.lora = p.lora;
   s.ep = p.ep;
+  s.etp = p.etp;
   s.fp8 = p.fp8;
   s.cp = p.cp;
   s.cp_comm = p.cp_comm;
@@ -281,12 +283,18 @@ void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
 namespace {
 
 // Expert parallelism and what an MoE model is run with (MOE.md): Megatron-Core's alltoall dispatcher, fused
-// kernels, sequence parallelism with tp > 1 (Megatron-Core requires it), expert tensor parallelism 1.
+// kernels, sequence parallelism with tp > 1 (Megatron-Core requires it), expert tensor parallelism with
+// Megatron-Core's limits (no biases) and without FP8 (not modelled with it).
 void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.ep < 1) throw InputError("--ep", fmt::format("{}", p.ep), "1 or more expert-parallel ranks");
+  if (p.etp < 1) throw InputError("--etp", fmt::format("{}", p.etp), "1 or more expert-tensor-parallel ranks");
   if (!m.moe.enabled()) {
     if (p.ep > 1) {
       throw InputError("--ep", fmt::format("{} for {}, which has no experts", p.ep, m.name),
+                       "1, or a model with experts (--model mixtral-8x7b, --experts)");
+    }
+    if (p.etp > 1) {
+      throw InputError("--etp", fmt::format("{} for {}, which has no experts", p.etp, m.name),
                        "1, or a model with experts (--model mixtral-8x7b, --experts)");
     }
     return;
@@ -298,6 +306,24 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   if ((std::int64_t{p.tp} * p.dp) % p.ep != 0) {
     throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", p.ep, p.tp, p.dp),
                      "a divisor of tp x dp: expert-parallel ranks are folded onto a stage's ranks");
+  }
+  if ((std::int64_t{p.tp} * p.dp) % (std::int64_t{p.etp} * p.ep) != 0) {
+    throw InputError("--etp", fmt::format("{} x ep {} does not divide tp {} x dp {}", p.etp, p.ep, p.tp, p.dp),
+                     "an expert-tensor-parallel size whose product with --ep divides tp x dp");
+  }
+  if (p.etp > 1) {
+    if (m.moe.expert_ffn % p.etp != 0) {
+      throw InputError("--etp", fmt::format("{} does not divide the experts' F {}", p.etp, m.moe.expert_ffn),
+                       "a divisor of the experts' inner size (--expert-ffn)");
+    }
+    if (m.linear_bias) {
+      throw InputError("--etp", fmt::format("{} for {}, whose linear layers have biases", p.etp, m.name),
+                       "1: Megatron-Core supports biases in MoE layers only with expert tensor parallelism 1");
+    }
+    if (p.fp8 != Fp8Recipe::kNone) {
+      throw InputError("--etp", fmt::format("{} with --fp8 {}", p.etp, name(p.fp8)),
+                       "1 with FP8: FP8 experts with expert tensor parallelism are not modelled (MOE.md)");
+    }
   }
   if (p.tp > 1 && !p.sequence_parallel) {
     throw InputError("--sp", fmt::format("off with tp {} for {}", p.tp, m.name),
@@ -313,7 +339,7 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
   if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
   if (p.offload_activations) refuse("--offload-activations", "activation offload");
-  (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order);  // checks that --order keeps experts in their stage
+  (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order, p.etp);  // checks that --order keeps experts in their stage
 }
 
 }  // namespace
@@ -437,7 +463,8 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
   if (p.offload_params != OffloadDevice::kNone) out["offload_params"] = name(p.offload_params);
   if (p.offload_activations) out["offload_activations"] = true;
   if (p.ep != 1) out["ep"] = p.ep;
-  if (p.cp != 1) {  // only with context parallelism: a plan without it reads as before
+  if (p.etp != 1) out["etp"] = p.etp;  // only with expert tensor parallelism: a plan without it reads as before
+  if (p.cp != 1) {                     // only with context parallelism: a plan without it reads as before
     out["cp"] = p.cp;
     out["cp_comm_type"] = name(p.cp_comm);
   }
@@ -500,6 +527,7 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   }
   p.offload_activations = in.flag_or("offload_activations", p.offload_activations);
   p.ep = whole_or(in, "ep", p.ep, 1);
+  p.etp = whole_or(in, "etp", p.etp, 1);
   p.cp = whole_or(in, "cp", p.cp, 1);
   if (in.has("cp_comm_type")) p.cp_comm = parse_cp_comm_type(in.string("cp_comm_type"), in.at("cp_comm_type").where());
   p.lora.rank = whole_or(in, "lora_rank", p.lora.rank, 0);

@@ -20,7 +20,7 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind",  "model", "plan",
                                                       "cluster",        "nodes", "set",   "note"};
 // Plan keys and the flags they stand for.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kPlanKeys = {
+constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kPlanKeys = {
     {{"world", "--world"},
      {"dp", "--dp"},
      {"tp", "--tp"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kPlanKey
      {"order", "--order"},
      {"bucket_mib", "--bucket-mb"},
      {"ep", "--ep"},
+     {"etp", "--etp"},
      {"cp", "--cp"},
      {"cp_comm_type", "--cp-comm-type"}}};
 
@@ -127,6 +128,7 @@ PlanFileFields read_plan(const json& value, const std::string& file) {
   read_plan_value(plan, "order", f.order);
   read_plan_value(plan, "bucket_mib", f.bucket_mib);
   read_plan_value(plan, "ep", f.ep);
+  read_plan_value(plan, "etp", f.etp);
   read_plan_value(plan, "cp", f.cp);
   read_plan_value(plan, "cp_comm_type", f.cp_comm_type);
   return f;
@@ -185,7 +187,8 @@ nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const Para
       {"order", p.order},
       {"bucket_mib", static_cast<double>(p.bucket_bytes.count()) / static_cast<double>(kMiB)}};
   if (p.ep != 1) plan["ep"] = p.ep;  // only for a model with experts: a dense plan's file is as it was
-  if (p.cp != 1) {                   // only with context parallelism, likewise
+  if (p.etp != 1) plan["etp"] = p.etp;
+  if (p.cp != 1) {  // only with context parallelism, likewise
     plan["cp"] = p.cp;
     plan["cp_comm_type"] = name(p.cp_comm);
   }

@@ -70,7 +70,8 @@ std::uint64_t sum_stage_layers(const TransformerConfig& m, const ParallelPlan& p
   std::uint64_t total = 0;
   for (int chunk = 0; chunk < p.chunks; ++chunk) {
     const LayerRange layers = virtual_stage_layers(m, p, chunk * p.pp + stage);
-    for (int l = layers.first; l < layers.first + layers.count; ++l) total += of(layer_parameters(m, p.tp, l, p.ep));
+    for (int l = layers.first; l < layers.first + layers.count; ++l)
+      total += of(layer_parameters(m, p.tp, l, p.ep, p.etp));
   }
   return total;
 }

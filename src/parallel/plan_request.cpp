@@ -129,6 +129,7 @@ CheckedPlan plan_of(const PlanRequest& r) {
   p.offload_params = parse_offload_device(f.offload_params.value_or(d.offload_params), "--offload-params");
   p.offload_activations = f.offload_activations.value_or(d.offload_activations);
   p.ep = pick(f.ep, file.ep, d.ep);
+  p.etp = pick(f.etp, file.etp, d.etp);
   p.lora = resolve_lora(f);
   p.fp8 = parse_fp8_recipe(f.fp8.value_or(d.fp8), "--fp8");
   p.flash_attention = pick(f.flash_attention, file.flash_attn, d.flash_attention);

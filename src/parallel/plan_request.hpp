@@ -47,6 +47,7 @@ struct ModelFlags {
 struct PlanFlagValues {
   int tp = 1;
   int ep = 1;
+  int etp = 1;  // commscale's default; Megatron-LM's is tp (MOE.md)
   int cp = 1;
   std::string cp_comm_type = "p2p";
   int pp = 1;
@@ -79,6 +80,7 @@ struct PlanFlags {
   std::optional<int> pp;
   std::optional<int> dp;
   std::optional<int> ep;
+  std::optional<int> etp;
   std::optional<int> cp;
   std::optional<std::string> cp_comm_type;
   std::optional<bool> sp;

@@ -9,10 +9,12 @@
 namespace commscale {
 namespace {
 
-// The expert-parallel and expert-data-parallel groups of a rank, for a model with experts.
+// The expert-parallel and expert-data-parallel groups of a rank, for a model with experts, and with expert
+// tensor parallelism (etp > 1) its expert-tensor-parallel group.
 struct ExpertGroups {
   std::vector<int> ep;
   std::vector<int> edp;
+  std::optional<std::vector<int>> etp;
 };
 
 // The groups of a rank of `stage`, by handle (program_builder.hpp). `rank`: the rank in `pipeline`'s stage.
@@ -40,6 +42,12 @@ std::vector<Group> rank_groups(const TransformerConfig& m, const ParallelPlan& p
     }
     groups.push_back({GroupRole::kContext, std::move(*context)});
   }
+  if (experts && experts->etp) {
+    while (groups.size() < handle_of(GroupRole::kExpertTp)) {
+      groups.push_back({static_cast<GroupRole>(groups.size()), {rank}});
+    }
+    groups.push_back({GroupRole::kExpertTp, std::move(*experts->etp)});
+  }
   return groups;
 }
 
@@ -57,12 +65,16 @@ ProgramSet build_program(const CheckedPlan& plan) {
   for (int stage = 0; stage < p.pp; ++stage) set.programs.push_back(StageBuilder(m, p, stage, &lists).build());
   set.ranks.reserve(static_cast<std::size_t>(set.world_size));
   std::optional<ExpertLayout> experts;
-  if (m.moe.enabled()) experts.emplace(p.tp, p.dp, p.pp, p.ep, p.order);
+  if (m.moe.enabled()) experts.emplace(p.tp, p.dp, p.pp, p.ep, p.order, p.etp);
   for (int rank = 0; rank < set.world_size; ++rank) {
     const int stage = layout.coords(rank).pp;
     std::optional<ExpertGroups> expert_groups;
-    if (experts)
-      expert_groups = ExpertGroups{experts->group(rank, ExpertDim::kEp), experts->group(rank, ExpertDim::kEdp)};
+    if (experts) {
+      std::optional<std::vector<int>> etp;
+      if (p.etp > 1) etp = experts->group(rank, ExpertDim::kEtp);
+      expert_groups =
+          ExpertGroups{experts->group(rank, ExpertDim::kEp), experts->group(rank, ExpertDim::kEdp), std::move(etp)};
+    }
     std::optional<std::vector<int>> context;
     if (p.cp > 1) context = layout.group(rank, ParallelDim::kCp);
     std::vector<int> dp =
@@ -130,7 +142,9 @@ CoarseProgram build_coarse_program(const TransformerConfig& m, const ParallelPla
     out.set.programs.push_back(builder.build());
     out.work.push_back(builder.take_work());
     std::optional<ExpertGroups> experts;
-    if (m.moe.enabled()) experts = ExpertGroups{{s}, {s}};
+    if (m.moe.enabled()) {
+      experts = ExpertGroups{{s}, {s}, p.etp > 1 ? std::optional(std::vector<int>{s}) : std::nullopt};
+    }
     out.set.ranks.push_back({s, s, rank_groups(m, p, s, s, {s}, {s}, pipeline, std::move(experts))});
   }
   return out;

@@ -18,6 +18,9 @@
 //   7 cp          context-parallel plans (cp > 1) only: the context-parallel group (by cp coordinate): attention's
 //                 key-value exchanges (CONTEXT_PARALLEL.md); the slots 4 to 6 hold only the rank where the plan
 //                 has no such group, and the dp group (1) is the dp x cp ranks, in rank order
+//   8 etp         MoE plans with expert tensor parallelism (etp > 1) only: the expert-tensor-parallel group (by etp
+//                 coordinate): the all-gather of the dispatched rows and the reduce-scatter of the experts'
+//                 outputs (MOE.md); the slots 4 to 7 hold only the rank where the plan has no such group
 //
 // What a step contains, per rank, in schedule order (parallel/schedule.hpp):
 //  - per microbatch and chunk: receive (pp-recv), the layers' forward ops (workload/layer_ops.hpp,
@@ -60,6 +63,7 @@ inline constexpr std::uint32_t kEmbeddingGroup = handle_of(GroupRole::kEmbedding
 inline constexpr std::uint32_t kExpertGroup = handle_of(GroupRole::kExpert);
 inline constexpr std::uint32_t kExpertDpGroup = handle_of(GroupRole::kExpertDp);
 inline constexpr std::uint32_t kContextGroup = handle_of(GroupRole::kContext);
+inline constexpr std::uint32_t kExpertTpGroup = handle_of(GroupRole::kExpertTp);
 
 // The program of every rank. Throws InputError when it would be too large (program_size.hpp).
 // prepare_step (prepared_step.hpp) builds it and checks it for the engines.

@@ -107,11 +107,15 @@ std::vector<int> RankLayout::group(int rank, ParallelDim a, ParallelDim b) const
   return members;
 }
 
-ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order) {
+ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order, int etp) {
   if (ep < 1 || (std::int64_t{tp} * dp) % ep != 0) {
     throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", ep, tp, dp), "a divisor of tp x dp");
   }
-  sizes_ = {1, ep, tp * dp / ep, pp};
+  if (etp < 1 || (std::int64_t{tp} * dp) % (std::int64_t{etp} * ep) != 0) {
+    throw InputError("--etp", fmt::format("{} x ep {} does not divide tp {} x dp {}", etp, ep, tp, dp),
+                     "an expert-tensor-parallel size whose product with --ep divides tp x dp");
+  }
+  sizes_ = {etp, ep, tp * dp / (etp * ep), pp};
   int stride = 1;
   for (ParallelDim dim : parse_order(order)) {
     // tp becomes the expert-tensor dimension; ep goes just before dp. cp is 1 here (validate_plan).

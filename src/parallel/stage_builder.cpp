@@ -98,7 +98,7 @@ std::vector<StageBuilder::Unit> StageBuilder::chunk_units(int chunk) const {
     units.push_back({UnitKind::kEmbedding, -1, embedding_parameters(m_, p_.tp)});
   const LayerRange layers = virtual_stage_layers(m_, p_, virtual_stage(chunk));
   for (int l = layers.first; l < layers.first + layers.count; ++l) {
-    const LayerParameters params = layer_parameters(m_, p_.tp, l, p_.ep);
+    const LayerParameters params = layer_parameters(m_, p_.tp, l, p_.ep, p_.etp);
     units.push_back({UnitKind::kLayer, l, params.dense(), params.experts, is_moe_layer(m_, l)});
   }
   if (last_virtual(chunk) && m_.vocab > 0) {

@@ -304,13 +304,18 @@ void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const Searc
       p.framework = o.framework;
       p.order = o.order;
       p.bucket_bytes = ParallelPlan{}.bucket_bytes;
-      // A model with experts: every expert-parallel size that divides its experts and tp x dp.
+      // A model with experts: every expert-parallel size that divides its experts and tp x dp, with each
+      // expert-tensor-parallel size asked for (--etp; 1 by default) whose product with it divides tp x dp.
       for (const int ep : divisors(m.moe.enabled() ? std::gcd(m.moe.experts, tp * p.dp) : 1)) {
         p.ep = ep;
-        std::vector<ParallelPlan> variants;
-        add_variants(m, p, o, variants);
-        for (const ParallelPlan& v : variants) {
-          if (valid(m, v)) out.push_back(v);
+        for (const int etp : m.moe.enabled() ? o.etp : std::vector<int>{1}) {
+          if (etp < 1 || (tp * p.dp) % (etp * ep) != 0) continue;
+          p.etp = etp;
+          std::vector<ParallelPlan> variants;
+          add_variants(m, p, o, variants);
+          for (const ParallelPlan& v : variants) {
+            if (valid(m, v)) out.push_back(v);
+          }
         }
       }
     }
@@ -495,8 +500,10 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
 }
 
 std::string describe_plan(const ParallelPlan& p) {
-  std::string s = fmt::format("dp {} tp {} pp {}{}{} {}", p.dp, p.tp, p.pp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "",
-                              p.cp > 1 ? fmt::format(" cp {} {}", p.cp, name(p.cp_comm)) : "", name(p.schedule));
+  std::string s =
+      fmt::format("dp {} tp {} pp {}{}{}{} {}", p.dp, p.tp, p.pp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "",
+                  p.etp > 1 ? fmt::format(" etp {}", p.etp) : "",
+                  p.cp > 1 ? fmt::format(" cp {} {}", p.cp, name(p.cp_comm)) : "", name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" x{}", p.chunks);
   s += fmt::format(" mb {} zero {} recompute {}", p.micro_batch, p.zero_stage, name(p.recompute));
   if (p.sequence_parallel) s += " sp";
@@ -517,6 +524,7 @@ std::string plan_flags(const ParallelPlan& p) {
                   p.dp, p.tp, p.pp, p.micro_batch, p.global_batch, p.zero_stage, name(p.recompute), name(p.schedule));
   if (p.chunks > 1) s += fmt::format(" --chunks {}", p.chunks);
   if (p.ep > 1) s += fmt::format(" --ep {}", p.ep);
+  if (p.etp > 1) s += fmt::format(" --etp {}", p.etp);
   if (p.cp > 1) s += fmt::format(" --cp {} --cp-comm-type {}", p.cp, name(p.cp_comm));
   if (p.sequence_parallel) s += " --sp";
   s += p.flash_attention ? " --flash-attn" : " --no-flash-attn";  // explicit: the default has changed before

@@ -61,6 +61,8 @@ struct SearchOptions {
   // predicted in full, CONTEXT_PARALLEL.md), and how their attention exchanges keys and values.
   std::vector<int> cp = {1};
   CpCommType cp_comm = CpCommType::kP2p;
+  // Expert-tensor-parallel sizes enumerated for a model with experts (--etp 1,2: only when asked; MOE.md).
+  std::vector<int> etp = {1};
   int threads = 0;  // threads estimating plans: 0 = one per CPU this process may use (results do not depend on it)
   MemoryOptions memory;
   CostAssumptions costs;

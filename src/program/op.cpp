@@ -27,7 +27,7 @@ constexpr std::array kDirections = {P2pDirection::kSend, P2pDirection::kRecv};
 constexpr std::array kCopyDirections = {CopyDirection::kToHost, CopyDirection::kToDevice};
 constexpr std::array kGroupRoles = {GroupRole::kTp,         GroupRole::kDp,        GroupRole::kPpForward,
                                     GroupRole::kPpBackward, GroupRole::kEmbedding, GroupRole::kExpert,
-                                    GroupRole::kExpertDp,   GroupRole::kContext};
+                                    GroupRole::kExpertDp,   GroupRole::kContext,   GroupRole::kExpertTp};
 static_assert(kGroupRoles.size() == kGroupRoleCount);
 
 }  // namespace
@@ -124,6 +124,8 @@ std::string_view name(GroupRole role) noexcept {
       return "edp";
     case GroupRole::kContext:
       return "cp";
+    case GroupRole::kExpertTp:
+      return "etp";
   }
   return "?";
 }

@@ -167,8 +167,21 @@ struct Op {
 // kContext exists only in the programs of context-parallel plans (cp > 1): the ranks that split one sequence,
 // over which attention exchanges keys and values (workload/CONTEXT_PARALLEL.md); in those plans the data-parallel
 // group is Megatron-Core's data-parallel group with context parallelism, dp x cp ranks.
-enum class GroupRole : std::uint8_t { kTp, kDp, kPpForward, kPpBackward, kEmbedding, kExpert, kExpertDp, kContext };
-inline constexpr int kGroupRoleCount = 8;
+// kExpertTp exists only in the programs of MoE plans with expert tensor parallelism (etp > 1): the ranks that
+// split each local expert's fc1 and fc2, over which the dispatched rows are all-gathered before the experts and
+// their outputs reduce-scattered after (workload/MOE.md).
+enum class GroupRole : std::uint8_t {
+  kTp,
+  kDp,
+  kPpForward,
+  kPpBackward,
+  kEmbedding,
+  kExpert,
+  kExpertDp,
+  kContext,
+  kExpertTp
+};
+inline constexpr int kGroupRoleCount = 9;
 
 // What breakdowns and traffic tables charge host copies (HostCopy) to, beside the groups' names.
 inline constexpr std::string_view kOffloadGroup = "offload";
@@ -202,7 +215,7 @@ struct ProgramSet {
 [[nodiscard]] std::string_view name(MemoryKernelKind kind) noexcept;
 [[nodiscard]] std::string_view name(P2pDirection direction) noexcept;  // send recv
 [[nodiscard]] std::string_view name(CopyDirection direction) noexcept;  // to_host to_device
-[[nodiscard]] std::string_view name(GroupRole role) noexcept;           // tp dp pp-fwd pp-bwd embedding ep edp cp
+[[nodiscard]] std::string_view name(GroupRole role) noexcept;           // tp dp pp-fwd pp-bwd embedding ep edp cp etp
 // The name the breakdown charges a group's time to: "pp" joins the pipeline's two directions.
 [[nodiscard]] std::string_view charged_name(GroupRole role) noexcept;
 // Inverses of the names above; throw InputError naming `where`.

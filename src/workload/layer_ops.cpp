@@ -272,33 +272,41 @@ void lora_backward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, 
 // of `local` products of the even share of rows: routing priced as balanced), the combine all-to-all back,
 // and the weighted sum of each token's k outputs. With sequence parallelism each tensor-parallel rank routes
 // its own T / t tokens (Megatron-Core requires it with tp > 1); shared experts run beside as a
-// tensor-parallel MLP over the whole sequence.
+// tensor-parallel MLP over the whole sequence. With expert tensor parallelism etp > 1 each local expert's fc1
+// is split by columns and fc2 by rows over the expert-tensor-parallel group, as Megatron-Core's
+// MoEAlltoAllTokenDispatcher runs it: the rows received in the dispatch are all-gathered over that group
+// (every member then holds etp x the rows), the experts compute F / etp of each, and their partial outputs are
+// reduce-scattered back over the group before the combine.
 struct MoeDims {
   std::int64_t tokens = 0;       // routed by this rank: T / t with sequence parallelism, else T
   std::int64_t rows = 0;         // tokens x top-k (x the capacity factor, padded to it): what is dispatched
   std::int64_t received = 0;     // what the most loaded rank receives: rows x the load imbalance (MoeConfig)
+  std::int64_t gathered = 0;     // the rows its experts compute: received x etp (all-gathered over etp)
   std::int64_t local = 1;        // experts on this rank: experts / ep
-  std::int64_t expert_rows = 0;  // received rows per local expert: ceil(received / local)
-  std::int64_t ffn = 0;          // an expert's F
-  std::int64_t fc1_out = 0;      // F, or 2 F for SwiGLU
+  std::int64_t expert_rows = 0;  // gathered rows per local expert: ceil(gathered / local)
+  std::int64_t ffn = 0;          // this rank's share of an expert's F: F / etp
+  std::int64_t fc1_out = 0;      // that share, or twice it for SwiGLU
   int experts = 0;
   bool exchange = false;  // ep > 1: the all-to-alls run
-  bool sort = false;      // several local experts and an exchange: rows re-sorted by local expert
+  bool gather = false;    // etp > 1: the all-gather and reduce-scatter over the expert-tensor-parallel group run
+  bool sort = false;      // several local experts and rows from other ranks: rows re-sorted by local expert
 };
 
-MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep) {
+MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep, int etp) {
   MoeDims e;
   e.tokens = d.tokens_sp;
   const RoutedRows rows = routed_rows(m, d);
   e.rows = rows.sent;
   e.received = rows.received;
+  e.gathered = e.received * etp;
   e.local = m.moe.experts / ep;
-  e.expert_rows = (e.received + e.local - 1) / e.local;
-  e.ffn = m.moe.expert_ffn;
+  e.expert_rows = (e.gathered + e.local - 1) / e.local;
+  e.ffn = m.moe.expert_ffn / etp;
   e.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * e.ffn : e.ffn;
   e.experts = m.moe.experts;
   e.exchange = ep > 1;
-  e.sort = e.exchange && e.local > 1;
+  e.gather = etp > 1;
+  e.sort = (e.exchange || e.gather) && e.local > 1;
   return e;
 }
 
@@ -309,6 +317,15 @@ LayerCollective moe_exchange(const LayerDims& d, const MoeDims& e) {
   return {Collective::kAllToAll, Bytes(elements(e.received, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
 }
 
+// The all-gather of the received rows over the expert-tensor-parallel group before the experts (Megatron-Core's
+// gather_from_sequence_parallel_region in dispatch_postprocess), or the reduce-scatter of the experts' partial
+// outputs after them (reduce_scatter_to_sequence_parallel_region in combine_preprocess, in the router
+// probabilities' type: the model's, as Megatron-Core's router returns them); the backward runs each as the
+// other. Sized as nccl-tests sizes them: the gathered rows x h (each member's received rows x etp).
+LayerCollective moe_expert_tp(const LayerDims& d, const MoeDims& e, Collective kind) {
+  return {kind, Bytes(elements(e.gathered, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpertTp};
+}
+
 // The shared experts' dims: a tensor-parallel MLP of the shared width.
 LayerDims shared_dims(const TransformerConfig& m, LayerDims d) {
   d.ffn = m.moe.shared_ffn / d.tp;
@@ -316,8 +333,16 @@ LayerDims shared_dims(const TransformerConfig& m, LayerDims d) {
   return d;
 }
 
-void moe_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep) {
-  const MoeDims e = moe_dims(m, d, ep);
+// How an MoE layer's routed experts are split: over ep ranks, each over etp; ep 0 for a dense layer.
+struct MoeSplit {
+  int ep = 0;
+  int etp = 1;
+};
+
+MoeSplit moe_split(const LayerSharding& s, bool moe) { return moe ? MoeSplit{s.ep, s.etp} : MoeSplit{}; }
+
+void moe_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep, int etp) {
+  const MoeDims e = moe_dims(m, d, ep, etp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
   int shared_reduce = -1;
   if (m.moe.shared_ffn > 0) {
@@ -333,22 +358,28 @@ void moe_forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& 
   const auto row_elements = elements(e.rows, d.hidden);
   b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w));
   const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
-  const auto received_elements = elements(e.received, d.hidden);
-  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w), {dispatch});
-  b.compute("experts.fc1", gemm(d, e.expert_rows, e.fc1_out, d.hidden, e.local), {dispatch});
+  const int gather = b.collective(e.gather, "dispatch.all_gather", moe_expert_tp(d, e, Collective::kAllGather));
+  const auto gathered_elements = elements(e.gathered, d.hidden);
+  if (e.sort) {
+    b.compute("dispatch.sort", memory_kernel(K::kPermute, gathered_elements, d.w, d.w), {dispatch, gather});
+  }
+  b.compute("experts.fc1", gemm(d, e.expert_rows, e.fc1_out, d.hidden, e.local), {dispatch, gather});
   b.compute("experts.act",
             memory_kernel(K::kActivation, elements(e.expert_rows * e.local, e.ffn), swiglu ? 2 * d.w : d.w, d.w));
   b.compute("experts.fc2", gemm(d, e.expert_rows, d.hidden, e.ffn, e.local));
-  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, gathered_elements, d.w, d.w));
+  const int scatter = b.collective(e.gather, "combine.reduce_scatter", moe_expert_tp(d, e, Collective::kReduceScatter));
   const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
   // Each token's k outputs weighted by its router probabilities and summed: rows read, tokens written.
   const double written = d.w * static_cast<double>(e.tokens) / static_cast<double>(e.rows);
-  b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w, written), {combine, shared_reduce});
+  b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w, written),
+            {scatter, combine, shared_reduce});
 }
 
 // The mirror image; ends with ln2's backward (the shared experts' column block brings it where they exist).
-void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep, std::uint64_t ln2_params) {
-  const MoeDims e = moe_dims(m, d, ep);
+void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, int ep, int etp,
+                  std::uint64_t ln2_params) {
+  const MoeDims e = moe_dims(m, d, ep, etp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
   if (d.dropout) {
     b.compute("mlp.residual", memory_kernel(K::kResidual, elements(d.tokens_sp, d.hidden), d.w + 1, d.w));
@@ -356,11 +387,12 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
   const auto row_elements = elements(e.rows, d.hidden);
   const double tokens_per_row = static_cast<double>(e.tokens) / static_cast<double>(e.rows);
   b.compute("combine.unpermute", memory_kernel(K::kPermute, row_elements, d.w * tokens_per_row, d.w));
-  const auto received_elements = elements(e.received, d.hidden);
-  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  const auto gathered_elements = elements(e.gathered, d.hidden);
+  if (e.sort) b.compute("combine.sort", memory_kernel(K::kPermute, gathered_elements, d.w, d.w));
   const int combine = b.collective(e.exchange, "combine.all_to_all", moe_exchange(d, e));
+  const int gather = b.collective(e.gather, "combine.all_gather", moe_expert_tp(d, e, Collective::kAllGather));
   const auto local = static_cast<std::uint64_t>(e.local);
-  b.compute("experts.fc2.dgrad", gemm(d, e.expert_rows, e.ffn, d.hidden, e.local), {combine});
+  b.compute("experts.fc2.dgrad", gemm(d, e.expert_rows, e.ffn, d.hidden, e.local), {combine, gather});
   const int fc2_wgrad = b.compute("experts.fc2.wgrad", gemm(d, e.ffn, d.hidden, e.expert_rows, e.local));
   const std::uint64_t bias = m.linear_bias ? 1 : 0;  // an expert's biases are reduced with its weights
   b.set_grad_parameters(fc2_wgrad, local * (elements(e.ffn, d.hidden) + bias * elements(1, d.hidden)), true);
@@ -369,9 +401,12 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
   b.compute("experts.fc1.dgrad", gemm(d, e.expert_rows, d.hidden, e.fc1_out, e.local));
   const int fc1_wgrad = b.compute("experts.fc1.wgrad", gemm(d, d.hidden, e.fc1_out, e.expert_rows, e.local));
   b.set_grad_parameters(fc1_wgrad, local * (elements(d.hidden, e.fc1_out) + bias * elements(1, e.fc1_out)), true);
-  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, received_elements, d.w, d.w));
+  if (e.sort) b.compute("dispatch.sort", memory_kernel(K::kPermute, gathered_elements, d.w, d.w));
+  const int scatter =
+      b.collective(e.gather, "dispatch.reduce_scatter", moe_expert_tp(d, e, Collective::kReduceScatter));
   const int dispatch = b.collective(e.exchange, "dispatch.all_to_all", moe_exchange(d, e));
-  b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w * tokens_per_row), {dispatch});
+  b.compute("dispatch.permute", memory_kernel(K::kPermute, row_elements, d.w, d.w * tokens_per_row),
+            {scatter, dispatch});
   b.compute("router.topk", memory_kernel(K::kSoftmax, elements(e.tokens, e.experts), 2 * d.w, d.w));
   b.compute("router.dgrad", gemm(d, e.tokens, d.hidden, e.experts));
   const int router = b.compute("router.wgrad", gemm(d, d.hidden, e.experts, e.tokens));
@@ -383,7 +418,7 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
 }
 
 void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels,
-             const LoraLayer& lora, int moe_ep = 0) {
+             const LoraLayer& lora, MoeSplit moe = {}) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
   b.compute("ln1", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
   const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
@@ -397,8 +432,8 @@ void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, b
   const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
   dropout_residual_forward(b, d, kernels, "attn", "attn.proj", attn_reduce);
   b.compute("ln2", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
-  if (moe_ep > 0) {
-    moe_forward(b, m, d, moe_ep);
+  if (moe.ep > 0) {
+    moe_forward(b, m, d, moe.ep, moe.etp);
     dropout_residual_forward(b, d, kernels, "mlp", "combine", -1);
     return;
   }
@@ -562,7 +597,7 @@ void recompute_prelude(OpListBuilder& b, const TransformerConfig& m, const Layer
   if (s.recompute == Recompute::kSelective && s.flash_attention) return;  // flash recomputes on its own
   b.set_phase(Phase::kRecompute);
   if (s.recompute == Recompute::kFull) {
-    forward(b, m, d, s.flash_attention, s.kernels, lora_layer(m, s.lora), moe ? s.ep : 0);
+    forward(b, m, d, s.flash_attention, s.kernels, lora_layer(m, s.lora), moe_split(s, moe));
   } else {
     attention_core_forward(b, d, false, s.kernels);
   }
@@ -600,13 +635,13 @@ OpListBuilder backward_builder(const TransformerConfig& m, const LayerDims& d, c
 
 OpList layer_forward_ops(const TransformerConfig& m, const LayerSharding& s, bool moe) {
   OpListBuilder b(Phase::kForward);
-  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora), moe ? s.ep : 0);
+  forward(b, m, layer_dims(m, s), s.flash_attention, s.kernels, lora_layer(m, s.lora), moe_split(s, moe));
   return with_fp8(b.take(), m, s);
 }
 
 OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bool accumulate, bool moe) {
   const LayerDims d = layer_dims(m, s);
-  const LayerParameters p = moe ? layer_parameters(m, s.tp, m.layers - 1, s.ep) : layer_parameters(m, s.tp);
+  const LayerParameters p = moe ? layer_parameters(m, s.tp, m.layers - 1, s.ep, s.etp) : layer_parameters(m, s.tp);
   const bool swiglu = m.activation == MlpActivation::kSwiGlu;
   OpListBuilder b = backward_builder(m, d, s, accumulate);
   recompute_prelude(b, m, d, s, moe);
@@ -622,7 +657,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
   }
   const LoraLayer lora = lora_layer(m, s.lora);
   if (moe) {
-    moe_backward(b, m, d, s.ep, p.ln2);
+    moe_backward(b, m, d, s.ep, s.etp, p.ln2);
     if (m.moe.shared_ffn > 0) shared_experts_backward(b, m, d, p, lora);
   } else {
     row_block_backward(b, d, "mlp", {"mlp.fc2", d.ffn, d.hidden}, p.fc2, lora);

@@ -33,15 +33,18 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     shared.ffn = m.moe.shared_ffn;
     const LayerDims d = layer_dims(m, s);
     const std::uint64_t w = size_of(m.dtype);
-    // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep.
+    // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep. With expert
+    // tensor parallelism the experts' input is the received rows all-gathered over etp, their inner
+    // activations etp x the rows at F / etp.
     const RoutedRows routed = routed_rows(m, d);
     const auto rows = static_cast<std::uint64_t>(routed.sent);
     const auto received = static_cast<std::uint64_t>(routed.received);
+    const std::uint64_t gathered = received * static_cast<std::uint64_t>(s.etp);
     const auto f = static_cast<std::uint64_t>(m.moe.expert_ffn);
     const std::uint64_t act_in = received * f * (m.activation == MlpActivation::kSwiGlu ? 2 : 1);
     const std::uint64_t probabilities = 4 * elements(d.tokens_sp, m.moe.experts);
     std::uint64_t routed_bytes =
-        probabilities + w * ((rows + received) * static_cast<std::uint64_t>(d.hidden) + act_in + received * f);
+        probabilities + w * ((rows + gathered) * static_cast<std::uint64_t>(d.hidden) + act_in + received * f);
     // FP8: the experts' fc1 and fc2 inputs kept for the backward are FP8 (1 byte), as the dense MLP's
     // (fp8_ops.hpp).
     if (s.fp8 != Fp8Recipe::kNone && w > 1) {

@@ -41,7 +41,8 @@ struct LayerSharding {
   KernelSet kernels = KernelSet::kFused;  // Megatron-LM's fused kernels, or eager PyTorch's (layer_ops.hpp)
   LoraSpec lora;                          // frozen base weights and low-rank adapters (layer_ops.hpp), off by default
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
-  int ep = 1;  // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
+  int ep = 1;   // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
+  int etp = 1;  // expert-tensor-parallel ranks each routed expert's fc1 and fc2 are split over (layer_ops.hpp)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
   // Context-parallel ranks a sequence is split over (CONTEXT_PARALLEL.md): every op runs on seq / cp tokens,
   // attention exchanges keys and values over the context-parallel group as cp_comm says.
@@ -51,8 +52,8 @@ struct LayerSharding {
 };
 
 // A collective inside a layer: over the tensor-parallel group, for an MoE layer's dispatch and combine the
-// expert-parallel group, for context-parallel attention the context-parallel group; bytes as nccl-tests counts
-// them (op.hpp).
+// expert-parallel group (and with expert tensor parallelism the expert-tensor-parallel group), for
+// context-parallel attention the context-parallel group; bytes as nccl-tests counts them (op.hpp).
 struct LayerCollective {
   Collective kind = Collective::kAllReduce;
   Bytes bytes;

@@ -161,14 +161,14 @@ std::uint64_t expert_parameters(const TransformerConfig& m) {
   return p.fc1 + p.fc2;
 }
 
-LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep) {
+LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep, int etp) {
   if (!is_moe_layer(m, layer)) return layer_parameters(m, tp);
   TransformerConfig shared = m;
   shared.ffn = m.moe.shared_ffn;
   LayerParameters p = layer_parameters(shared, tp);
   if (m.moe.shared_ffn == 0) p.fc1 = p.fc2 = 0;  // (the row-parallel bias of an MLP that is not there)
   p.router = u(m.hidden) * u(m.moe.experts);
-  p.experts = u(m.moe.experts / ep) * expert_parameters(m);
+  p.experts = u(m.moe.experts / ep) * expert_parameters(m) / u(etp);  // etp divides F; no biases with etp > 1
   return p;
 }
 

@@ -137,9 +137,10 @@ struct LayerParameters {
   [[nodiscard]] std::uint64_t dense() const noexcept { return ln1 + qkv + proj + ln2 + fc1 + fc2 + router; }
   [[nodiscard]] std::uint64_t total() const noexcept { return dense() + experts; }
 };
-// A dense layer, or with `moe` the layer's MoE form (is_moe_layer) with its experts split `ep` ways.
+// A dense layer, or `layer` in its MoE form where it has one (is_moe_layer): its experts split `ep` ways, each
+// expert's fc1 and fc2 `etp` ways.
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp);
-[[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep);
+[[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep, int etp = 1);
 // One routed expert's parameters (its fc1 and fc2).
 [[nodiscard]] std::uint64_t expert_parameters(const TransformerConfig& m);
 

@@ -101,3 +101,75 @@ commscale_run(EXPECT 0 OUTPUT out ARGS compare --model mixtral-8x7b --global-bat
                                        --clusters hgx-a100,rtx4090-8x-pcie)
 expect_contains("${out}" "ep 8")
 expect_contains("${out}" "rtx4090-8x-pcie                  8  no plan fits")
+
+# Expert tensor parallelism (--etp, Megatron-LM's --expert-tensor-parallel-size): each expert's fc1 and fc2 split
+# over 2 ranks, the received rows all-gathered over the expert-tensor-parallel group before the experts and
+# reduce-scattered after. tiny-moe without biases (Megatron-Core has none in MoE layers with etp > 1).
+set(etp_args --model tiny-moe --disable-bias-linear --tp 2 --dp 2 --ep 2 --etp 2 --sp --global-batch 4)
+commscale_run(EXPECT 0 OUTPUT out ARGS plan ${etp_args})
+expect_contains("${out}" "ep 2: 4 experts per rank, each split over expert tensor parallel 2, expert data parallel 1")
+commscale_run(EXPECT 0 OUTPUT plan_json ARGS plan ${etp_args} --json)
+string(JSON plan_etp GET "${plan_json}" plan etp)
+expect_equal(${plan_etp} 2 "plan.etp")
+# Per rank: 7 MoE layers x 2 microbatches x (forward and backward) all-to-alls, two of each; one all-gather and
+# one reduce-scatter over etp in each pass, of the gathered rows: 2 x T / t x top-k = 2 x 32 x 2 rows of h 128,
+# bf16.
+string(JSON rows LENGTH "${plan_json}" stages 0 traffic_per_step)
+math(EXPR last "${rows} - 1")
+foreach(i RANGE ${last})
+  string(JSON group GET "${plan_json}" stages 0 traffic_per_step ${i} group)
+  string(JSON kind GET "${plan_json}" stages 0 traffic_per_step ${i} kind)
+  if(group STREQUAL "ep" OR group STREQUAL "etp")
+    string(JSON planned_${group}_${kind}_count GET "${plan_json}" stages 0 traffic_per_step ${i} count)
+    string(JSON planned_${group}_${kind}_bytes GET "${plan_json}" stages 0 traffic_per_step ${i} bytes)
+  endif()
+endforeach()
+expect_equal(${planned_ep_alltoall_count} 56 "the etp plan's all-to-alls per rank")
+expect_equal(${planned_etp_all_gather_count} 28 "the etp plan's all-gathers over etp per rank")
+expect_equal(${planned_etp_reduce_scatter_count} 28 "the etp plan's reduce-scatters over etp per rank")
+math(EXPR gathered_bytes "28 * 2 * 32 * 2 * 128 * 2")
+expect_equal(${planned_etp_all_gather_bytes} ${gathered_bytes} "the etp plan's all-gather bytes per rank")
+expect_equal(${planned_etp_reduce_scatter_bytes} ${gathered_bytes} "the etp plan's reduce-scatter bytes per rank")
+
+# train on 4 CPU ranks runs them over MPI: as many calls (over the ranks) and of the same size as the program's.
+commscale_run(EXPECT 0 RANKS 4 OUTPUT out ARGS train --backend cpu ${etp_args} --steps 1 --warmup 1 -J train_etp.json)
+file(READ "${WORK_DIR}/train_etp.json" train_json)
+string(JSON rates LENGTH "${train_json}" comm_rates)
+math(EXPR last "${rates} - 1")
+foreach(i RANGE ${last})
+  string(JSON group GET "${train_json}" comm_rates ${i} group)
+  string(JSON call GET "${train_json}" comm_rates ${i} call)
+  if(group STREQUAL "ep" OR group STREQUAL "etp")
+    string(JSON trained_${group}_${call}_calls GET "${train_json}" comm_rates ${i} calls_per_step)
+    string(JSON trained_${group}_${call}_size GET "${train_json}" comm_rates ${i} size_bytes)
+  endif()
+endforeach()
+foreach(pair "ep;alltoall" "etp;all_gather" "etp;reduce_scatter")
+  list(GET pair 0 group)
+  list(GET pair 1 kind)
+  math(EXPR expected_calls "4 * ${planned_${group}_${kind}_count}")
+  expect_equal(${trained_${group}_${kind}_calls} ${expected_calls} "train's ${group} ${kind} calls (4 ranks)")
+  math(EXPR expected_size "${planned_${group}_${kind}_bytes} / ${planned_${group}_${kind}_count}")
+  expect_equal(${trained_${group}_${kind}_size} ${expected_size} "train's ${group} ${kind} size")
+endforeach()
+
+# Refused by name: etp x ep not dividing tp x dp, biases, FP8, a dense model.
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny-moe --disable-bias-linear --tp 2 --dp 2 --ep 4 --etp 2 --sp)
+expect_contains("${err}" "--etp: 2 x ep 4 does not divide tp 2 x dp 2")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny-moe --tp 2 --dp 2 --ep 2 --etp 2 --sp)
+expect_contains("${err}" "--etp: 2 for tiny-moe, whose linear layers have biases")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model tiny --world 2 --etp 2)
+expect_contains("${err}" "--etp: 2 for tiny, which has no experts")
+
+# search enumerates etp only when asked: --etp 1,2 adds plans with etp 2; without it none has one.
+commscale_run(EXPECT 0 OUTPUT etp_search ARGS search --cluster hgx-a100 --model tiny-moe --disable-bias-linear
+                                             --global-batch 16 --etp 1,2 --json)
+commscale_run(EXPECT 0 OUTPUT plain_search ARGS search --cluster hgx-a100 --model tiny-moe --disable-bias-linear
+                                               --global-batch 16 --json)
+string(JSON etp_candidates GET "${etp_search}" candidates)
+string(JSON plain_candidates GET "${plain_search}" candidates)
+if(NOT etp_candidates GREATER plain_candidates)
+  message(FATAL_ERROR "--etp 1,2: ${etp_candidates} plans, no more than ${plain_candidates} without it")
+endif()
+string(FIND "${plain_search}" "\"etp\"" plain_etp)
+expect_equal(${plain_etp} -1 "a search without --etp has no plan with etp")

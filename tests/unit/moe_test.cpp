@@ -21,6 +21,7 @@
 #include "workload/flops.hpp"
 #include "workload/hf_config.hpp"
 #include "workload/layer_ops.hpp"
+#include "workload/memory.hpp"
 #include "workload/model_spec.hpp"
 #include "workload/presets.hpp"
 
@@ -83,6 +84,41 @@ TEST(Moe, ExpertRanksAsMegatronCoreLaysThemOut) {
   EXPECT_TRUE(throws_input_error([] { (void)ExpertLayout(2, 4, 2, 3, "tp-dp-pp"); }, {"--ep"}));
 }
 
+TEST(Moe, ExpertTensorParallelRanksAsMegatronCoreLaysThemOut) {
+  // Written out by hand from Megatron-Core's RankGenerator (parallel_state.py) with its default order
+  // tp-cp-ep-dp-pp: the expert generator's tp is etp, its dp edp = tp x dp / (etp x ep), cp 1.
+  // tp 2, dp 4, ep 2, etp 2: etp {0,1} {2,3} {4,5} {6,7}; ep {0,2} {1,3} {4,6} {5,7}; edp {0,4} {1,5} ...
+  const ExpertLayout a(2, 4, 1, 2, "tp-dp-pp", 2);
+  EXPECT_EQ(a.size(ExpertDim::kEdp), 2);
+  EXPECT_EQ(a.group(0, ExpertDim::kEtp), (std::vector<int>{0, 1}));
+  EXPECT_EQ(a.group(7, ExpertDim::kEtp), (std::vector<int>{6, 7}));
+  EXPECT_EQ(a.group(1, ExpertDim::kEp), (std::vector<int>{1, 3}));
+  EXPECT_EQ(a.group(6, ExpertDim::kEp), (std::vector<int>{4, 6}));
+  EXPECT_EQ(a.group(2, ExpertDim::kEdp), (std::vector<int>{2, 6}));
+  EXPECT_EQ(a.group(5, ExpertDim::kEdp), (std::vector<int>{1, 5}));
+  // tp 4, dp 2, ep 4, etp 1: etp singletons; ep {0,1,2,3} {4,5,6,7}; edp {0,4} {1,5} {2,6} {3,7}.
+  const ExpertLayout b(4, 2, 1, 4, "tp-dp-pp", 1);
+  EXPECT_EQ(b.group(2, ExpertDim::kEtp), (std::vector<int>{2}));
+  EXPECT_EQ(b.group(6, ExpertDim::kEp), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(b.group(3, ExpertDim::kEdp), (std::vector<int>{3, 7}));
+  // tp 2, dp 4, pp 2, ep 4, etp 2: a stage's 8 ranks are etp 2 x ep 4 x edp 1. etp {8,9}; ep {0,2,4,6}
+  // {1,3,5,7} {8,10,12,14} {9,11,13,15}; edp singletons; pp {0,8} ... {7,15}, the dense layout's stages.
+  const ExpertLayout c(2, 4, 2, 4, "tp-dp-pp", 2);
+  EXPECT_EQ(c.group(9, ExpertDim::kEtp), (std::vector<int>{8, 9}));
+  EXPECT_EQ(c.group(3, ExpertDim::kEp), (std::vector<int>{1, 3, 5, 7}));
+  EXPECT_EQ(c.group(12, ExpertDim::kEp), (std::vector<int>{8, 10, 12, 14}));
+  EXPECT_EQ(c.group(11, ExpertDim::kEdp), (std::vector<int>{11}));
+  EXPECT_EQ(c.coord(14, ExpertDim::kEp), 3);
+  // tp 1, dp 4, ep 2, etp 2: expert tensor parallelism without tensor parallelism: etp {0,1} {2,3}, ep {0,2}
+  // {1,3}.
+  const ExpertLayout d(1, 4, 1, 2, "tp-dp-pp", 2);
+  EXPECT_EQ(d.group(1, ExpertDim::kEtp), (std::vector<int>{0, 1}));
+  EXPECT_EQ(d.group(3, ExpertDim::kEp), (std::vector<int>{1, 3}));
+  EXPECT_EQ(d.group(3, ExpertDim::kEdp), (std::vector<int>{3}));
+  // etp x ep must divide tp x dp.
+  EXPECT_TRUE(throws_input_error([] { (void)ExpertLayout(2, 4, 1, 4, "tp-dp-pp", 4); }, {"--etp", "4 x ep 4"}));
+}
+
 ParallelPlan moe_plan(int dp, int tp, int pp, int ep, int microbatches) {
   ParallelPlan p;
   p.dp = dp;
@@ -92,6 +128,18 @@ ParallelPlan moe_plan(int dp, int tp, int pp, int ep, int microbatches) {
   p.sequence_parallel = tp > 1;
   p.global_batch = dp * microbatches;
   return p;
+}
+
+// The check of a plan's program, the plan varied by `index`: its ZeRO stage, recompute and, with pp > 1, every
+// other one interleaved.
+ProgramCheck varied_check(const TransformerConfig& m, ParallelPlan p, int index) {
+  p.zero_stage = index % 3;
+  p.recompute = static_cast<Recompute>(index % 3);
+  if (p.pp > 1 && index % 2 == 0) {
+    p.schedule = ScheduleKind::kInterleaved;
+    p.chunks = 2;
+  }
+  return check_program(build_program(CheckedPlan(m, p)));
 }
 
 std::map<std::string, GroupTraffic> traffic(const ProgramSet& set, int rank) {
@@ -155,6 +203,144 @@ TEST(Moe, ALoadImbalanceSizesTheBusiestRank) {
   EXPECT_TRUE(throws_input_error([&] { validate_model(m, "m.json"); }, {"m.json: moe.load_imbalance", "capacity"}));
 }
 
+TEST(Moe, ExpertTensorParallelismCountedByHand) {
+  // tiny-moe without biases (Megatron-Core has none in MoE layers with etp > 1), dp 4 x tp 2, ep 2, etp 2:
+  // edp = 8 / (2 x 2) = 2; 2 microbatches, one gradient bucket.
+  TransformerConfig m = find_preset("tiny-moe", "");
+  m.linear_bias = false;
+  ParallelPlan p = moe_plan(4, 2, 1, 2, 2);
+  p.etp = 2;
+  p.bucket_bytes = Bytes(1 << 30);
+  const ProgramSet set = build_program(CheckedPlan(m, p));
+  const ProgramCheck check = check_program(set);
+  ASSERT_TRUE(check.ok()) << check.problems.front();
+  // Rank 5: etp {4, 5}, ep {5, 7}, edp {1, 5} (Megatron-Core's expert RankGenerator, tp-cp-ep-dp-pp).
+  const RankProgram& r5 = set.ranks[5];
+  EXPECT_EQ(r5.groups[kExpertTpGroup].role, GroupRole::kExpertTp);
+  EXPECT_EQ(r5.groups[kExpertTpGroup].members, (std::vector<int>{4, 5}));
+  EXPECT_EQ(r5.groups[kExpertGroup].members, (std::vector<int>{5, 7}));
+  EXPECT_EQ(r5.groups[kExpertDpGroup].members, (std::vector<int>{1, 5}));
+  EXPECT_EQ(r5.groups[kContextGroup].members, (std::vector<int>{5}));  // the slot before it: the rank alone
+  // Per MoE layer and microbatch: the dispatch and combine all-to-alls of T / t x top-k = 32 x 2 rows of h,
+  // forward and backward; around the experts an all-gather (forward dispatch, backward combine) and a
+  // reduce-scatter (forward combine, backward dispatch) over etp of the rows gathered from both members:
+  // 2 x 64 rows x 128 x 2 bytes. 7 MoE layers, 2 microbatches.
+  const std::uint64_t rows_bytes = 64 * 128 * 2;
+  auto t = traffic(set, 5);
+  EXPECT_EQ(t["ep alltoall"].count, 7u * 2 * 4);
+  EXPECT_EQ(t["ep alltoall"].bytes.count(), 7u * 2 * 4 * rows_bytes);
+  EXPECT_EQ(t["etp all_gather"].count, 7u * 2 * 2);
+  EXPECT_EQ(t["etp all_gather"].bytes.count(), 7u * 2 * 2 * 2 * rows_bytes);
+  EXPECT_EQ(t["etp reduce_scatter"].count, 7u * 2 * 2);
+  EXPECT_EQ(t["etp reduce_scatter"].bytes.count(), 7u * 2 * 2 * 2 * rows_bytes);
+  // The routed experts' gradients over edp: 4 local experts of 7 layers, each half of an expert (no biases:
+  // fc1 128 x 256 and fc2 256 x 128, split 2 ways), bf16.
+  const std::uint64_t expert = 2 * 128 * 256;
+  EXPECT_EQ(expert_parameters(m), expert);
+  EXPECT_EQ(layer_parameters(m, 2, 1, 2, 2).experts, 4 * expert / 2);
+  EXPECT_EQ(t["edp all_reduce"].count, 1u);
+  EXPECT_EQ(t["edp all_reduce"].bytes.count(), 2u * 7 * 4 * expert / 2);
+  // The local experts' grouped GEMMs: 4 experts of 2 x 64 / 4 = 32 gathered rows, F / etp = 128 wide.
+  const OpList forward = layer_forward_ops(m, layer_sharding(p), true);
+  const auto op = [&](const std::string& name) {
+    const auto it = std::find_if(forward.begin(), forward.end(), [&](const WorkloadOp& o) { return o.name == name; });
+    EXPECT_NE(it, forward.end()) << name;
+    return it;
+  };
+  const Gemm fc1 = std::get<Gemm>(op("experts.fc1")->payload);
+  EXPECT_EQ(fc1.m, 32);
+  EXPECT_EQ(fc1.n, 128);
+  EXPECT_EQ(fc1.k, 128);
+  EXPECT_EQ(fc1.batch, 4);
+  const Gemm fc2 = std::get<Gemm>(op("experts.fc2")->payload);
+  EXPECT_EQ(fc2.k, 128);
+  EXPECT_EQ(fc2.n, 128);
+  // In order: all-to-all, all-gather, the experts, reduce-scatter, all-to-all.
+  EXPECT_LT(op("dispatch.all_to_all"), op("dispatch.all_gather"));
+  EXPECT_LT(op("dispatch.all_gather"), op("experts.fc1"));
+  EXPECT_LT(op("experts.fc2"), op("combine.reduce_scatter"));
+  EXPECT_LT(op("combine.reduce_scatter"), op("combine.all_to_all"));
+  // Without an exchange (ep 1) the unpermute waits for the reduce-scatter, the backward's permute for its own.
+  ParallelPlan local = p;
+  local.ep = 1;
+  const OpList alone = layer_forward_ops(m, layer_sharding(local), true);
+  const auto index_of = [](const OpList& list, const std::string& name) {
+    const auto it = std::find_if(list.begin(), list.end(), [&](const WorkloadOp& o) { return o.name == name; });
+    EXPECT_NE(it, list.end()) << name;
+    return static_cast<int>(it - list.begin());
+  };
+  const auto deps_of = [&](const OpList& list, const std::string& name) {
+    return list[static_cast<std::size_t>(index_of(list, name))].deps;
+  };
+  const std::vector<int> unpermute = deps_of(alone, "combine.unpermute");
+  EXPECT_NE(std::find(unpermute.begin(), unpermute.end(), index_of(alone, "combine.reduce_scatter")), unpermute.end());
+  const OpList back = layer_backward_ops(m, layer_sharding(local), false, true);
+  const std::vector<int> permute = deps_of(back, "dispatch.permute");
+  EXPECT_NE(std::find(permute.begin(), permute.end(), index_of(back, "dispatch.reduce_scatter")), permute.end());
+  // Activations: the experts' input is the gathered rows, etp x the received ones; their inner activations
+  // are as many values (2 x the rows at F / 2): 64 more rows of h, bf16.
+  ParallelPlan one = p;
+  one.etp = 1;
+  EXPECT_EQ(layer_activation_bytes(m, layer_sharding(p), true).count() -
+                layer_activation_bytes(m, layer_sharding(one), true).count(),
+            64u * 128 * 2);
+}
+
+TEST(Moe, ExpertTensorParallelPlansAreDeadlockFree) {
+  TransformerConfig m = find_preset("tiny-moe", "");
+  m.linear_bias = false;
+  int built = 0;
+  for (int tp : {1, 2}) {
+    for (int pp : {1, 2}) {
+      for (int ep : {1, 2, 4}) {
+        for (int etp : {2, 4}) {
+          if ((tp * 4) % (ep * etp) != 0) continue;
+          ParallelPlan p = moe_plan(4, tp, pp, ep, 2 * pp);
+          p.etp = etp;
+          const ProgramCheck check = varied_check(m, p, built);
+          EXPECT_TRUE(check.ok()) << "tp " << tp << " pp " << pp << " ep " << ep << " etp " << etp << ": "
+                                  << (check.ok() ? "" : check.problems.front());
+          ++built;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(built, 16);
+}
+
+TEST(Moe, ExpertTensorParallelPlansThatCannotRunNameTheirFlag) {
+  TransformerConfig m = find_preset("tiny-moe", "");
+  ParallelPlan p = moe_plan(2, 2, 1, 2, 2);
+  p.etp = 2;
+  // Biases: Megatron-Core supports them in MoE layers only with etp 1.
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, p); }, {"--etp", "biases"}));
+  m.linear_bias = false;
+  EXPECT_NO_THROW((void)CheckedPlan(m, p));
+  ParallelPlan wide = p;
+  wide.ep = 4;
+  EXPECT_TRUE(
+      throws_input_error([&] { (void)CheckedPlan(m, wide); }, {"--etp", "2 x ep 4 does not divide tp 2 x dp 2"}));
+  ParallelPlan three = moe_plan(3, 1, 1, 1, 2);
+  three.etp = 3;
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, three); }, {"--etp", "experts' F 256"}));
+  ParallelPlan fp8 = p;
+  fp8.fp8 = Fp8Recipe::kDelayed;
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, fp8); }, {"--etp", "--fp8"}));
+  ParallelPlan zero = p;
+  zero.etp = 0;
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, zero); }, {"--etp", "0"}));
+  TransformerConfig dense = find_preset("tiny", "");
+  dense.linear_bias = false;
+  ParallelPlan on_dense = moe_plan(2, 1, 1, 1, 2);
+  on_dense.etp = 2;
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(dense, on_dense); }, {"--etp", "no experts"}));
+  // The plan's JSON carries etp only where it is not 1, and reads it back.
+  EXPECT_FALSE(plan_to_json(moe_plan(2, 2, 1, 2, 2)).contains("etp"));
+  const nlohmann::json j = plan_to_json(p);
+  EXPECT_EQ(j.at("etp"), 2);
+  EXPECT_EQ(plan_from_json(JsonAt(j, "plan.json")).etp, 2);
+}
+
 TEST(Moe, ManyExpertPlansAreDeadlockFree) {
   const TransformerConfig m = find_preset("tiny-moe", "");
   int built = 0;
@@ -163,15 +349,7 @@ TEST(Moe, ManyExpertPlansAreDeadlockFree) {
       for (int dp : {1, 2, 4}) {
         for (int ep : {1, 2, 4, 8}) {
           if ((tp * dp) % ep != 0) continue;
-          ParallelPlan p = moe_plan(dp, tp, pp, ep, 2 * pp);
-          p.zero_stage = (built % 3);
-          p.recompute = static_cast<Recompute>(built % 3);
-          if (pp > 1 && built % 2 == 0) {
-            p.schedule = ScheduleKind::kInterleaved;
-            p.chunks = 2;
-          }
-          const ProgramSet set = build_program(CheckedPlan(m, p));
-          const ProgramCheck check = check_program(set);
+          const ProgramCheck check = varied_check(m, moe_plan(dp, tp, pp, ep, 2 * pp), built);
           EXPECT_TRUE(check.ok()) << "dp " << dp << " tp " << tp << " pp " << pp << " ep " << ep << ": "
                                   << (check.ok() ? "" : check.problems.front());
           ++built;

@@ -305,7 +305,8 @@ TEST(PlanRequest, MegatronFlagsRefusedByNameAreListed) {
   const auto has = [](std::span<const std::string_view> list, std::string_view flag) {
     return std::find(list.begin(), list.end(), flag) != list.end();
   };
-  EXPECT_TRUE(has(rejected.unmodelled_with_value, "--expert-tensor-parallel-size"));
+  EXPECT_TRUE(has(rejected.unmodelled_with_value, "--pipeline-model-parallel-layout"));
+  EXPECT_FALSE(has(rejected.unmodelled_with_value, "--expert-tensor-parallel-size"));  // --etp
   EXPECT_FALSE(has(rejected.unmodelled_with_value, "--context-parallel-size"));  // --cp
   EXPECT_TRUE(has(rejected.unmodelled_switches, "--tp-comm-overlap"));
   EXPECT_TRUE(has(rejected.training_with_value, "--lr"));

@@ -186,7 +186,7 @@ TEST(ProgramJson, RejectsBadDocuments) {
   renamed["ranks"][0]["groups"][0]["name"] = "x";  // groups are known by their role's name
   EXPECT_TRUE(throws_input_error(
       [&] { (void)renamed.get<ProgramSet>(); },
-      {"a group's name", "unknown group \"x\"", "tp, dp, pp-fwd, pp-bwd, embedding, ep, edp or cp"}));
+      {"a group's name", "unknown group \"x\"", "tp, dp, pp-fwd, pp-bwd, embedding, ep, edp, cp or etp"}));
   json doc = sample();
   doc["schema_version"] = 7;
   EXPECT_TRUE(throws_input_error([&] { (void)doc.get<ProgramSet>(); }, {"schema_version", "7"}));
