@@ -16,6 +16,7 @@ percentage error (MAPE), and writes every row and regime to --out as JSON and ma
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shlex
@@ -35,6 +36,8 @@ def parse_args(argv):
     p.add_argument("--out", help="folder for validation.json and validation.md (default: print only)")
     p.add_argument("--only", help="comma-separated row ids to run (default: every row)")
     p.add_argument("--extra", default="", help="flags added to every row's predict (a what-if)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="rows predicted at a time (default 1; more changes the rows' predict_wall_s, not predictions)")
     p.add_argument("--coverage", help="a validation file (topologies/validation.json) whose entries for the "
                    "GPUs and frameworks of these rows are replaced by this run's figures")
     return p.parse_args(argv)
@@ -130,22 +133,26 @@ def summarize(errors):
 def main(argv):
     args = parse_args(argv)
     table, rows = load_rows(args.rows, args.only)
+    if args.jobs < 1:
+        fail(f"--jobs: {args.jobs}: expected 1 or more")
     results = []
-    for row in rows:
-        cmd, out, seconds = predict(args.commscale, row, args.extra)
-        plan = out["plan"]
-        gpus = int(out["world_size"])
-        gpu = out["cluster"]["gpu"]
-        measured = measured_step(row, shlex.split(row["flags"]), gpus)
-        predicted = float(out["summary"]["step_time_s"])
-        results.append({
-            "id": row["id"], "source": row["source"], "regimes": regimes(row, plan, gpu),
-            "command": shlex.join(["commscale", *cmd[1:]]), "gpus": gpus,
-            "measured_step_s": measured, "predicted_step_s": predicted,
-            "error": predicted / measured - 1.0, "predict_wall_s": seconds,
-        })
-        print(f"{row['id']:<22} {gpus:>5} GPUs  measured {measured:9.3f} s  predicted {predicted:9.3f} s  "
-              f"{100.0 * (predicted / measured - 1.0):+6.1f}%", flush=True)
+    # Rows run args.jobs at a time (separate processes) and are reported in table order.
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        outputs = pool.map(lambda row: predict(args.commscale, row, args.extra), rows)
+        for row, (cmd, out, seconds) in zip(rows, outputs):
+            plan = out["plan"]
+            gpus = int(out["world_size"])
+            gpu = out["cluster"]["gpu"]
+            measured = measured_step(row, shlex.split(row["flags"]), gpus)
+            predicted = float(out["summary"]["step_time_s"])
+            results.append({
+                "id": row["id"], "source": row["source"], "regimes": regimes(row, plan, gpu),
+                "command": shlex.join(["commscale", *cmd[1:]]), "gpus": gpus,
+                "measured_step_s": measured, "predicted_step_s": predicted,
+                "error": predicted / measured - 1.0, "predict_wall_s": seconds,
+            })
+            print(f"{row['id']:<22} {gpus:>5} GPUs  measured {measured:9.3f} s  predicted {predicted:9.3f} s  "
+                  f"{100.0 * (predicted / measured - 1.0):+6.1f}%", flush=True)
     by_regime = {}
     for r in results:
         for tag in ["all rows", *r["regimes"]]:

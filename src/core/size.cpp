@@ -14,7 +14,7 @@
 namespace commscale {
 namespace {
 
-constexpr std::string_view kExpected = "a byte count such as 8, 64K, 128M or 4G (K, M, G, T are powers of 1024)";
+constexpr std::string_view kSizeExpected = "a byte count such as 8, 64K, 128M or 4G (K, M, G, T are powers of 1024)";
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -50,14 +50,14 @@ Bytes parse_size(std::string_view text, std::string_view where) {
   const char* end = lower.data() + lower.size();
   const auto [stop, ec] = std::from_chars(begin, end, number);
   if (ec == std::errc::result_out_of_range) {
-    throw InputError(where, fmt::format("\"{}\" is too large", text), kExpected);
+    throw InputError(where, fmt::format("\"{}\" is too large", text), kSizeExpected);
   }
   std::uint64_t multiplier = 1;
   if (ec != std::errc() || stop == begin || !suffix_multiplier(std::string_view(stop, end), &multiplier)) {
-    throw InputError(where, fmt::format("\"{}\" is not a size", text), kExpected);
+    throw InputError(where, fmt::format("\"{}\" is not a size", text), kSizeExpected);
   }
   if (number > std::numeric_limits<std::uint64_t>::max() / multiplier) {
-    throw InputError(where, fmt::format("\"{}\" is too large", text), kExpected);
+    throw InputError(where, fmt::format("\"{}\" is too large", text), kSizeExpected);
   }
   return Bytes(number * multiplier);
 }

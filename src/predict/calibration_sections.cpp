@@ -20,8 +20,8 @@ namespace {
 
 using hw::JsonObject;
 
-constexpr double kMaxSeconds = 3600.0;
-constexpr int kMaxDim = 1 << 30;
+constexpr double kMaxFigureSeconds = 3600.0;
+constexpr int kMaxFigureDim = 1 << 30;
 // Host figures: a host that spends more than a second issuing one op is not a measurement.
 constexpr double kMaxHostUs = 1e6;
 // Slowdowns: more than 100x is a broken probe, not interference.
@@ -85,13 +85,13 @@ std::string_view name(Beside b) noexcept { return b == Beside::kGemm ? "gemm" : 
 
 AttentionPoint read_attention(JsonObject& o, const hw::GpuSpec& gpu) {
   AttentionPoint a;
-  a.seq = o.integer("seq", 1, kMaxDim);
-  a.batch = o.integer("batch", 1, kMaxDim);
+  a.seq = o.integer("seq", 1, kMaxFigureDim);
+  a.batch = o.integer("batch", 1, kMaxFigureDim);
   a.head_dim = o.integer("head_dim", 1, 1 << 16);
   a.dtype = parse_data_type(o.string("dtype"), o.where("dtype"));
   a.backward = read_phase_is_backward(o);
   if (o.has("dropout")) a.dropout = o.boolean("dropout");
-  a.time = Seconds(hw::positive_number(o, "seconds", kMaxSeconds));
+  a.time = Seconds(hw::positive_number(o, "seconds", kMaxFigureSeconds));
   if (o.has("kernel")) a.kernel = o.string("kernel");
   o.finish();
   const auto rate = dense_rate(gpu, a.dtype, DataType::kFloat32);

@@ -58,7 +58,7 @@ std::vector<BarSegment> step_segments(const StepFigures& f) {
   return segments;
 }
 
-std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "n/a"; }
+std::string step_percent(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "n/a"; }
 
 struct StepEntry {
   std::string key;    // model and plan: measured and predicted runs of the same plan sort together
@@ -83,7 +83,7 @@ std::vector<std::string> step_row(const StepEntry& e, const std::vector<BarSegme
           fmt::format("{:.4f}", f.exposed_s),
           groups,
           fmt::format("{:.4f}", f.bubble_s),
-          percent(f.mfu),
+          step_percent(f.mfu),
           fmt::format("{:.0f}", f.tokens_per_s)};
 }
 

@@ -94,7 +94,8 @@ TEST(Pattern, EveryCollectiveTypeAndOperatorMatchesASimulation) {
             const PatternSpec s = spec_for(c, op, type, n, r, root, count);
             Array out = simulate(c, op, type, in, r, root, count);
             if (c == Collective::kReduce && r != root) continue;  // no defined output
-            SCOPED_TRACE(testing::Message() << name(c) << " " << name(type) << " " << name(op) << " n=" << n << " rank=" << r);
+            SCOPED_TRACE(::testing::Message()
+                         << name(c) << " " << name(type) << " " << name(op) << " n=" << n << " rank=" << r);
             EXPECT_EQ(wrong_in(out, s), 0u);
             out[out.size() / 2] += 1;  // one element off by one
             EXPECT_EQ(wrong_in(out, s), 1u);

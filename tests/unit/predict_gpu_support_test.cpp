@@ -11,24 +11,24 @@ namespace {
 
 using commscale::testing::throws_input_error;
 
-hw::GpuSpec gpu(const std::string& name) { return hw::testing::catalog().gpu(name, "test"); }
+hw::GpuSpec catalog_gpu(const std::string& name) { return hw::testing::catalog().gpu(name, "test"); }
 
 TEST(GpuSupport, TypesAndFlashAttentionByTheCatalog) {
   // V100 (Volta, 7.0): fp16 125 TFLOPS [AIB], bf16 null (BF16 starts with Ampere), no FlashAttention.
-  EXPECT_TRUE(gpu_trains_in(gpu("v100-sxm2-32gb"), DataType::kFloat16));
-  EXPECT_FALSE(gpu_trains_in(gpu("v100-sxm2-32gb"), DataType::kBFloat16));
-  EXPECT_TRUE(gpu_trains_in(gpu("v100-sxm2-32gb"), DataType::kFloat32));
-  EXPECT_FALSE(gpu_runs_flash_attention(gpu("v100-sxm2-32gb")));
+  EXPECT_TRUE(gpu_trains_in(catalog_gpu("v100-sxm2-32gb"), DataType::kFloat16));
+  EXPECT_FALSE(gpu_trains_in(catalog_gpu("v100-sxm2-32gb"), DataType::kBFloat16));
+  EXPECT_TRUE(gpu_trains_in(catalog_gpu("v100-sxm2-32gb"), DataType::kFloat32));
+  EXPECT_FALSE(gpu_runs_flash_attention(catalog_gpu("v100-sxm2-32gb")));
   // Ampere and later have both: A100 8.0, RTX 3090 8.6, H200 9.0, RTX 5090 12.0.
   for (const char* name : {"a100-sxm4-80gb", "rtx3090", "h200-sxm", "rtx5090"}) {
-    EXPECT_TRUE(gpu_trains_in(gpu(name), DataType::kBFloat16)) << name;
-    EXPECT_TRUE(gpu_runs_flash_attention(gpu(name))) << name;
+    EXPECT_TRUE(gpu_trains_in(catalog_gpu(name), DataType::kBFloat16)) << name;
+    EXPECT_TRUE(gpu_runs_flash_attention(catalog_gpu(name))) << name;
   }
 }
 
 TEST(GpuSupport, DefaultsBendWithANoteAndFlagsAreRefused) {
   TrainingChoices defaults;  // a preset's bf16, a framework's flash attention
-  const std::vector<std::string> notes = fit_to_gpu(gpu("v100-sxm2-32gb"), defaults);
+  const std::vector<std::string> notes = fit_to_gpu(catalog_gpu("v100-sxm2-32gb"), defaults);
   EXPECT_EQ(defaults.dtype, DataType::kFloat16);
   EXPECT_FALSE(defaults.flash_attention);
   ASSERT_EQ(notes.size(), 2u);
@@ -38,17 +38,17 @@ TEST(GpuSupport, DefaultsBendWithANoteAndFlagsAreRefused) {
   EXPECT_NE(notes[1].find("cannot run FlashAttention"), std::string::npos) << notes[1];
   // What the GPU runs changes nothing and says nothing.
   TrainingChoices a100;
-  EXPECT_TRUE(fit_to_gpu(gpu("a100-sxm4-80gb"), a100).empty());
+  EXPECT_TRUE(fit_to_gpu(catalog_gpu("a100-sxm4-80gb"), a100).empty());
   EXPECT_EQ(a100.dtype, DataType::kBFloat16);
   EXPECT_TRUE(a100.flash_attention);
   TrainingChoices asked{DataType::kBFloat16, "--dtype", false, ""};
-  EXPECT_TRUE(throws_input_error([&] { (void)fit_to_gpu(gpu("v100-sxm2-32gb"), asked); },
-                                 {"--dtype: bf16 on v100-sxm2-32gb", "bf16_tensor_fp32acc_TFLOPS is null",
-                                  "fp16 on this GPU (--dtype fp16)"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { (void)fit_to_gpu(catalog_gpu("v100-sxm2-32gb"), asked); },
+      {"--dtype: bf16 on v100-sxm2-32gb", "bf16_tensor_fp32acc_TFLOPS is null", "fp16 on this GPU (--dtype fp16)"}));
   TrainingChoices flash{DataType::kFloat16, "--dtype", true, "--flash-attn"};
-  EXPECT_TRUE(throws_input_error([&] { (void)fit_to_gpu(gpu("v100-sxm2-32gb"), flash); },
-                                 {"--flash-attn: fused (flash) attention on v100-sxm2-32gb", "8.0 or later",
-                                  "--no-flash-attn"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { (void)fit_to_gpu(catalog_gpu("v100-sxm2-32gb"), flash); },
+      {"--flash-attn: fused (flash) attention on v100-sxm2-32gb", "8.0 or later", "--no-flash-attn"}));
 }
 
 // --fp8 is refused on a GPU without FP8 tensor cores, but where GPUs are compared (compare) it applies where the

@@ -22,7 +22,7 @@ TEST(Intervals, UnionAndUncoveredByHand) {
 }
 
 // Two ranks, one tp group: rank r computes, then all-reduces, then computes again.
-ProgramSet two_rank_program() {
+ProgramSet two_rank_timeline_program() {
   ProgramSet set;
   set.world_size = 2;
   std::vector<Op> ops(3);
@@ -35,7 +35,7 @@ ProgramSet two_rank_program() {
 }
 
 TEST(Breakdown, ComputeExposedCommunicationAndBubbleByHand) {
-  const ProgramSet set = two_rank_program();
+  const ProgramSet set = two_rank_timeline_program();
   Timeline t{"test", 2, 1, {}};
   // Rank 0: compute [0,4), all-reduce [4,7), compute [7,9). Rank 1: compute [0,2), all-reduce
   // [3,7) (it waited for rank 0), compute [7,10). Step window [0,10): 10.
@@ -62,7 +62,7 @@ TEST(Breakdown, ComputeExposedCommunicationAndBubbleByHand) {
 }
 
 TEST(CommRates, TimeFromTheLastArrivalAndBenchsBusBandwidth) {
-  const ProgramSet set = two_rank_program();
+  const ProgramSet set = two_rank_timeline_program();
   Timeline t{"test", 2, 2, {}};
   // Step 0 as above: the all-reduce moves data [4,7) on both ranks: 3 s. Step 1: rank 0 reaches it at
   // 1, rank 1 at 2, both end at 3: 1 s on both. Median of {3, 3, 1, 1} (the upper middle): 3 s.
@@ -115,7 +115,7 @@ TEST(Breakdown, ATransferMovesDataOnceBothSidesArrive) {
 }
 
 TEST(Breakdown, OverlappedCommunicationIsNotExposed) {
-  const ProgramSet set = two_rank_program();
+  const ProgramSet set = two_rank_timeline_program();
   Timeline t{"test", 2, 1, {}};
   // The all-reduce [1,3) runs under compute [0,4): nothing exposed.
   for (int r = 0; r < 2; ++r) {
@@ -130,7 +130,7 @@ TEST(Breakdown, OverlappedCommunicationIsNotExposed) {
 }
 
 TEST(Timeline, ValidationNamesTheProblem) {
-  const ProgramSet set = two_rank_program();
+  const ProgramSet set = two_rank_timeline_program();
   Timeline t{"test", 2, 1, {}};
   for (int r = 0; r < 2; ++r) {
     for (OpId op = 0; op < 3; ++op) t.events.push_back({r, 0, op, Seconds(op), Seconds(op + 1.0)});
@@ -218,7 +218,7 @@ TEST(Timeline, MalformedAttributionIsRefusedWithWhatWasExpected) {
                                               "fields, events)");
   EXPECT_NE(refused("/attribution", "none").find("attribution: is not an object"), std::string::npos);
   // Built in code rather than read: validate_timeline holds attribution to one entry per event too.
-  const ProgramSet set = two_rank_program();
+  const ProgramSet set = two_rank_timeline_program();
   Timeline t{"predictor", 2, 1, {}};
   for (int r = 0; r < 2; ++r) {
     for (OpId op = 0; op < 3; ++op) t.events.push_back({r, 0, op, Seconds(op), Seconds(op + 1.0)});
