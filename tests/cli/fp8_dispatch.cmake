@@ -5,25 +5,10 @@ include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
 
 set(plan_args --model tiny-moe --tp 2 --dp 2 --ep 4 --sp --global-batch 4 --fp8 delayed)
 
-# The ep group's traffic of one plan: all-to-alls per rank per step, and their bytes.
-function(ep_traffic json count_var bytes_var)
-  string(JSON rows LENGTH "${json}" stages 0 traffic_per_step)
-  math(EXPR last "${rows} - 1")
-  foreach(i RANGE ${last})
-    string(JSON group GET "${json}" stages 0 traffic_per_step ${i} group)
-    if(group STREQUAL "ep")
-      string(JSON count GET "${json}" stages 0 traffic_per_step ${i} count)
-      string(JSON bytes GET "${json}" stages 0 traffic_per_step ${i} bytes)
-    endif()
-  endforeach()
-  set(${count_var} ${count} PARENT_SCOPE)
-  set(${bytes_var} ${bytes} PARENT_SCOPE)
-endfunction()
-
 commscale_run(EXPECT 0 OUTPUT bf16_json ARGS plan ${plan_args} --json)
-ep_traffic("${bf16_json}" bf16_count bf16_bytes)
+group_traffic("${bf16_json}" ep bf16_count bf16_bytes)
 commscale_run(EXPECT 0 OUTPUT fp8_json ARGS plan ${plan_args} --fp8-dispatch --json)
-ep_traffic("${fp8_json}" fp8_count fp8_bytes)
+group_traffic("${fp8_json}" ep fp8_count fp8_bytes)
 string(JSON flag GET "${fp8_json}" plan fp8_dispatch)
 expect_equal(${flag} ON "plan.fp8_dispatch")
 expect_equal(${fp8_count} ${bf16_count} "all-to-alls per rank")
@@ -35,7 +20,7 @@ expect_equal(${fp8_bytes} ${expected} "ep bytes with FP8 dispatch")
 
 # Megatron-LM's flag converts.
 commscale_run(EXPECT 0 OUTPUT megatron_json ARGS plan ${plan_args} --moe-dispatch-fwd-dtype mxfp8 --json)
-ep_traffic("${megatron_json}" megatron_count megatron_bytes)
+group_traffic("${megatron_json}" ep megatron_count megatron_bytes)
 expect_equal(${megatron_bytes} ${fp8_bytes} "ep bytes with --moe-dispatch-fwd-dtype mxfp8")
 
 # train on 4 CPU ranks moves the FP8 dispatches' size for real.
