@@ -28,6 +28,13 @@ struct PlacementResult {
   std::vector<double> rank_time_us;  // each rank's own loop time per iteration, by world rank (rank 0 only)
 };
 
+// alltoallv's row: the busiest rank's bytes (algbw's numerator) and the receive side's skew.
+struct RowTraffic {
+  std::uint64_t max_send_bytes = 0;
+  std::uint64_t max_recv_bytes = 0;
+  double recv_max_over_mean = 1.0;
+};
+
 struct BenchRow {
   Collective collective = Collective::kAllReduce;
   DataType type = DataType::kFloat32;
@@ -37,6 +44,7 @@ struct BenchRow {
   std::uint64_t count = 0;
   PlacementResult out_of_place;
   PlacementResult in_place;
+  std::optional<RowTraffic> traffic;  // alltoallv only
 };
 
 // How the sweep ran, for the reporters' headers.
@@ -47,6 +55,7 @@ struct BenchSetup {
   int groups = 1;
   std::vector<std::vector<int>> group_ranks;
   std::string timing;  // one sentence: how samples were taken
+  std::optional<TrafficMatrix> traffic;  // alltoallv's, when the sweep has it
 };
 
 // One collective's rows, as the footer of one nccl-tests binary: nccl-tests runs one collective per

@@ -17,18 +17,22 @@ struct CollectiveSweep::Case {
   ReduceOp op;
   int root;
   CollectiveLayout layout;
+  // alltoallv only (AlltoallvLayout): this rank's elements to and from each peer, and the size column.
+  std::vector<std::uint64_t> send_counts;
+  std::vector<std::uint64_t> recv_counts;
+  Bytes mean_bytes;
+  TrafficLoad load;
 };
 
 namespace {
 
-std::uint64_t largest_size(const BenchOptions& o, int group_size) {
-  std::uint64_t largest = 0;
-  for (Collective c : o.collectives) {
-    for (DataType t : o.types) {
-      for (Bytes size : o.sizes) largest = std::max(largest, collective_layout(c, size, t, group_size, 0).size.count());
-    }
-  }
-  return largest;
+bool has_alltoallv(const BenchOptions& o) {
+  return std::find(o.collectives.begin(), o.collectives.end(), Collective::kAllToAllV) != o.collectives.end();
+}
+
+// alltoallv's traffic for a group of `n` (uniform, and no routing generated, without alltoallv).
+TrafficMatrix group_traffic(const BenchOptions& o, int n) {
+  return has_alltoallv(o) ? alltoallv_traffic(o.matrix, o.routing, n) : uniform_traffic(n);
 }
 
 double combine(const std::vector<double>& values, RankCombine how) {
@@ -73,6 +77,7 @@ CollectiveSweep::CollectiveSweep(const BenchOptions& options, Backend& backend, 
     : options_(options), backend_(backend), world_(world) {
   try {
     groups_ = options.groups.empty() ? split_groups(options.split, world.size()) : options.groups;
+    traffic_ = group_traffic(options, static_cast<int>(groups_.front().size()));
   } catch (const InputError& e) {
     fail_on_all_ranks(world, e);
   }
@@ -94,9 +99,10 @@ CollectiveSweep::CollectiveSweep(const BenchOptions& options, Backend& backend, 
   group_ = world_comm.split(groups_.size() == 1 ? 0 : color, key);
   group_->queue().set_timeout(options.timeout);
 
-  const Bytes largest(largest_size(options, group_size));
-  send_ = backend_.allocate(largest, "send buffer");
-  recv_ = backend_.allocate(largest, "receive buffer");
+  std::uint64_t largest = 0;
+  for (const Case& c : cases()) largest = std::max(largest, c.layout.size.count());
+  send_ = backend_.allocate(Bytes(largest), "send buffer");
+  recv_ = backend_.allocate(Bytes(largest), "receive buffer");
 }
 
 BenchSetup CollectiveSweep::setup(const RunContext& context) const {
@@ -107,6 +113,7 @@ BenchSetup CollectiveSweep::setup(const RunContext& context) const {
   s.groups = static_cast<int>(groups_.size());
   s.group_ranks = groups_;
   s.timing = group_->queue().timing_method();
+  if (has_alltoallv(options_)) s.traffic = traffic_;
   if (options_.graph_launches > 0) {
     s.timing += fmt::format(", around {} replays of a CUDA graph of {} iterations (sample = replay time / {})",
                             options_.graph_launches, options_.iters, options_.iters);
@@ -125,7 +132,8 @@ CollectiveCall CollectiveSweep::call(const Case& c, bool in_place, int iteration
   const std::uint64_t steps =
       l.size.count() > 0 ? std::max<std::uint64_t>(1, send_->size().count() / l.size.count()) : 1;
   const std::uint64_t shift = l.size.count() * (static_cast<std::uint64_t>(iteration) % steps);
-  CollectiveCall call{c.collective, send_->data() + shift, recv_->data() + shift, l.count, c.type, c.op, c.root};
+  CollectiveCall call{c.collective, send_->data() + shift, recv_->data() + shift, l.count, c.type, c.op,
+                      c.root,       c.send_counts,         c.recv_counts};
   if (in_place) {
     call.send = call.recv + l.send_inplace_offset * element;
     call.recv = call.recv + l.recv_inplace_offset * element;
@@ -243,10 +251,36 @@ PatternSpec CollectiveSweep::spec(const Case& c, int rep) const {
   return s;
 }
 
+void CollectiveSweep::fill_segments(const Case& c, Buffer& buffer, std::uint64_t offset, int rep) {
+  const int n = group_->size();
+  for (int peer = 0; peer < n; ++peer) {
+    const std::uint64_t count = c.send_counts[static_cast<std::size_t>(peer)];
+    PatternSpec s = spec(c, rep);
+    s.rank = group_->rank() * n + peer;  // the (this rank, peer) pair's data
+    if (count > 0) backend_.fill_pattern(buffer, offset, count, s);
+    offset += count;
+  }
+}
+
+std::uint64_t CollectiveSweep::count_wrong_segments(const Case& c, std::uint64_t offset, int rep) {
+  const int n = group_->size();
+  std::uint64_t wrong = 0;
+  for (int peer = 0; peer < n; ++peer) {
+    const std::uint64_t count = c.recv_counts[static_cast<std::size_t>(peer)];
+    PatternSpec s = spec(c, rep);
+    s.root = peer * n + group_->rank();  // what the (peer, this rank) pair sent
+    if (count > 0) wrong += backend_.count_wrong(*recv_, offset, count, s);
+    offset += count;
+  }
+  return wrong;
+}
+
 void CollectiveSweep::fill_inputs(const Case& c, bool in_place, int rep) {
   const CollectiveLayout& l = c.layout;
   backend_.poison(*recv_, 0, Bytes(std::max(l.send_count, l.recv_count) * size_of(c.type)));
-  if (in_place) {
+  if (c.collective == Collective::kAllToAllV) {
+    fill_segments(c, in_place ? *recv_ : *send_, in_place ? l.send_inplace_offset : 0, rep);
+  } else if (in_place) {
     backend_.fill_pattern(*recv_, l.send_inplace_offset, l.send_count, spec(c, rep));
   } else {
     backend_.fill_pattern(*send_, 0, l.send_count, spec(c, rep));
@@ -266,8 +300,9 @@ std::uint64_t CollectiveSweep::count_wrong(const Case& c, bool in_place) {
     }
     start(checked);
     group_->queue().wait(fmt::format("checked {} of {}", name(c.collective), format_size(l.size)));
-    wrong += backend_.count_wrong(*recv_, static_cast<std::uint64_t>(checked.recv - recv_->data()) / element,
-                                  l.recv_count, spec(c, rep));
+    const std::uint64_t offset = static_cast<std::uint64_t>(checked.recv - recv_->data()) / element;
+    wrong += c.collective == Collective::kAllToAllV ? count_wrong_segments(c, offset, rep)
+                                                    : backend_.count_wrong(*recv_, offset, l.recv_count, spec(c, rep));
   }
   return world_.sum(wrong);
 }
@@ -294,8 +329,11 @@ BenchRow CollectiveSweep::measure_row(const Case& c) {
   row.type = c.type;
   if (takes_reduce_op(c.collective)) row.op = c.op;
   if (takes_root(c.collective)) row.root = c.root;
-  row.size = c.layout.size;
+  row.size = c.collective == Collective::kAllToAllV ? c.mean_bytes : c.layout.size;
   row.count = c.layout.count;
+  if (c.collective == Collective::kAllToAllV) {
+    row.traffic = RowTraffic{c.load.max_send_bytes, c.load.max_recv_bytes, c.load.recv_imbalance()};
+  }
   row.out_of_place = measure(c, false);
   row.in_place = measure(c, true);
   return row;
@@ -314,14 +352,26 @@ std::vector<CollectiveSweep::Case> CollectiveSweep::cases() const {
     for (DataType type : options_.types) {
       for (ReduceOp op : ops) {
         for (int root : roots) {
-          for (Bytes size : options_.sizes) {
-            out.push_back(Case{collective, type, op, root,
-                               collective_layout(collective, size, type, group_size, group_->rank())});
-          }
+          for (Bytes size : options_.sizes) out.push_back(make_case(collective, type, op, root, size));
         }
       }
     }
   }
+  return out;
+}
+
+CollectiveSweep::Case CollectiveSweep::make_case(Collective c, DataType type, ReduceOp op, int root, Bytes size) const {
+  Case out{c, type, op, root, {}, {}, {}, {}, {}};
+  if (c != Collective::kAllToAllV) {
+    out.layout = collective_layout(c, size, type, group_->size(), group_->rank());
+    return out;
+  }
+  AlltoallvLayout v = alltoallv_layout(traffic_, size, type, group_->rank());
+  out.layout = v.layout;
+  out.send_counts = std::move(v.send_counts);
+  out.recv_counts = std::move(v.recv_counts);
+  out.mean_bytes = v.mean_bytes;
+  out.load = v.load;
   return out;
 }
 

@@ -24,6 +24,9 @@ class CollectiveSweep {
   // from `world_comm` (the backend's communicator over all ranks).
   CollectiveSweep(const BenchOptions& options, Backend& backend, Communicator& world_comm, const MpiComm& world);
 
+  // alltoallv's traffic matrix (the file's, the generated one, or uniform).
+  [[nodiscard]] const TrafficMatrix& traffic() const noexcept { return traffic_; }
+
   // How the groups and samples are set up, for the reporters.
   [[nodiscard]] BenchSetup setup(const RunContext& context) const;
 
@@ -37,6 +40,11 @@ class CollectiveSweep {
   struct Case;
   struct Buffers;
   [[nodiscard]] std::vector<Case> cases() const;
+  // This rank's layout of one case (alltoallv's from the traffic matrix).
+  [[nodiscard]] Case make_case(Collective c, DataType type, ReduceOp op, int root, Bytes size) const;
+  // alltoallv: each peer's segment is a (sender, receiver) pair's own pattern (pattern.hpp).
+  void fill_segments(const Case& c, Buffer& buffer, std::uint64_t offset, int rep);
+  [[nodiscard]] std::uint64_t count_wrong_segments(const Case& c, std::uint64_t offset, int rep);
   [[nodiscard]] BenchRow measure_row(const Case& c);
   [[nodiscard]] CollectiveSummary collective_summary(Collective c, double busbw_total, int placements,
                                                      std::uint64_t wrong);
@@ -61,6 +69,7 @@ class CollectiveSweep {
   const MpiComm& world_;
   std::vector<std::vector<int>> groups_;
   std::unique_ptr<Communicator> group_;
+  TrafficMatrix traffic_;  // alltoallv's, for the group's size
   std::unique_ptr<Buffer> send_;
   std::unique_ptr<Buffer> recv_;
   std::uint64_t calls_ = 0;

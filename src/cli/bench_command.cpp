@@ -11,6 +11,7 @@
 #include "cli/number_options.hpp"
 #include "cli/option_rules.hpp"
 #include "cli/reliability_options.hpp"
+#include "cli/traffic_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/size.hpp"
 #include "report/bench_reporters.hpp"
@@ -38,6 +39,8 @@ struct BenchArguments {
   bool quiet = false;
   bool progress = false;
   std::string backend = "auto";
+  std::string matrix;   // alltoallv's traffic matrix file
+  std::string routing;  // or its routing
   ReliabilityArguments reliability;
   BenchOptions options;
   RuntimeOptions runtime;
@@ -91,6 +94,9 @@ void finish(BenchArguments& a) {
       o.collectives.push_back(parse_collective(text, "collective"));
     }
   }
+  TrafficFlags traffic = parse_traffic_flags(a.matrix, a.routing, o.collectives, "bench alltoallv");
+  o.matrix = std::move(traffic.matrix);
+  o.routing = std::move(traffic.routing);
   if (a.step_factor < 1) throw InputError("-f/--stepfactor", fmt::format("{}", a.step_factor), "1 or more");
   o.sizes = size_sweep(parse_size(a.min_bytes, "-b/--minbytes"), parse_size(a.max_bytes, "-e/--maxbytes"),
                        static_cast<std::uint64_t>(a.step_factor), parse_size(a.step_bytes, "-i/--stepbytes"));
@@ -175,7 +181,8 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
   CLI::App* cmd = app.add_subcommand("bench", "Collective benchmark sweeps, as nccl-tests runs them, on every rank");
   BenchOptions& o = args->options;
   cmd->add_option("collective", args->collectives,
-                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, or all")
+                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, alltoallv, sendrecv, or all "
+                  "(all: every one but alltoallv, as nccl-tests' binaries)")
       ->capture_default_str();
   cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size (K, M, G: powers of 1024)")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size")->capture_default_str();
@@ -208,6 +215,12 @@ void add_bench_command(CLI::App& app, CommandAction* action, const std::string& 
                   "run disjoint groups concurrently: consecutive:K (tp:K) groups K neighbouring ranks, "
                   "strided:K (dp:K) takes every (N/K)-th rank")
       ->capture_default_str();
+  cmd->add_option("--matrix", args->matrix,
+                  "alltoallv: traffic matrix file, row i = what rank i sends each rank (relative; scaled so that "
+                  "the mean rank sends the size): whitespace text or JSON [[...]]");
+  cmd->add_option("--routing", args->routing,
+                  "alltoallv: traffic of a MoE router, experts=E,top-k=K[,imbalance=F|gini=G]"
+                  "[,groups=N,group-top-k=M][,tokens=T][,seed=S]");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   cmd->add_flag("--progress", args->progress,
                 "draw the progress line even when stderr is not a terminal (under mpirun it is a pipe)");

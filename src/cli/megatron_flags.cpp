@@ -79,6 +79,9 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
                  "Megatron-LM: with --fp8-format, delayed (default), tensorwise (as --fp8 current), blockwise or "
                  "mxfp8 (as --fp8 block)")
       ->group(kGroup);
+  cmd.add_option("--moe-dispatch-fwd-dtype", a->moe_dispatch_fwd_dtype,
+                 "Megatron-LM: the MoE dispatch all-to-all's type, bf16 or mxfp8 (as --fp8-dispatch)")
+      ->group(kGroup);
   const RejectedMegatronFlags rejected = rejected_megatron_flags();
   for (std::string_view f : rejected.unmodelled_with_value) add_rejected(cmd, f, true, kMegatronChangesStep);
   for (std::string_view f : rejected.unmodelled_switches) add_rejected(cmd, f, false, kMegatronChangesStep);
@@ -110,6 +113,7 @@ MegatronFlags megatron_flags(const MegatronArguments& a, const CLI::App* command
   if (option_given(command, "--max-position-embeddings")) f.max_position_embeddings = a.max_position_embeddings;
   if (option_given(command, "--fp8-format")) f.fp8_format = a.fp8_format;
   if (option_given(command, "--fp8-recipe")) f.fp8_recipe = a.fp8_recipe;
+  f.moe_dispatch_fwd_dtype = text(a.moe_dispatch_fwd_dtype);
   return f;
 }
 

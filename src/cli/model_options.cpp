@@ -156,6 +156,13 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->group(group);
   add_lora_options(cmd, a, group);
   add_fp8_option(cmd, a, group);
+  // predict, plan and train only: search and compare enumerate plans without it.
+  cmd.add_flag("--fp8-dispatch", a->plan.fp8_dispatch,
+               "with --fp8 and experts: the MoE dispatch all-to-all's rows in FP8, 1 byte an element plus an fp32 "
+               "scale per 128 (DeepSeek-V3's; Megatron-Core's --moe-dispatch-fwd-dtype mxfp8 moves as many bytes); "
+               "the combine stays bf16")
+      ->group(group);
+  keep(cmd, a, {"--fp8-dispatch"});
   cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->plan.flash_attention,
                "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
                "kernels, the score matrix kept for the backward")
@@ -340,6 +347,7 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   p.lora_base_bits = if_given(a, "--lora-base-bits", v.lora_base_bits);
   p.lora_targets = if_given(a, "--lora-targets", v.lora_targets);
   p.fp8 = if_given(a, "--fp8", v.fp8);
+  p.fp8_dispatch = if_given(a, "--fp8-dispatch", v.fp8_dispatch);
   p.flash_attention = if_given(a, "--flash-attn", v.flash_attention);
   p.kernels = if_given(a, "--kernels", v.kernels);
   p.micro_batch = if_given(a, "--micro-batch", v.micro_batch);

@@ -41,6 +41,7 @@ struct MegatronArguments {
   std::int64_t max_position_embeddings = 0;
   std::string fp8_format;
   std::string fp8_recipe;
+  std::string moe_dispatch_fwd_dtype;
 };
 
 // The command line's model and plan flags, bound to CLI11 (a flag's value is its default until given), and

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/traffic_options.hpp"
 #include "core/error.hpp"
 #include "core/size.hpp"
 #include "hw/topology_dir.hpp"
@@ -41,6 +42,9 @@ predict::CollectiveSweepRequest request_of(const CollectiveArguments& a) {
     throw InputError("--ranks", fmt::format("{}", a.ranks), "2 or more ranks in the group (default: every GPU)");
   }
   r.ranks = a.ranks;
+  TrafficFlags traffic = parse_traffic_flags(a.matrix, a.routing, r.collectives, "--collective alltoallv");
+  r.matrix = std::move(traffic.matrix);
+  r.routing = std::move(traffic.routing);
   return r;
 }
 
@@ -50,18 +54,26 @@ void add_collective_options(CLI::App& cmd, CollectiveArguments* a) {
   const std::string group = "Collective";
   cmd.add_option("--collective", a->collectives,
                  "predict this collective over a size sweep instead of a training step: all_reduce, all_gather, "
-                 "reduce_scatter, broadcast, reduce, alltoall, sendrecv, a comma list, or all")
+                 "reduce_scatter, broadcast, reduce, alltoall, alltoallv, sendrecv, a comma list, or all (all but "
+                 "alltoallv)")
       ->group(group);
   a->sweep_flags = {
       cmd.add_option("-b,--minbytes", a->min_bytes, "with --collective: smallest size (K, M, G: powers of 1024)")
           ->capture_default_str()
           ->group(group),
-      cmd.add_option("-e,--maxbytes", a->max_bytes, "with --collective: largest size")->capture_default_str()->group(group),
+      cmd.add_option("-e,--maxbytes", a->max_bytes, "with --collective: largest size")
+          ->capture_default_str()
+          ->group(group),
       cmd.add_option("-f,--stepfactor", a->step_factor, "with --collective: multiply the size by this between rows")
           ->capture_default_str()
           ->group(group),
       cmd.add_option("-d,--datatype", a->dtype, "with --collective: element type, for bench's rounding of chunks")
           ->capture_default_str()
+          ->group(group),
+      cmd.add_option("--matrix", a->matrix, "with --collective alltoallv: its traffic matrix file (as bench's)")
+          ->group(group),
+      cmd.add_option("--routing", a->routing,
+                     "with --collective alltoallv: a MoE router's traffic, experts=E,top-k=K[,imbalance=F|gini=G]...")
           ->group(group),
       cmd.add_option("--ranks", a->ranks,
                      "with --collective: ranks in the group, 0 .. N-1 node by node (default: every GPU of --nodes)")

@@ -21,6 +21,8 @@ struct CollectiveArguments {
   std::int64_t step_factor = 2;  // signed, so that -f -1 is refused rather than wrapped
   std::string dtype = "fp32";
   int ranks = 0;
+  std::string matrix;                     // alltoallv's traffic matrix file
+  std::string routing;                    // or its routing
   std::vector<CLI::Option*> sweep_flags;  // the flags that only --collective takes
 };
 

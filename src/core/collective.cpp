@@ -14,6 +14,9 @@ namespace {
 constexpr std::array kCollectives = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                                      Collective::kBroadcast, Collective::kReduce,    Collective::kAllToAll,
                                      Collective::kSendRecv};
+constexpr std::array kNamed = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
+                               Collective::kBroadcast, Collective::kReduce,    Collective::kAllToAll,
+                               Collective::kSendRecv,  Collective::kAllToAllV};
 
 // "all_reduce_perf" -> "allreduce": nccl-tests binaries and NCCL's API names without underscores.
 std::string squash(std::string_view text) {
@@ -30,7 +33,7 @@ std::string squash(std::string_view text) {
 const CollectiveTraits& traits(Collective c) noexcept {
   using S = CollectiveShape;
   // In the enum's order.
-  static constexpr std::array<CollectiveTraits, kCollectives.size()> kTable = {{
+  static constexpr std::array<CollectiveTraits, kNamed.size()> kTable = {{
       {"all_reduce", S::kWhole, 2, 2, true},
       {"all_gather", S::kGather, 1, 1, true},
       {"reduce_scatter", S::kScatter, 1, 1, true},
@@ -38,6 +41,8 @@ const CollectiveTraits& traits(Collective c) noexcept {
       {"reduce", S::kWhole, 0, 1, true},
       {"alltoall", S::kExchange, 1, 1, false},
       {"sendrecv", S::kWhole, 0, 1, false},
+      // busbw as nccl-tests' alltoallv: the busiest rank's bytes x (n-1)/n (BUSBW.md)
+      {"alltoallv", S::kExchange, 1, 1, false},
   }};
   return kTable[static_cast<std::size_t>(c)];
 }
@@ -48,11 +53,11 @@ std::span<const Collective> all_collectives() noexcept { return kCollectives; }
 
 Collective parse_collective(std::string_view text, std::string_view where) {
   const std::string wanted = squash(text);
-  for (Collective c : kCollectives) {
+  for (Collective c : kNamed) {
     if (wanted == squash(name(c))) return c;
   }
   throw InputError(where, fmt::format("unknown collective \"{}\"", text),
-                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv or all");
+                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, alltoallv, sendrecv or all");
 }
 
 double busbw_factor(Collective c, int nranks) noexcept {

@@ -14,7 +14,18 @@
 
 namespace commscale {
 
-enum class Collective : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+// kAllToAllV (an uneven all-to-all from a traffic matrix, core/traffic_matrix.hpp) comes last and is not in
+// all_collectives(): nccl-tests runs it as its own binary, outside `all`.
+enum class Collective : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+  kAllToAllV
+};
 
 // How one rank's buffers relate to the group's, as nccl-tests lays them out (BUSBW.md, "Sizes and counts").
 enum class CollectiveShape : std::uint8_t {
@@ -43,8 +54,9 @@ struct CollectiveTraits {
 [[nodiscard]] constexpr bool per_rank_chunks(CollectiveShape s) noexcept { return s != CollectiveShape::kWhole; }
 
 [[nodiscard]] std::string_view name(Collective c) noexcept;  // all_reduce, all_gather, ...
+// The collectives `all` runs (nccl-tests' binaries but alltoallv, whose traffic needs a matrix).
 [[nodiscard]] std::span<const Collective> all_collectives() noexcept;
-// Accepts the canonical names and the nccl-tests spellings (allreduce, all_reduce_perf, ...).
+// Accepts the canonical names and the nccl-tests spellings (allreduce, all_reduce_perf, ...), alltoallv too.
 [[nodiscard]] Collective parse_collective(std::string_view text, std::string_view where);
 // Predicates the kernels need too (CUDA device code cannot read the table), hence functions.
 [[nodiscard]] COMMSCALE_HD constexpr bool takes_reduce_op(Collective c) noexcept {

@@ -97,6 +97,9 @@ COMMSCALE_HD inline bool pattern_expected(const PatternSpec& s, std::uint64_t j,
       *expected = pattern_input(s, static_cast<int>(j / chunk), rank * chunk + j % chunk);
       return true;
     case Collective::kSendRecv: *expected = pattern_input(s, (s.rank + s.nranks - 1) % s.nranks, j); return true;
+    // Checked a peer's segment at a time: `root` names the (sender, receiver) pair whose data it holds,
+    // written by the sender as that pair's input (bench/sweep.cpp).
+    case Collective::kAllToAllV: *expected = pattern_input(s, s.root, j); return true;
   }
   return false;
 }

@@ -169,6 +169,11 @@ void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peer
     throw InputError("--fp8-recipe", "given without --fp8-format (Megatron-LM then trains without FP8)",
                      "--fp8-format hybrid with it");
   }
+  if (a.moe_dispatch_fwd_dtype) {  // transformer_config.py: the dispatch's wire type, bf16 or mxfp8
+    const std::string& t = *a.moe_dispatch_fwd_dtype;
+    if (t != "bf16" && t != "mxfp8") throw InputError("--moe-dispatch-fwd-dtype", "\"" + t + "\"", "bf16 or mxfp8");
+    if (t == "mxfp8") p.fp8_dispatch = true;
+  }
   if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;
   // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).
   if (a.layers_per_virtual_stage) {

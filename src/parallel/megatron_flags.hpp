@@ -38,6 +38,7 @@ struct MegatronFlags {
   std::optional<std::int64_t> max_position_embeddings;
   std::optional<std::string> fp8_format;  // --fp8-format: hybrid or e4m3 (FP8 on)
   std::optional<std::string> fp8_recipe;  // --fp8-recipe: delayed, tensorwise, blockwise or mxfp8
+  std::optional<std::string> moe_dispatch_fwd_dtype;  // --moe-dispatch-fwd-dtype: bf16 or mxfp8 (--fp8-dispatch)
 };
 
 // Megatron-LM flags refused by name: those that change the step in ways commscale does not model (with a

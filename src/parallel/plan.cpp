@@ -182,6 +182,7 @@ LayerSharding layer_sharding(const ParallelPlan& p) noexcept {
   s.ep = p.ep;
   s.etp = p.etp;
   s.fp8 = p.fp8;
+  s.fp8_dispatch = p.fp8_dispatch;
   s.cp = p.cp;
   s.cp_comm = p.cp_comm;
   if (p.framework == Framework::kMegatronDeepSpeed) {
@@ -281,6 +282,17 @@ void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
 }  // namespace
 
 namespace {
+
+// FP8 dispatch casts the routed rows as the experts' FP8 GEMMs would: it needs them (src/predict/FP8.md).
+void validate_fp8_dispatch(const TransformerConfig& m, const ParallelPlan& p) {
+  if (!p.fp8_dispatch) return;
+  if (p.fp8 == Fp8Recipe::kNone) {
+    throw InputError("--fp8-dispatch", "without --fp8", "--fp8 delayed, current or block with --fp8-dispatch");
+  }
+  if (!m.moe.enabled()) {
+    throw InputError("--fp8-dispatch", fmt::format("for {}, which has no experts", m.name), "a model with experts");
+  }
+}
 
 // Expert parallelism and what an MoE model is run with (MOE.md): Megatron-Core's alltoall dispatcher, fused
 // kernels, sequence parallelism with tp > 1 (Megatron-Core requires it), expert tensor parallelism with
@@ -404,6 +416,7 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   validate_offload(p);
   validate_lora(m, p);
   validate_experts(m, p);
+  validate_fp8_dispatch(m, p);
   require_at_least(p.micro_batch, 1, "--micro-batch");
   require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");
@@ -474,6 +487,7 @@ nlohmann::json plan_to_json(const ParallelPlan& p) {
     out["lora_targets"] = name(p.lora.targets);
   }
   if (p.fp8 != Fp8Recipe::kNone) out["fp8"] = name(p.fp8);  // only with FP8: a plan without reads as before
+  if (p.fp8_dispatch) out["fp8_dispatch"] = true;
   return out;
 }
 
@@ -535,6 +549,7 @@ ParallelPlan plan_from_json(const JsonAt& in) {
   if (in.has("lora_targets"))
     p.lora.targets = parse_lora_targets(in.string("lora_targets"), in.at("lora_targets").where());
   if (in.has("fp8")) p.fp8 = parse_fp8_recipe(in.string("fp8"), in.at("fp8").where());
+  p.fp8_dispatch = in.flag_or("fp8_dispatch", p.fp8_dispatch);
   return p;
 }
 

@@ -69,6 +69,9 @@ struct ParallelPlan {
   int etp = 1;
   // FP8 linear layers (core/plan_terms.hpp, Fp8Recipe; src/predict/FP8.md): on GPUs with FP8 tensor cores.
   Fp8Recipe fp8 = Fp8Recipe::kNone;
+  // With fp8 and experts: the MoE dispatch all-to-all's forward rows in FP8, 1 byte an element plus a 4-byte
+  // scale per 128 (Megatron-Core's --moe-dispatch-fwd-dtype mxfp8; src/predict/FP8.md).
+  bool fp8_dispatch = false;
   // Context parallelism (Megatron-Core's --context-parallel-size and --cp-comm-type, CONTEXT_PARALLEL.md): each
   // sequence split over `cp` ranks, attention exchanging keys and values over them; weights replicated, their
   // gradients reduced over dp x cp. world = tp x cp x dp x pp, cp laid out after tp (rank_layout.hpp).

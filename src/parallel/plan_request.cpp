@@ -132,6 +132,7 @@ CheckedPlan plan_of(const PlanRequest& r) {
   p.etp = pick(f.etp, file.etp, d.etp);
   p.lora = resolve_lora(f);
   p.fp8 = parse_fp8_recipe(f.fp8.value_or(d.fp8), "--fp8");
+  p.fp8_dispatch = f.fp8_dispatch.value_or(d.fp8_dispatch);
   p.flash_attention = pick(f.flash_attention, file.flash_attn, d.flash_attention);
   p.kernels = parse_kernel_set(pick(f.kernels, file.kernels, d.kernels), "--kernels");
   p.micro_batch = pick(f.micro_batch, file.micro_batch, d.micro_batch);

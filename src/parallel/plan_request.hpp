@@ -62,6 +62,7 @@ struct PlanFlagValues {
   int lora_base_bits = 16;
   std::string lora_targets = "qv";
   std::string fp8 = "none";
+  bool fp8_dispatch = false;
   bool flash_attention = true;
   std::string kernels = "fused";
   int micro_batch = 1;
@@ -94,6 +95,7 @@ struct PlanFlags {
   std::optional<int> lora_base_bits;
   std::optional<std::string> lora_targets;
   std::optional<std::string> fp8;
+  std::optional<bool> fp8_dispatch;
   std::optional<bool> flash_attention;  // --flash-attn / --no-flash-attn
   std::optional<std::string> kernels;
   std::optional<int> micro_batch;

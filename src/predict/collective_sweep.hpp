@@ -8,11 +8,14 @@
 // of the same sizes are compared with these rows by launch/collective_latency.py.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/collective.hpp"
 #include "core/dtype.hpp"
+#include "core/routing.hpp"
+#include "core/traffic_matrix.hpp"
 #include "core/units.hpp"
 #include "predict/comm_model.hpp"
 #include "predict/group_links.hpp"
@@ -25,6 +28,19 @@ struct CollectiveSweepRequest {
   std::vector<Bytes> sizes;  // requested, as bench's -b/-e/-f give them
   DataType dtype = DataType::kFloat32;
   int ranks = 0;  // 0: every GPU of the target
+  // alltoallv's traffic (bench's --matrix or --routing); neither: uniform.
+  std::optional<TrafficMatrix> matrix;
+  std::optional<RoutingSpec> routing;
+};
+
+// alltoallv's row: what the busiest ranks move, and the busiest one's split between links inside and
+// between nodes (bytes a rank sends or receives, itself excluded for the split).
+struct PredictedTraffic {
+  std::uint64_t max_send_bytes = 0;
+  std::uint64_t max_recv_bytes = 0;
+  double recv_max_over_mean = 1.0;
+  std::uint64_t max_intra_bytes = 0;  // the most a rank sends or receives inside its node
+  std::uint64_t max_inter_bytes = 0;  // the most a rank sends or receives across nodes
 };
 
 struct PredictedCollectiveRow {
@@ -33,6 +49,7 @@ struct PredictedCollectiveRow {
   CommEstimate estimate;
   GBps algbw;
   GBps busbw;
+  std::optional<PredictedTraffic> traffic;  // alltoallv only
 };
 
 struct CollectiveSweepPrediction {
@@ -40,6 +57,9 @@ struct CollectiveSweepPrediction {
   int nodes = 0;
   GroupLinks group;       // the group's ring as the link graph sees it
   FlowLinks all_to_all;   // its slowest all-to-all flow (when the request has all-to-all)
+  FlowLinks intra_flow;   // alltoallv: the slowest flow inside a node and between nodes, all pairs at once
+  FlowLinks inter_flow;
+  std::string traffic_source;                // alltoallv's matrix: the file or the routing
   std::vector<PredictedCollectiveRow> rows;  // by collective, then size; sizes bench skips (0) are left out
 };
 

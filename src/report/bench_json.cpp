@@ -80,6 +80,11 @@ void to_json(nlohmann::json& out, const BenchRow& row) {
          {"count", row.count},
          {"out_of_place", placement_json(row.out_of_place)},
          {"in_place", placement_json(row.in_place)}};
+  if (row.traffic) {
+    out["traffic"] = {{"max_send_bytes", row.traffic->max_send_bytes},
+                      {"max_recv_bytes", row.traffic->max_recv_bytes},
+                      {"recv_max_over_mean", row.traffic->recv_max_over_mean}};
+  }
 }
 
 void to_json(nlohmann::json& out, const BenchSetup& setup) {
@@ -97,6 +102,15 @@ void to_json(nlohmann::json& out, const BenchSetup& setup) {
          {"timeout_s", o.timeout.value()},
          {"min_busbw_GBps", o.min_busbw_GBps ? nlohmann::json(*o.min_busbw_GBps) : nlohmann::json(nullptr)},
          {"timing", setup.timing}};
+  if (setup.traffic) {
+    std::vector<std::vector<double>> rows;
+    for (int i = 0; i < setup.traffic->ranks; ++i) {
+      const auto begin = setup.traffic->cells.begin() + static_cast<std::ptrdiff_t>(i) * setup.traffic->ranks;
+      rows.emplace_back(begin, begin + setup.traffic->ranks);
+    }
+    out["alltoallv"] = {{"source", setup.traffic->source}, {"matrix", rows}};
+    if (o.routing) out["alltoallv"]["routing"] = routing_text(*o.routing);
+  }
 }
 
 namespace {

@@ -78,6 +78,7 @@ class TextBenchReporter final : public BenchReporter {
     }
     fmt::print(out_, "#\n");
     one_rank_ = setup.group_size == 1;
+    traffic_ = setup.traffic;
     if (one_rank_) {
       fmt::print(out_,
                  "# One rank per group: every collective here is a local copy {} (no communication, no link);\n"
@@ -126,6 +127,12 @@ class TextBenchReporter final : public BenchReporter {
     out_.flush();
   }
 
+  [[nodiscard]] double busiest_receiver() const {
+    double most = 0.0;
+    for (int r = 0; r < traffic_->ranks; ++r) most = std::max(most, traffic_->received_by(r));
+    return most / (traffic_->total() / traffic_->ranks);
+  }
+
   static int group_of(const BenchSetup& setup, int rank) {
     for (std::size_t g = 0; g < setup.group_ranks.size(); ++g) {
       const auto& ranks = setup.group_ranks[g];
@@ -136,6 +143,12 @@ class TextBenchReporter final : public BenchReporter {
 
   void print_column_header(Collective c) {
     fmt::print(out_, "# Collective: {}\n", name(c));
+    if (c == Collective::kAllToAllV && traffic_) {
+      fmt::print(out_,
+                 "# traffic: {}, {} x {}; size = the mean bytes a rank sends; algbw = the busiest rank's bytes "
+                 "(max send or receive) / time; the busiest receiver gets {:.3f}x the mean\n",
+                 traffic_->source, traffic_->ranks, traffic_->ranks, busiest_receiver());
+    }
     fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^33}  {:^33}  {:^24}  {:^24}\n", "", "", "", "", "",
                "out-of-place", "in-place", "out-of-place stats", "in-place stats");
     fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root");
@@ -150,6 +163,7 @@ class TextBenchReporter final : public BenchReporter {
   std::ostream& out_;
   std::optional<Collective> current_;
   bool one_rank_ = false;
+  std::optional<TrafficMatrix> traffic_;
   int footers_ = 0;
 };
 

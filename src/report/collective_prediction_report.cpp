@@ -37,6 +37,13 @@ nlohmann::json collective_prediction_to_json(const Target& target, const Collect
                        {"algo", name(r.estimate.algo)},
                        {"proto", name(r.estimate.proto)},
                        {"calibrated", r.estimate.calibrated}});
+    if (r.traffic) {
+      results.back()["traffic"] = {{"max_send_bytes", r.traffic->max_send_bytes},
+                                   {"max_recv_bytes", r.traffic->max_recv_bytes},
+                                   {"recv_max_over_mean", r.traffic->recv_max_over_mean},
+                                   {"max_intra_node_bytes", r.traffic->max_intra_bytes},
+                                   {"max_inter_node_bytes", r.traffic->max_inter_bytes}};
+    }
   }
   nlohmann::json doc = {{"schema_version", 1},
                         {"kind", "commscale-collective-prediction"},
@@ -48,6 +55,7 @@ nlohmann::json collective_prediction_to_json(const Target& target, const Collect
                         {"group", group_json(p)},
                         {"results", std::move(results)},
                         {"notes", target.notes}};
+  if (!p.traffic_source.empty()) doc["alltoallv"] = {{"source", p.traffic_source}};
   return doc;
 }
 
@@ -63,6 +71,10 @@ void print_collective_prediction(std::ostream& out, const Target& target, const 
                        p.nodes > 1 ? fmt::format(", {:.2f} us between", to_us(g.inter_latency)) : "");
   }
   for (const std::string& note : target.notes) out << "note     " << note << "\n";
+  if (!p.traffic_source.empty()) {
+    out << fmt::format("traffic  alltoallv: {}; priced from the busiest rank's bytes inside and between nodes\n",
+                       p.traffic_source);
+  }
   out << "# time: the collective model's (src/predict/comm_model.hpp); latency: its latency term\n";
   out << fmt::format("#{:>15} {:>12} {:>10} {:>10} {:>10} {:>10}  {:<5} {:<6}\n", "collective", "size", "time",
                      "latency", "algbw", "busbw", "algo", "proto");

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "core/collective.hpp"
@@ -72,6 +73,10 @@ struct CollectiveCall {
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   int root = 0;
+  // alltoallv only: elements to and from each peer, packed in peer order in the send and receive buffers
+  // (count is then unused). The spans must outlive the call's start().
+  std::span<const std::uint64_t> send_counts;
+  std::span<const std::uint64_t> recv_counts;
 };
 
 class Communicator {

@@ -203,8 +203,15 @@ class HostStepEngine final : public StepEngine {
       MpiCommunicator& comm = *groups_.at(c->group);
       const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, comm.size(), comm.rank());
       // In place, as Megatron-LM and PyTorch run them: the send buffer is where the layout puts it.
-      CollectiveCall call{c->kind, data + l.send_inplace_offset * size_of(c->dtype),
-                          data + l.recv_inplace_offset * size_of(c->dtype), l.count, c->dtype, ReduceOp::kSum, 0};
+      CollectiveCall call{c->kind,
+                          data + l.send_inplace_offset * size_of(c->dtype),
+                          data + l.recv_inplace_offset * size_of(c->dtype),
+                          l.count,
+                          c->dtype,
+                          ReduceOp::kSum,
+                          0,
+                          {},
+                          {}};
       return comm.begin(call);
     }
     const auto& p = std::get<PointToPoint>(op.payload);

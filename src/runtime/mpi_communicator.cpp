@@ -1,11 +1,26 @@
 #include "runtime/mpi_communicator.hpp"
 
+#include <array>
 #include <climits>
 #include <cstring>
+#include <numeric>
 
 #include <fmt/format.h>
 
 namespace commscale {
+namespace {
+
+// An alltoallv's per-peer count or displacement, in MPI's int.
+int checked_mpi_count(std::uint64_t count) {
+  if (count > static_cast<std::uint64_t>(INT_MAX)) {
+    throw InputError("-e/--maxbytes",
+                     fmt::format("{} elements in an MPI alltoallv is more than MPI's int count", count),
+                     "a smaller size or a wider type on the CPU backend");
+  }
+  return static_cast<int>(count);
+}
+
+}  // namespace
 
 MpiCommunicator::MpiCommunicator(MpiComm comm, std::shared_ptr<const MpiTypes> types)
     : comm_(std::move(comm)), types_(std::move(types)), calls_(group_calls(comm_.world_ranks())) {
@@ -91,6 +106,31 @@ MpiCommunicator::Started MpiCommunicator::start_movement(const Call& m) const {
                     ? MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c.recv, m.count, m.type, m.comm, &s.requests[0])
                     : MPI_Ialltoall(c.send, m.count, m.type, c.recv, m.count, m.type, m.comm, &s.requests[0]));
       break;
+    case Collective::kAllToAllV: {  // in place, MPI would need symmetric counts: send from a copy, as sendrecv does
+      const auto displacements = [](std::span<const std::uint64_t> counts) {
+        std::vector<int> displ;
+        std::uint64_t at = 0;
+        for (const std::uint64_t count : counts) {
+          displ.push_back(checked_mpi_count(at));
+          at += count;
+        }
+        (void)checked_mpi_count(at);
+        return displ;
+      };
+      auto counts = std::make_shared<std::array<std::vector<int>, 4>>();
+      for (std::uint64_t v : c.send_counts) (*counts)[0].push_back(checked_mpi_count(v));
+      for (std::uint64_t v : c.recv_counts) (*counts)[2].push_back(checked_mpi_count(v));
+      (*counts)[1] = displacements(c.send_counts);
+      (*counts)[3] = displacements(c.recv_counts);
+      std::shared_ptr<std::vector<std::byte>> copy;
+      const std::size_t send_bytes = static_cast<std::size_t>(
+          std::accumulate(c.send_counts.begin(), c.send_counts.end(), std::uint64_t{0}) * size_of(c.type));
+      if (c.send == c.recv) copy = std::make_shared<std::vector<std::byte>>(c.send, c.send + send_bytes);
+      MPI_CHECK(MPI_Ialltoallv(copy ? copy->data() : c.send, (*counts)[0].data(), (*counts)[1].data(), m.type, c.recv,
+                               (*counts)[2].data(), (*counts)[3].data(), m.type, m.comm, &s.requests[0]));
+      s.then = [copy, counts] {};  // MPI reads the counts and the copy until the request completes
+      break;
+    }
     default: {  // sendrecv. MPI may not read and write one buffer at once: in place, send a copy kept until done
       std::shared_ptr<std::vector<std::byte>> copy;
       if (c.send == c.recv) copy = std::make_shared<std::vector<std::byte>>(c.send, c.send + m.bytes);
@@ -105,7 +145,7 @@ MpiCommunicator::Started MpiCommunicator::start_movement(const Call& m) const {
 }
 
 MpiCommunicator::Started MpiCommunicator::begin(const CollectiveCall& call) {
-  const bool chunks = per_rank_chunks(traits(call.collective).shape);
+  const bool chunks = per_rank_chunks(traits(call.collective).shape) && call.collective != Collective::kAllToAllV;
   const std::uint64_t elements = call.count * (chunks ? static_cast<std::uint64_t>(size()) : 1);
   if (elements > static_cast<std::uint64_t>(INT_MAX)) {
     throw InputError("-e/--maxbytes", fmt::format("{} elements per MPI call is more than MPI's int count", elements),

@@ -1,6 +1,7 @@
 #include "workload/fp8_ops.hpp"
 
 #include <array>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,10 @@ constexpr std::array<std::string_view, 8> kLinears = {"qkv",         "attn.proj"
                                                       "experts.fc1", "experts.fc2", "shared.fc1", "shared.fc2"};
 // Float8BlockScaling's 1 x 128 tiles: an fp32 scale per 128 values, written with the cast.
 constexpr double kBlockScaleBytes = 4.0 / 128.0;
+
+// FP8 dispatch (FP8.md): each element of a dispatched row in one byte, with an fp32 scale per 128 (DeepSeek-V3's
+// 1 x 128 tiles; MXFP8's E8M0 byte per 32 values is as many bytes).
+constexpr double kDispatchBytes = 1.0 + kBlockScaleBytes;
 
 enum class Fp8Role : std::uint8_t { kNone, kForward, kDgrad, kWgrad };
 
@@ -69,6 +74,19 @@ void cast_ops(OpList& out, const WorkloadOp& gemm, const Fp8Gemm& g, std::uint64
   out.push_back({base + "_cast", gemm.phase, memory_kernel(K::kCopy, elements, d.w, 2.0 + scales), cast_deps, 0});
 }
 
+// The forward dispatch all-to-all (and its recomputation) in FP8: a quantize kernel casts the rows it sends
+// (read in the model's type, written at kDispatchBytes), and the all-to-all moves kDispatchBytes an element.
+// The gradients' all-to-alls of the backward and the combine stay in the model's type.
+void fp8_dispatch(OpList& out, WorkloadOp& op, const LayerDims& d) {
+  auto* c = std::get_if<LayerCollective>(&op.payload);
+  if (c == nullptr || op.phase == Phase::kBackward || op.name != "dispatch.all_to_all") return;
+  const std::uint64_t elements = c->bytes.count() / size_of(c->dtype);
+  out.push_back({"dispatch.fp8_quantize", op.phase, memory_kernel(K::kCopy, elements, d.w, kDispatchBytes), {}, 0});
+  op.deps = {static_cast<int>(out.size()) - 1};
+  c->bytes = Bytes(static_cast<std::uint64_t>(std::ceil(static_cast<double>(elements) * kDispatchBytes)));
+  c->dtype = DataType::kFp8E4M3;
+}
+
 }  // namespace
 
 OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s) {
@@ -98,6 +116,7 @@ OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s)
         *gemm = fp8_gemm(*gemm, e4m3, e5m2, out_type);
       }
     }
+    if (s.fp8_dispatch) fp8_dispatch(out, op, d);
     moved[i] = static_cast<int>(out.size());
     out.push_back(std::move(op));
   }

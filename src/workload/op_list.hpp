@@ -44,6 +44,7 @@ struct LayerSharding {
   int ep = 1;   // expert-parallel ranks an MoE layer's routed experts are split over (layer_ops.hpp)
   int etp = 1;  // expert-tensor-parallel ranks each routed expert's fc1 and fc2 are split over (layer_ops.hpp)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // the linear layers' GEMMs in FP8 and the recipe's casts (workload/fp8_ops.hpp)
+  bool fp8_dispatch = false;         // with fp8: the MoE dispatch all-to-all's rows in FP8 with their scales
   // Context-parallel ranks a sequence is split over (CONTEXT_PARALLEL.md): every op runs on seq / cp tokens,
   // attention exchanges keys and values over the context-parallel group as cp_comm says.
   int cp = 1;

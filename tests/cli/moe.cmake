@@ -14,16 +14,7 @@ expect_equal(${plan_ep} 4 "plan.ep")
 string(JSON experts GET "${plan_json}" model moe experts)
 expect_equal(${experts} 8 "model.moe.experts")
 # The plan's all-to-alls per rank: 7 MoE layers x 2 microbatches x (dispatch + combine, forward and backward).
-string(JSON rows LENGTH "${plan_json}" stages 0 traffic_per_step)
-math(EXPR last "${rows} - 1")
-set(planned_count 0)
-foreach(i RANGE ${last})
-  string(JSON group GET "${plan_json}" stages 0 traffic_per_step ${i} group)
-  if(group STREQUAL "ep")
-    string(JSON planned_count GET "${plan_json}" stages 0 traffic_per_step ${i} count)
-    string(JSON planned_bytes GET "${plan_json}" stages 0 traffic_per_step ${i} bytes)
-  endif()
-endforeach()
+group_traffic("${plan_json}" ep planned_count planned_bytes)
 expect_equal(${planned_count} 56 "the plan's all-to-alls per rank")
 
 # train on 4 CPU ranks: the same all-to-alls, counted over the ranks, of the same size.

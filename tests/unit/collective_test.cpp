@@ -14,6 +14,12 @@ TEST(Collective, NamesAndNcclTestsSpellings) {
   EXPECT_EQ(parse_collective("alltoall_perf", "c"), Collective::kAllToAll);
   EXPECT_EQ(parse_collective("reduce-scatter", "c"), Collective::kReduceScatter);
   EXPECT_THROW((void)parse_collective("gather", "c"), InputError);
+  // alltoallv has a name and nccl-tests' spelling, and stays out of `all` (nccl-tests builds it apart).
+  EXPECT_EQ(parse_collective("alltoallv_perf", "c"), Collective::kAllToAllV);
+  EXPECT_EQ(name(Collective::kAllToAllV), "alltoallv");
+  for (Collective c : all_collectives()) EXPECT_NE(c, Collective::kAllToAllV);
+  EXPECT_EQ(all_collectives().size(), 7u);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::kAllToAllV, 4), 0.75);
 }
 
 // The factors of src/bench/BUSBW.md, evaluated by hand for n = 2, 4 and 8.

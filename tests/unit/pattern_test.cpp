@@ -68,6 +68,8 @@ Array simulate(Collective c, ReduceOp op, DataType type, const std::vector<Array
       for (int q = 0; q < n; ++q) out.insert(out.end(), in[q].begin() + r * count, in[q].begin() + (r + 1) * count);
       break;
     case Collective::kSendRecv: out = in[(r + n - 1) % n]; break;
+    case Collective::kAllToAllV:
+      break;  // checked a peer's segment at a time: Pattern.AlltoallvSegments
   }
   return out;
 }
@@ -104,6 +106,32 @@ TEST(Pattern, EveryCollectiveTypeAndOperatorMatchesASimulation) {
       }
     }
   }
+}
+
+// alltoallv (bench/sweep.cpp): sender i writes its share for peer j as the input of pair i x n + j, and the
+// receiver checks the share from i against that pair. 3 ranks, rank 1 receiving shares of 5, 0 and 7 elements:
+// the right shares pass, a share from the wrong sender and a share shifted by one element fail.
+TEST(Pattern, AlltoallvSegments) {
+  const int n = 3;
+  const auto share = [&](int from, int to, std::uint64_t count) {
+    PatternSpec s = spec_for(Collective::kAllToAllV, ReduceOp::kSum, DataType::kFloat32, n, from, 0, 0);
+    s.rank = from * n + to;
+    Array a(count);
+    for (std::uint64_t i = 0; i < count; ++i) a[i] = pattern_input(s, s.rank, i);
+    return a;
+  };
+  const auto check = [&](int from, const Array& got) {
+    PatternSpec s = spec_for(Collective::kAllToAllV, ReduceOp::kSum, DataType::kFloat32, n, 1, 0, 0);
+    s.root = from * n + 1;
+    return wrong_in(got, s);
+  };
+  EXPECT_EQ(check(0, share(0, 1, 5)), 0u);
+  EXPECT_EQ(check(2, share(2, 1, 7)), 0u);
+  EXPECT_GT(check(2, share(0, 1, 7)), 0u);  // rank 0's share where rank 2's belongs
+  EXPECT_GT(check(0, share(0, 2, 5)), 0u);  // rank 0's share for rank 2
+  Array shifted = share(0, 1, 6);
+  shifted.erase(shifted.begin());
+  EXPECT_GT(check(0, shifted), 0u);
 }
 
 TEST(Pattern, InputsAreSmallNonZeroIntegersAndDifferByRankAndRep) {

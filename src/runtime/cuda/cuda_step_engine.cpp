@@ -335,8 +335,15 @@ void CudaStepEngine::issue(const Op& op, cudaStream_t stream) {
     const int rank = group_ranks_.at(c->group);
     const CollectiveLayout l = collective_layout(c->kind, c->bytes, c->dtype, size, rank);
     std::byte* data = at(b.c);
-    const CollectiveCall call{c->kind, data + l.send_inplace_offset * size_of(c->dtype),
-                              data + l.recv_inplace_offset * size_of(c->dtype), l.count, c->dtype, ReduceOp::kSum, 0};
+    const CollectiveCall call{c->kind,
+                              data + l.send_inplace_offset * size_of(c->dtype),
+                              data + l.recv_inplace_offset * size_of(c->dtype),
+                              l.count,
+                              c->dtype,
+                              ReduceOp::kSum,
+                              0,
+                              {},
+                              {}};
     NcclComm& comm = *group_comms_.at(c->group);
     launch_nccl_collective(call, comm.get(), stream, rank, size, nccl_version_);
     call_of_.at(op.id) = ++group_calls_.at(c->group)->started;

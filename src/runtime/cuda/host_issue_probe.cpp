@@ -133,7 +133,8 @@ HostIssueTimes measure_host_issue(const HostIssueOptions& o) {
   const std::uint64_t count = 4096;  // 8 KiB of bf16: latency-bound, as a step's small collectives
   {
     const std::unique_ptr<NcclComm> comm = one_rank_comm(timeout);
-    const CollectiveCall call{Collective::kAllReduce, at.memory, at.memory, count, DataType::kBFloat16, ReduceOp::kSum, 0};
+    const CollectiveCall call{Collective::kAllReduce, at.memory, at.memory, count, DataType::kBFloat16,
+                              ReduceOp::kSum,         0,         {},        {}};
     t.collective_us = host_us_per_call(
         [&](int) {
           launch_nccl_collective(call, comm->get(), stream.get(), 0, 1, version);

@@ -74,6 +74,22 @@ void launch_nccl_collective(const CollectiveCall& c, ncclComm_t comm, cudaStream
     case Collective::kAllToAll:
       NCCL_CHECK(nccl_alltoall(c.send, c.recv, c.count, type, size_of(c.type), comm, stream, library_version));
       break;
+    case Collective::kAllToAllV: {  // as nccl-tests' alltoallv: a grouped send and receive per peer
+      const std::uint64_t element = size_of(c.type);
+      const std::byte* send = c.send;
+      std::byte* recv = c.recv;
+      NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < size; ++peer) {
+        const std::uint64_t out = c.send_counts[static_cast<std::size_t>(peer)];
+        const std::uint64_t in = c.recv_counts[static_cast<std::size_t>(peer)];
+        if (out > 0) NCCL_CHECK(ncclSend(send, out, type, peer, comm, stream));
+        if (in > 0) NCCL_CHECK(ncclRecv(recv, in, type, peer, comm, stream));
+        send += out * element;
+        recv += in * element;
+      }
+      NCCL_CHECK(ncclGroupEnd());
+      break;
+    }
     case Collective::kSendRecv:
       NCCL_CHECK(ncclGroupStart());
       NCCL_CHECK(ncclSend(c.send, c.count, type, (rank + 1) % size, comm, stream));
