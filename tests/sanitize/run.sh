@@ -11,10 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_dir="${COMMSCALE_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 
-# A unity build as tests/run.sh's, at AddressSanitizer's recommended -O1 with line tables only (reports keep
-# files and lines): results/ci-time.
 CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_UNITY_BUILD=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
   -DCOMMSCALE_CUDA=OFF -DCOMMSCALE_SANITIZE=ON -DCOMMSCALE_FUZZ=ON -DCOMMSCALE_WERROR=ON \
   -DCOMMSCALE_FUZZ_SECONDS="${COMMSCALE_FUZZ_SECONDS:-25}"
 cmake --build "$build_dir" --target commscale commscale_unit_tests commscale_mpi_tests fuzz_targets
