@@ -29,8 +29,7 @@ CostAssumptions costs_for(const CompareInputs& in, const hw::ClusterSpec& cluste
 
 // The inputs as the cluster's GPU runs them (gpu_support.hpp): its notes say what changed.
 CompareInputs fitted_to(const CompareInputs& in, const hw::ClusterSpec& cluster, std::vector<std::string>* notes) {
-  TrainingChoices choices{in.model.dtype, in.dtype_flag, in.search.flash_attention, in.flash_flag, in.search.fp8,
-                          true};
+  TrainingChoices choices{in.model.dtype, in.dtype_flag, in.search.flash_attention, in.flash_flag, in.search.fp8, true};
   *notes = cluster.what_if_notes;
   for (std::string& note : fit_to_gpu(cluster.gpu, choices)) notes->push_back(std::move(note));
   CompareInputs out = in;

@@ -32,9 +32,10 @@ bool gpu_runs_flash_attention(const hw::GpuSpec& gpu) {
 std::vector<std::string> fit_to_gpu(const hw::GpuSpec& gpu, TrainingChoices& c) {
   std::vector<std::string> notes;
   if (c.fp8 != Fp8Recipe::kNone && !gpu_has_fp8(gpu) && c.fp8_where_supported) {
-    notes.push_back(fmt::format("{} ({}) has no FP8 tensor cores: trained in {}, not FP8 (--fp8 {} applies where the "
-                                "GPU has them)",
-                                gpu.name, architecture(gpu), name(c.dtype), name(c.fp8)));
+    notes.push_back(
+        fmt::format("{} ({}) has no FP8 tensor cores: trained in {}, not FP8 (--fp8 {} applies where the "
+                    "GPU has them)",
+                    gpu.name, architecture(gpu), name(c.dtype), name(c.fp8)));
     c.fp8 = Fp8Recipe::kNone;
   }
   if (c.fp8 != Fp8Recipe::kNone && !gpu_has_fp8(gpu)) {

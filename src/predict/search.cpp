@@ -345,9 +345,9 @@ namespace {
 // give, so the top K, the best plan and the plans within 1% of it are those of simulating all. Which plans are
 // simulated depends on the plans alone, not on the threads. Only where one order ranks every plan, its step's:
 // by throughput (every plan takes the same tokens a step), or by cost with one GPU count.
-std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(const std::vector<PlanEvaluator*>& evaluators,
-                                                                   const std::vector<std::vector<ParallelPlan>>& fitting,
-                                                                   const SearchOptions& o, SearchResult& r) {
+std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
+    const std::vector<PlanEvaluator*>& evaluators, const std::vector<std::vector<ParallelPlan>>& fitting,
+    const SearchOptions& o, SearchResult& r) {
   const bool bounding = o.rank_by == RankBy::kThroughput || evaluators.size() == 1;
   struct Candidate {
     Seconds bound;
@@ -356,8 +356,7 @@ std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(const std::ve
   std::vector<Candidate> candidates;
   for (std::size_t e = 0; e < evaluators.size(); ++e) {
     for (std::size_t i = 0; i < fitting[e].size(); ++i) {
-      candidates.push_back(
-          {bounding ? evaluators[e]->step_lower_bound(fitting[e][i]) : Seconds(0.0), e, i});
+      candidates.push_back({bounding ? evaluators[e]->step_lower_bound(fitting[e][i]) : Seconds(0.0), e, i});
     }
   }
   std::stable_sort(candidates.begin(), candidates.end(),

@@ -196,10 +196,11 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
       continue;
     }
     if (reason == kBoundedOut) {
-      out << fmt::format("  {:<20} {:>7} plans; least: {} (its busiest stage's compute alone takes {:.4g} s a step, "
-                         "more than {:.4g} s: not simulated)\n",
-                         reason, count, describe_plan(r.bounded_out.front().memory.plan),
-                         r.bounded_out.front().bound.value(), r.bound_limit.value());
+      out << fmt::format(
+          "  {:<20} {:>7} plans; least: {} (its busiest stage's compute alone takes {:.4g} s a step, "
+          "more than {:.4g} s: not simulated)\n",
+          reason, count, describe_plan(r.bounded_out.front().memory.plan), r.bounded_out.front().bound.value(),
+          r.bound_limit.value());
       continue;
     }
     const auto first =
@@ -226,10 +227,11 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
            "         within 0.6% of the full simulation over the tests' grid of plans\n";
   }
   if (!r.bounded_out.empty()) {
-    out << fmt::format("bound    {} plans not simulated: a plan's step is at least its busiest stage's compute alone, and\n"
-                       "         theirs is longer than the steps of the {} plans listed and 1% longer than the best's\n"
-                       "         (--top N simulates more)\n",
-                       r.bounded_out.size(), o.top);
+    out << fmt::format(
+        "bound    {} plans not simulated: a plan's step is at least its busiest stage's compute alone, and\n"
+        "         theirs is longer than the steps of the {} plans listed and 1% longer than the best's\n"
+        "         (--top N simulates more)\n",
+        r.bounded_out.size(), o.top);
   }
   out << fmt::format("next     the full simulation of the best plan:\n  commscale predict {} {}\n", predict_flags,
                      plan_flags(r.ranked.front().estimate.plan));

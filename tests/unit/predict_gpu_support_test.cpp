@@ -62,8 +62,9 @@ TEST(GpuSupport, Fp8IsRefusedWithoutTensorCoresButWhereGpusAreCompared) {
   const std::vector<std::string> notes = fit_to_gpu(gpu("a100-sxm4-80gb"), compared);
   EXPECT_EQ(compared.fp8, Fp8Recipe::kNone);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0], "a100-sxm4-80gb (Ampere GA100, compute capability 8.0) has no FP8 tensor cores: trained in "
-                      "bf16, not FP8 (--fp8 delayed applies where the GPU has them)");
+  EXPECT_EQ(notes[0],
+            "a100-sxm4-80gb (Ampere GA100, compute capability 8.0) has no FP8 tensor cores: trained in "
+            "bf16, not FP8 (--fp8 delayed applies where the GPU has them)");
   TrainingChoices h200 = asked;
   h200.fp8_where_supported = true;
   EXPECT_TRUE(fit_to_gpu(gpu("h200-sxm"), h200).empty());
