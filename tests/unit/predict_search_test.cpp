@@ -72,14 +72,26 @@ TEST(Search, NamesTheNearestBatchesThatUseEveryGpu) {
   EXPECT_EQ(largest_dp_hint(gpt, 6, o), "");
 }
 
+// GPT-3 1.3B on one HGX A100 node: a search small enough for a unit test, run with an evaluator of its own.
+struct SmallSearch {
+  Target target = testing::target("hgx-a100");
+  TransformerConfig model = find_preset("gpt3-1.3b", "test");
+  SearchOptions options;
+  SmallSearch(int global_batch, int max_micro_batch, int top = 10) {
+    options.global_batch = global_batch;
+    options.max_micro_batch = max_micro_batch;
+    options.top = top;
+  }
+  [[nodiscard]] SearchResult run() const {
+    PlanEvaluator evaluator(model, target, options.memory);
+    return search_plans({&evaluator}, options);
+  }
+};
+
 TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
-  const Target t = testing::target("hgx-a100");
-  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
-  SearchOptions o;
-  o.global_batch = 32;
-  o.max_micro_batch = 2;
-  PlanEvaluator evaluator(m, t, o.memory);
-  const SearchResult r = search_plans({&evaluator}, o);
+  const SmallSearch search(32, 2);
+  const TransformerConfig& m = search.model;
+  const SearchResult r = search.run();
   EXPECT_EQ(r.candidates, r.fitting + r.not_fitting.size());
   ASSERT_GT(r.ranked.size(), 1u);
   for (std::size_t i = 1; i < r.ranked.size(); ++i) {
@@ -97,17 +109,11 @@ TEST(Search, RanksByThroughputAndSaysWhyTheOthersLose) {
 TEST(Search, FindsTheSamePlansOnAnyNumberOfThreads) {
   // Each thread estimates whole layouts with an evaluator of its own; an estimate depends only on its
   // plan, so one thread and three give the same ranking, to the last bit of every step time.
-  const Target t = testing::target("hgx-a100");
-  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
-  SearchOptions o;
-  o.global_batch = 32;
-  o.max_micro_batch = 4;
-  o.top = 1000;
+  SmallSearch search(32, 4, 1000);
   const auto ranking = [&](int threads) {
-    o.threads = threads;
-    PlanEvaluator evaluator(m, t, o.memory);
+    search.options.threads = threads;
     std::vector<std::pair<std::string, double>> out;
-    for (const RankedPlan& r : search_plans({&evaluator}, o).ranked) {
+    for (const RankedPlan& r : search.run().ranked) {
       out.emplace_back(describe_plan(r.estimate.plan), r.estimate.step_time.value());
     }
     return out;
@@ -121,18 +127,9 @@ TEST(Search, FindsTheSamePlansOnAnyNumberOfThreads) {
 // (search.hpp): listing 3 gives the 3 plans, step times to the bit, that simulating every plan gives; every plan it
 // left out is bounded above the 3rd best step, and the simulation would have given it at least its bound.
 TEST(Search, ListsWhatSimulatingEveryPlanWouldList) {
-  const Target t = testing::target("hgx-a100");
-  const TransformerConfig m = find_preset("gpt3-1.3b", "test");
-  SearchOptions o;
-  o.global_batch = 64;
-  o.max_micro_batch = 4;
-  o.top = 100000;
-  PlanEvaluator every_evaluator(m, t, o.memory);
-  const SearchResult every = search_plans({&every_evaluator}, o);
+  const SearchResult every = SmallSearch(64, 4, 100000).run();
   EXPECT_TRUE(every.bounded_out.empty());
-  o.top = 3;
-  PlanEvaluator evaluator(m, t, o.memory);
-  const SearchResult r = search_plans({&evaluator}, o);
+  const SearchResult r = SmallSearch(64, 4, 3).run();
   ASSERT_GT(r.bounded_out.size(), every.ranked.size() / 2);  // most plans left out: the test tests something
   EXPECT_EQ(r.fitting, every.fitting);
   EXPECT_EQ(r.ranked.size() + r.bounded_out.size(), every.ranked.size());
