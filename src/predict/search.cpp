@@ -337,17 +337,17 @@ std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, 
 
 namespace {
 
-// The fitting plans of each evaluator that are worth simulating, simulated: (evaluator, estimate) in the plans'
-// order; the rest into r.bounded_out (search.hpp). A plan's step is at least its compute bound
+// The fitting plans of each evaluator (memory_only's estimates) that are worth simulating, simulated: (evaluator,
+// estimate) in the plans' order; the rest into r.bounded_out (search.hpp). A plan's step is at least its compute bound
 // (PlanEvaluator::step_lower_bound). Plans are simulated least bound first, in rounds, until the next plan's
 // bound is above the limit: the K-th best step simulated (K the plans listed) or, if longer, the best over 0.99.
 // A plan above it is slower than K simulated plans and not within 1% of the best, whatever its simulation would
 // give, so the top K, the best plan and the plans within 1% of it are those of simulating all. Which plans are
 // simulated depends on the plans alone, not on the threads. Only where one order ranks every plan, its step's:
 // by throughput (every plan takes the same tokens a step), or by cost with one GPU count.
-std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
-    const std::vector<PlanEvaluator*>& evaluators, const std::vector<std::vector<ParallelPlan>>& fitting,
-    const SearchOptions& o, SearchResult& r) {
+std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(const std::vector<PlanEvaluator*>& evaluators,
+                                                                   std::vector<std::vector<PlanEstimate>>& fitting,
+                                                                   const SearchOptions& o, SearchResult& r) {
   const bool bounding = o.rank_by == RankBy::kThroughput || evaluators.size() == 1;
   struct Candidate {
     Seconds bound;
@@ -356,7 +356,7 @@ std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
   std::vector<Candidate> candidates;
   for (std::size_t e = 0; e < evaluators.size(); ++e) {
     for (std::size_t i = 0; i < fitting[e].size(); ++i) {
-      candidates.push_back({bounding ? evaluators[e]->step_lower_bound(fitting[e][i]) : Seconds(0.0), e, i});
+      candidates.push_back({bounding ? evaluators[e]->step_lower_bound(fitting[e][i].plan) : Seconds(0.0), e, i});
     }
   }
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -373,7 +373,7 @@ std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
       }
       std::sort(chosen.begin(), chosen.end());
       std::vector<ParallelPlan> plans;
-      for (const std::size_t i : chosen) plans.push_back(fitting[e][i]);
+      for (const std::size_t i : chosen) plans.push_back(fitting[e][i].plan);
       std::vector<PlanEstimate> out = estimate_all(*evaluators[e], plans, o.threads);
       for (std::size_t k = 0; k < chosen.size(); ++k) estimates[e][chosen[k]] = std::move(out[k]);
     }
@@ -402,7 +402,7 @@ std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
   }
   for (const Candidate& c : candidates) {  // least bound first
     if (!estimates[c.evaluator][c.plan]) {
-      r.bounded_out.push_back({evaluators[c.evaluator]->memory_only(fitting[c.evaluator][c.plan]), c.bound});
+      r.bounded_out.push_back({std::move(fitting[c.evaluator][c.plan]), c.bound});
     }
   }
   return out;
@@ -413,7 +413,7 @@ std::vector<std::pair<std::size_t, PlanEstimate>> estimate_bounded(
 SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const SearchOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   SearchResult r;
-  std::vector<std::vector<ParallelPlan>> fitting_by_evaluator;
+  std::vector<std::vector<PlanEstimate>> fitting_by_evaluator;
   for (PlanEvaluator* evaluator : evaluators) {
     const Target& t = evaluator->target();
     const int gpus = evaluator->gpus();
@@ -422,13 +422,13 @@ SearchResult search_plans(const std::vector<PlanEvaluator*>& evaluators, const S
     r.context_parallel = std::any_of(o.cp.begin(), o.cp.end(), [](int cp) { return cp > 1; });
     r.gpus.push_back(gpus);
     r.cost_by_gpus[gpus] = cluster_cost(t.cluster, gpus, o.costs);
-    std::vector<ParallelPlan> fitting;
+    std::vector<PlanEstimate> fitting;
     const auto check = [&](const std::vector<ParallelPlan>& plans) {
       for (const ParallelPlan& plan : plans) {
         ++r.candidates;
         PlanEstimate e = evaluator->memory_only(plan);
         if (e.fits) {
-          fitting.push_back(plan);
+          fitting.push_back(std::move(e));
         } else {
           r.not_fitting.push_back(std::move(e));
         }
