@@ -55,11 +55,11 @@ TEST(GpuSupport, DefaultsBendWithANoteAndFlagsAreRefused) {
 // GPU has them: bf16 on the A100, with a note; FP8 kept on the H200.
 TEST(GpuSupport, Fp8IsRefusedWithoutTensorCoresButWhereGpusAreCompared) {
   TrainingChoices asked{DataType::kBFloat16, "", true, "", Fp8Recipe::kDelayed};
-  EXPECT_TRUE(throws_input_error([&] { (void)fit_to_gpu(gpu("a100-sxm4-80gb"), asked); },
+  EXPECT_TRUE(throws_input_error([&] { (void)fit_to_gpu(catalog_gpu("a100-sxm4-80gb"), asked); },
                                  {"--fp8: delayed on a100-sxm4-80gb", "no FP8 tensor cores"}));
   TrainingChoices compared = asked;
   compared.fp8_where_supported = true;
-  const std::vector<std::string> notes = fit_to_gpu(gpu("a100-sxm4-80gb"), compared);
+  const std::vector<std::string> notes = fit_to_gpu(catalog_gpu("a100-sxm4-80gb"), compared);
   EXPECT_EQ(compared.fp8, Fp8Recipe::kNone);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0],
@@ -67,7 +67,7 @@ TEST(GpuSupport, Fp8IsRefusedWithoutTensorCoresButWhereGpusAreCompared) {
             "bf16, not FP8 (--fp8 delayed applies where the GPU has them)");
   TrainingChoices h200 = asked;
   h200.fp8_where_supported = true;
-  EXPECT_TRUE(fit_to_gpu(gpu("h200-sxm"), h200).empty());
+  EXPECT_TRUE(fit_to_gpu(catalog_gpu("h200-sxm"), h200).empty());
   EXPECT_EQ(h200.fp8, Fp8Recipe::kDelayed);
 }
 
