@@ -87,6 +87,20 @@ void fp8_dispatch(OpList& out, WorkloadOp& op, const LayerDims& d) {
   c->dtype = DataType::kFp8E4M3;
 }
 
+// The GEMM with each dimension rounded up to a multiple of 16: cuBLASLt's FP8 GEMMs need it, and
+// TransformerEngine pads what is not (Megatron-LM pads each expert's rows with Fp8Padding; a dense layer's
+// dimensions are multiples of 16 already). The padded rows cost their FLOPs; the padding copy is left out.
+Gemm padded_for_fp8(Gemm g) {
+  const auto up = [](std::int64_t v) { return (v + 15) / 16 * 16; };
+  if (g.m % 16 == 0 && g.n % 16 == 0 && g.k % 16 == 0) return g;
+  const Gemm padded = make_gemm(up(g.m), up(g.n), up(g.k), g.batch, g.dtype);
+  g.m = padded.m;
+  g.n = padded.n;
+  g.k = padded.k;
+  g.flops = padded.flops;
+  return g;
+}
+
 }  // namespace
 
 OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s) {
@@ -104,6 +118,7 @@ OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s)
       constexpr DataType e4m3 = DataType::kFp8E4M3;
       constexpr DataType e5m2 = DataType::kFp8E5M2;
       const DataType out_type = gemm->dtype;
+      *gemm = padded_for_fp8(*gemm);
       // The cast reads the GEMM's A (m x k): the input forward, the output gradient for the dgrad.
       const std::uint64_t a_elements = elements(gemm->m, gemm->k) * static_cast<std::uint64_t>(gemm->batch);
       if (g.role == Fp8Role::kForward) {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "program/gemm_storage.hpp"
 #include "runtime/cuda/checks.hpp"
 #include "runtime/cuda/cublaslt_library.hpp"
 
@@ -79,18 +81,32 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
   Plan p;
   const auto [compute, scale] = compute_of(g, tf32_);
   CUBLAS_CHECK(cublaslt().matmul_desc_create(&p.op, compute, scale));
-  const cublasOperation_t transpose = CUBLAS_OP_T;
-  CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  // The call's operands and transposes for the layout gemm_storage picks: C stored m x n is A^T B as the
+  // call's (m, n, k); C stored n x m is C^T = B^T A, the call's (n, m, k) with the operands swapped.
+  const GemmStorage s = gemm_storage(g);
+  p.swap_operands = !s.c_leads_with_m;
+  const auto [first_type, second_type] = p.swap_operands ? std::pair{gemm_b_type(g), g.dtype}
+                                                         : std::pair{g.dtype, gemm_b_type(g)};
+  const auto [rows, cols] = p.swap_operands ? std::pair{g.n, g.m} : std::pair{g.m, g.n};
+  // The call's first operand must give a rows x k product input: stored k x rows it is transposed.
+  const bool first_leads_with_k = p.swap_operands ? s.b_leads_with_k : s.a_leads_with_k;
+  const bool second_leads_with_k = p.swap_operands ? s.a_leads_with_k : s.b_leads_with_k;
+  const cublasOperation_t transa = first_leads_with_k ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t transb = second_leads_with_k ? CUBLAS_OP_N : CUBLAS_OP_T;
+  CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
+  CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
   if (is_fp8(g.dtype)) {
-    // FP8 (cuBLASLt's rules: TN only, as every call here is; fp32 compute and scale type; C and D bf16): the
+    // FP8 (cuBLASLt's rules: TN only, as gemm_storage keeps it; fp32 compute and scale type; C and D bf16): the
     // per-tensor scales TransformerEngine passes, here 1.0 (set_fp8_scales).
     for (const auto attribute : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER}) {
       CUBLAS_CHECK(cublaslt().matmul_desc_set_attribute(p.op, attribute, &unit_scale_, sizeof(unit_scale_)));
     }
   }
-  p.a = layout(cuda_type(g.dtype), g.k, g.m, g.batch);
-  p.b = layout(cuda_type(gemm_b_type(g)), g.k, g.n, g.batch);
-  p.c = layout(cuda_type(gemm_out_type(g)), g.m, g.n, g.batch);
+  p.a = first_leads_with_k ? layout(cuda_type(first_type), g.k, rows, g.batch)
+                           : layout(cuda_type(first_type), rows, g.k, g.batch);
+  p.b = second_leads_with_k ? layout(cuda_type(second_type), g.k, cols, g.batch)
+                            : layout(cuda_type(second_type), cols, g.k, g.batch);
+  p.c = layout(cuda_type(gemm_out_type(g)), rows, cols, g.batch);
   cublasLtMatmulPreference_t preference = nullptr;
   CUBLAS_CHECK(cublaslt().matmul_preference_create(&preference));
   CUBLAS_CHECK(cublaslt().matmul_preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -131,8 +147,10 @@ void CublasLtGemm::run(const Gemm& g, const void* a, const void* b, void* c, cud
   const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero64)
                      : scale == CUDA_R_16F ? static_cast<const void*>(&zero16)
                                            : static_cast<const void*>(&zero32);
-  CUBLAS_CHECK(cublaslt().matmul(handle_, p.op, alpha, a, p.a, b, p.b, beta, c, p.c, c, p.c, &p.algo, workspace_,
-                              workspace_bytes_, stream));
+  const void* first = p.swap_operands ? b : a;
+  const void* second = p.swap_operands ? a : b;
+  CUBLAS_CHECK(cublaslt().matmul(handle_, p.op, alpha, first, p.a, second, p.b, beta, c, p.c, c, p.c, &p.algo,
+                                 workspace_, workspace_bytes_, stream));
 }
 
 std::string CublasLtGemm::describe(const Gemm& g) const {

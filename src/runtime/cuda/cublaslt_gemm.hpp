@@ -1,7 +1,9 @@
 #pragma once
 
-// GEMMs at exact shapes through cuBLASLt: C[m x n] = A^T B with A stored k x m and B k x n, column
-// major (the "TN" call PyTorch's linear layers make), strided-batched when batch > 1. One plan per
+// GEMMs at exact shapes through cuBLASLt: C[m x n] = A^T B with A k x m and B k x n, column major, laid out as
+// program/gemm_storage.hpp says (the "TN" call PyTorch's linear layers make forward; where the token count
+// is a dimension that is no multiple of 16 bytes, the transposes that keep it from leading, as PyTorch's
+// token-major tensors do), strided-batched when batch > 1. One plan per
 // distinct shape and type: descriptors, layouts and the heuristic's best algorithm, made once. FP8 GEMMs
 // (Gemm::dtype E4M3 or E5M2, sm_89 and later): inputs of the two FP8 types, fp32 accumulate, bf16 output.
 
@@ -30,10 +32,11 @@ class CublasLtGemm {
  private:
   struct Plan {
     cublasLtMatmulDesc_t op = nullptr;
-    cublasLtMatrixLayout_t a = nullptr;
+    cublasLtMatrixLayout_t a = nullptr;  // the call's first operand: A, or B where swap_operands
     cublasLtMatrixLayout_t b = nullptr;
     cublasLtMatrixLayout_t c = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    bool swap_operands = false;  // C^T = B^T A: C stored n x m
     // alpha = 2^scale_exponent, near 2 / sqrt(k) (run): found once, not per call.
     int scale_exponent = 0;
   };
