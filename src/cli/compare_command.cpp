@@ -20,6 +20,7 @@
 #include "cli/predict_options.hpp"
 #include "core/error.hpp"
 #include "hw/topology_dir.hpp"
+#include "parallel/plan.hpp"
 #include "predict/compare.hpp"
 #include "predict/what_if.hpp"
 #include "report/compare_report.hpp"
@@ -190,6 +191,8 @@ int run_compare(CompareArguments& a) {
   finish_search_framework(a.framework, *a.model.command, plan_request(a.model), in.search);
   in.search.lora = lora_from_arguments(a.model);
   in.search.fp8 = fp8_from_arguments(a.model);
+  in.search.fp8_dispatch = fp8_dispatch_from_arguments(a.model);
+  validate_fp8_dispatch(in.model, in.search.fp8, in.search.fp8_dispatch);
   const predict::TrainingChoices choices = training_choices(a.model, in.model.dtype, in.search.flash_attention);
   in.dtype_flag = choices.dtype_flag;
   in.flash_flag = choices.flash_flag;

@@ -156,13 +156,6 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
       ->group(group);
   add_lora_options(cmd, a, group);
   add_fp8_option(cmd, a, group);
-  // predict, plan and train only: search and compare enumerate plans without it.
-  cmd.add_flag("--fp8-dispatch", a->plan.fp8_dispatch,
-               "with --fp8 and experts: the MoE dispatch all-to-all's rows in FP8, 1 byte an element plus an fp32 "
-               "scale per 128 (DeepSeek-V3's; Megatron-Core's --moe-dispatch-fwd-dtype mxfp8 moves as many bytes); "
-               "the combine stays bf16")
-      ->group(group);
-  keep(cmd, a, {"--fp8-dispatch"});
   cmd.add_flag("--flash-attn,--use-flash-attn,!--no-flash-attn", a->plan.flash_attention,
                "fused (flash) attention, on by default; --no-flash-attn: scores, softmax and context as separate "
                "kernels, the score matrix kept for the backward")
@@ -262,11 +255,25 @@ void add_fp8_option(CLI::App& cmd, ModelPlanArguments* a, const std::string& gro
                  "(block scales); needs a GPU with FP8 tensor cores")
       ->capture_default_str()
       ->group(group);
-  keep(cmd, a, {"--fp8"});
+  cmd.add_flag("--fp8-dispatch", a->plan.fp8_dispatch,
+               "with --fp8 and experts: the MoE dispatch all-to-all's rows in FP8, 1 byte an element plus an fp32 "
+               "scale per 128 (DeepSeek-V3's; Megatron-Core's --moe-dispatch-fwd-dtype mxfp8 moves as many bytes); "
+               "the combine stays bf16")
+      ->group(group);
+  keep(cmd, a, {"--fp8", "--fp8-dispatch"});
 }
 
+// The flag given, else the plan file's key (search and compare; the other commands resolve a whole plan).
 Fp8Recipe fp8_from_arguments(const ModelPlanArguments& a) {
-  return parse_fp8_recipe(if_given(a, "--fp8", a.plan.fp8).value_or("none"), "--fp8");
+  std::optional<std::string> text = if_given(a, "--fp8", a.plan.fp8);
+  if (!text && a.loaded_plan) text = a.loaded_plan->plan.fp8;
+  return parse_fp8_recipe(text.value_or("none"), "--fp8");
+}
+
+bool fp8_dispatch_from_arguments(const ModelPlanArguments& a) {
+  std::optional<bool> dispatch = if_given(a, "--fp8-dispatch", a.plan.fp8_dispatch);
+  if (!dispatch && a.loaded_plan) dispatch = a.loaded_plan->plan.fp8_dispatch;
+  return dispatch.value_or(false);
 }
 
 TransformerConfig finish_model_options(const ModelPlanArguments& args) { return resolve_model(plan_request(args)); }

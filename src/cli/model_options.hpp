@@ -93,9 +93,11 @@ struct ModelPlanArguments {
 // (search); add_model_plan_options adds them itself. lora_from_arguments reads them (InputError naming the flag).
 void add_lora_options(CLI::App& command, ModelPlanArguments* args, const std::string& group);
 [[nodiscard]] LoraSpec lora_from_arguments(const ModelPlanArguments& args);
-// --fp8 RECIPE, the same way: add_model_plan_options adds it itself; search and compare add it beside the model's.
+// --fp8 RECIPE and --fp8-dispatch, the same way: add_model_plan_options adds them itself; search and compare add
+// them beside the model's, and read them (the flag, else the plan file's key) with these.
 void add_fp8_option(CLI::App& command, ModelPlanArguments* args, const std::string& group);
 [[nodiscard]] Fp8Recipe fp8_from_arguments(const ModelPlanArguments& args);
+[[nodiscard]] bool fp8_dispatch_from_arguments(const ModelPlanArguments& args);
 
 void add_model_plan_options(CLI::App& command, ModelPlanArguments* args);
 

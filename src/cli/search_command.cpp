@@ -22,6 +22,7 @@
 #include "core/json_text.hpp"
 #include "hw/catalog.hpp"
 #include "hw/topology_dir.hpp"
+#include "parallel/plan.hpp"
 #include "parallel/rank_layout.hpp"
 #include "predict/search.hpp"
 #include "predict/what_if.hpp"
@@ -87,6 +88,7 @@ void check_options(SearchArguments& a) {
   if (!a.optimizer.empty()) o.optimizer = parse_optimizer(a.optimizer, "--optimizer");
   o.lora = lora_from_arguments(a.model);
   o.fp8 = fp8_from_arguments(a.model);
+  o.fp8_dispatch = fp8_dispatch_from_arguments(a.model);
   if (a.rank_by == "throughput") {
     o.rank_by = predict::RankBy::kThroughput;
   } else if (a.rank_by == "cost") {
@@ -164,6 +166,7 @@ int run_search(SearchArguments& a) {
   TransformerConfig model = finish_model_options(a.model);
   finish_output_options(a.output, {{"--best-plan-file", a.best_plan_path}});
   check_options(a);
+  validate_fp8_dispatch(model, a.options.fp8, a.options.fp8_dispatch);
   check_nodes_option(a.nodes_flag, a.nodes);
   const hw::Catalog catalog = hw::Catalog::open(hw::find_topologies_dir());
   const hw::ClusterSpec cluster = catalog.cluster(a.cluster, "--cluster", overrides);

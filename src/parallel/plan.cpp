@@ -281,18 +281,17 @@ void validate_lora(const TransformerConfig& m, const ParallelPlan& p) {
 
 }  // namespace
 
-namespace {
-
-// FP8 dispatch casts the routed rows as the experts' FP8 GEMMs would: it needs them (src/predict/FP8.md).
-void validate_fp8_dispatch(const TransformerConfig& m, const ParallelPlan& p) {
-  if (!p.fp8_dispatch) return;
-  if (p.fp8 == Fp8Recipe::kNone) {
+void validate_fp8_dispatch(const TransformerConfig& m, Fp8Recipe fp8, bool fp8_dispatch) {
+  if (!fp8_dispatch) return;
+  if (fp8 == Fp8Recipe::kNone) {
     throw InputError("--fp8-dispatch", "without --fp8", "--fp8 delayed, current or block with --fp8-dispatch");
   }
   if (!m.moe.enabled()) {
     throw InputError("--fp8-dispatch", fmt::format("for {}, which has no experts", m.name), "a model with experts");
   }
 }
+
+namespace {
 
 // Expert parallelism and what an MoE model is run with (MOE.md): Megatron-Core's alltoall dispatcher, fused
 // kernels, sequence parallelism with tp > 1 (Megatron-Core requires it), expert tensor parallelism with
@@ -416,7 +415,7 @@ void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world)
   validate_offload(p);
   validate_lora(m, p);
   validate_experts(m, p);
-  validate_fp8_dispatch(m, p);
+  validate_fp8_dispatch(m, p.fp8, p.fp8_dispatch);
   require_at_least(p.micro_batch, 1, "--micro-batch");
   require_at_most(p.micro_batch, kMaxMicroBatch, "--micro-batch");
   require_at_least(p.global_batch, 1, "--global-batch");

@@ -131,6 +131,8 @@ struct LayerRange {
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the
 // offending value (--tp, --pp, --dp, --cp, --global-batch, ...) and what would be accepted.
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world);
+// The part of it search and compare check once for all their plans: --fp8-dispatch needs --fp8 and experts.
+void validate_fp8_dispatch(const TransformerConfig& m, Fp8Recipe fp8, bool fp8_dispatch);
 
 // A model and a plan that passed validate_plan together: made once where a plan enters (the flags,
 // a search's enumeration), then taken by the program builder and both engines, which do not check

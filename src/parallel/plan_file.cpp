@@ -20,7 +20,7 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 8> kTopKeys = {"schema_version", "kind",  "model", "plan",
                                                       "cluster",        "nodes", "set",   "note"};
 // Plan keys and the flags they stand for.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kPlanKeys = {
+constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kPlanKeys = {
     {{"world", "--world"},
      {"dp", "--dp"},
      {"tp", "--tp"},
@@ -39,7 +39,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kPlanKey
      {"ep", "--ep"},
      {"etp", "--etp"},
      {"cp", "--cp"},
-     {"cp_comm_type", "--cp-comm-type"}}};
+     {"cp_comm_type", "--cp-comm-type"},
+     {"fp8", "--fp8"},
+     {"fp8_dispatch", "--fp8-dispatch"}}};
 
 std::string key_list(const auto& keys) {
   std::string out;
@@ -131,6 +133,8 @@ PlanFileFields read_plan(const json& value, const std::string& file) {
   read_plan_value(plan, "etp", f.etp);
   read_plan_value(plan, "cp", f.cp);
   read_plan_value(plan, "cp_comm_type", f.cp_comm_type);
+  read_plan_value(plan, "fp8", f.fp8);
+  read_plan_value(plan, "fp8_dispatch", f.fp8_dispatch);
   return f;
 }
 
@@ -192,6 +196,8 @@ nlohmann::ordered_json plan_file_json(const TransformerConfig& model, const Para
     plan["cp"] = p.cp;
     plan["cp_comm_type"] = name(p.cp_comm);
   }
+  if (p.fp8 != Fp8Recipe::kNone) plan["fp8"] = name(p.fp8);  // only in FP8, likewise
+  if (p.fp8_dispatch) plan["fp8_dispatch"] = true;
   nlohmann::ordered_json doc = {{"schema_version", kPlanFileSchemaVersion}, {"kind", "commscale-plan"}};
   if (!note.empty()) doc["note"] = note;
   doc["model"] = nlohmann::ordered_json(model_to_json(model));

@@ -9,7 +9,8 @@
 //    "plan": {"tp": 2, "pp": 2, "dp": 4, "world": 16, "sp": true, "zero": 1, "recompute": "selective",
 //             "flash_attn": true, "kernels": "fused", "micro_batch": 1, "global_batch": 64,
 //             "schedule": "1f1b", "chunks": 1, "order": "tp-dp-pp", "bucket_mib": 25, "ep": 1 (written when not 1),
-//             "etp": 1 (written when not 1), "cp": 1, "cp_comm_type": "p2p" (written when cp is not 1)},
+//             "etp": 1 (written when not 1), "cp": 1, "cp_comm_type": "p2p" (written when cp is not 1),
+//             "fp8": "delayed" (written when not "none"), "fp8_dispatch": true (written when true)},
 //    "cluster": "hgx-a100" | PATH, "nodes": 2, "set": ["network.nic_rate_Gbps=400"], "note": "..."}
 //
 // schema_version, kind and model are required; every plan key is optional (the flag's default). Paths
@@ -38,8 +39,8 @@ struct PlanFileModel {
 // The plan's keys, as given (absent: the flag's default). Values are checked where the flags' are.
 struct PlanFileFields {
   std::optional<int> world, dp, tp, pp, zero, micro_batch, global_batch, chunks, ep, etp, cp;
-  std::optional<bool> sp, flash_attn;
-  std::optional<std::string> recompute, kernels, schedule, order, cp_comm_type;
+  std::optional<bool> sp, flash_attn, fp8_dispatch;
+  std::optional<std::string> recompute, kernels, schedule, order, cp_comm_type, fp8;
   std::optional<double> bucket_mib;
 };
 

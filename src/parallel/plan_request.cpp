@@ -23,7 +23,7 @@ struct PlanKey {
 };
 
 // In the plan file's key order.
-std::array<PlanKey, 15> plan_keys(const PlanRequest& r) {
+std::array<PlanKey, 21> plan_keys(const PlanRequest& r) {
   const PlanFlags& f = r.plan;
   const PlanFileFields none;
   const PlanFileFields& p = r.plan_file ? r.plan_file->plan : none;
@@ -41,7 +41,13 @@ std::array<PlanKey, 15> plan_keys(const PlanRequest& r) {
            {"--schedule", f.schedule.has_value(), p.schedule.has_value()},
            {"--chunks", f.chunks.has_value(), p.chunks.has_value()},
            {"--order", f.order.has_value(), p.order.has_value()},
-           {"--bucket-mb", f.bucket_mib.has_value(), p.bucket_mib.has_value()}}};
+           {"--bucket-mb", f.bucket_mib.has_value(), p.bucket_mib.has_value()},
+           {"--ep", f.ep.has_value(), p.ep.has_value()},
+           {"--etp", f.etp.has_value(), p.etp.has_value()},
+           {"--cp", f.cp.has_value(), p.cp.has_value()},
+           {"--cp-comm-type", f.cp_comm_type.has_value(), p.cp_comm_type.has_value()},
+           {"--fp8", f.fp8.has_value(), p.fp8.has_value()},
+           {"--fp8-dispatch", f.fp8_dispatch.has_value(), p.fp8_dispatch.has_value()}}};
 }
 
 // The flag's value if given, else the plan file's, else the default.
@@ -52,9 +58,11 @@ T pick(const std::optional<T>& flag, const std::optional<U>& file, const T& fall
   return fallback;
 }
 
+bool plan_file_fp8(const PlanRequest& r) { return r.plan_file && r.plan_file->plan.fp8.has_value(); }
+
 MegatronPeers peers_of(const PlanRequest& r) {
   return {r.model.shape.kv_heads.has_value(), r.plan.recompute.has_value(), r.plan.zero.has_value(),
-          r.plan.chunks.has_value(),          r.plan.schedule.has_value(),  r.plan.fp8.has_value()};
+          r.plan.chunks.has_value(),          r.plan.schedule.has_value(),  r.plan.fp8.has_value() || plan_file_fp8(r)};
 }
 
 ModelSource source_of(const PlanRequest& r) {
@@ -131,8 +139,8 @@ CheckedPlan plan_of(const PlanRequest& r) {
   p.ep = pick(f.ep, file.ep, d.ep);
   p.etp = pick(f.etp, file.etp, d.etp);
   p.lora = resolve_lora(f);
-  p.fp8 = parse_fp8_recipe(f.fp8.value_or(d.fp8), "--fp8");
-  p.fp8_dispatch = f.fp8_dispatch.value_or(d.fp8_dispatch);
+  p.fp8 = parse_fp8_recipe(pick(f.fp8, file.fp8, d.fp8), "--fp8");
+  p.fp8_dispatch = pick(f.fp8_dispatch, file.fp8_dispatch, d.fp8_dispatch);
   p.flash_attention = pick(f.flash_attention, file.flash_attn, d.flash_attention);
   p.kernels = parse_kernel_set(pick(f.kernels, file.kernels, d.kernels), "--kernels");
   p.micro_batch = pick(f.micro_batch, file.micro_batch, d.micro_batch);

@@ -36,6 +36,7 @@ CompareInputs fitted_to(const CompareInputs& in, const hw::ClusterSpec& cluster,
   out.model.dtype = choices.dtype;
   out.search.flash_attention = choices.flash_attention;
   out.search.fp8 = choices.fp8;
+  out.search.fp8_dispatch = in.search.fp8_dispatch && choices.fp8 != Fp8Recipe::kNone;  // bf16 rows where no FP8
   return out;
 }
 

@@ -300,6 +300,7 @@ void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const Searc
       p.optimizer = o.optimizer;
       p.lora = o.lora;
       p.fp8 = o.fp8;
+      p.fp8_dispatch = o.fp8_dispatch;
       p.overlap_grad_reduce = o.overlap_grad_reduce;
       p.framework = o.framework;
       p.order = o.order;
@@ -514,6 +515,7 @@ std::string describe_plan(const ParallelPlan& p) {
   if (p.offload_activations) s += " offload-act";
   if (p.lora.enabled()) s += fmt::format(" lora r{}{}", p.lora.rank, p.lora.base_bits == 4 ? " nf4" : "");
   if (p.fp8 != Fp8Recipe::kNone) s += fmt::format(" fp8 {}", name(p.fp8));
+  if (p.fp8_dispatch) s += " fp8-dispatch";
   return s;
 }
 
@@ -540,6 +542,7 @@ std::string plan_flags(const ParallelPlan& p) {
                      name(p.lora.targets));
   }
   if (p.fp8 != Fp8Recipe::kNone) s += fmt::format(" --fp8 {}", name(p.fp8));
+  if (p.fp8_dispatch) s += " --fp8-dispatch";
   return s;
 }
 

@@ -57,6 +57,7 @@ struct SearchOptions {
   bool memory_saving = true;  // when nothing fits: adam8bit, then offload (above)
   LoraSpec lora;              // every plan fine-tunes with LoRA (only when asked: --lora-rank)
   Fp8Recipe fp8 = Fp8Recipe::kNone;  // every plan trains its linear layers in FP8 (only when asked: --fp8)
+  bool fp8_dispatch = false;         // and dispatches its experts' rows in FP8 (--fp8-dispatch)
   // Context-parallel sizes enumerated (--cp 1,2,4: only when asked; a dense model's plans with cp > 1 are
   // predicted in full, CONTEXT_PARALLEL.md), and how their attention exchanges keys and values.
   std::vector<int> cp = {1};

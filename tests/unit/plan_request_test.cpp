@@ -140,6 +140,37 @@ TEST(PlanRequest, AnErrorInAPlanFileValueNamesTheFileAndKey) {
   EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"best.json: plan.schedule (as --schedule): "}));
 }
 
+// The keys of the plan kinds added later (experts, context parallelism, FP8) take the same precedence and
+// are named by the file alike.
+TEST(PlanRequest, ExpertContextAndFp8KeysOfAPlanFile) {
+  PlanRequest r = tiny_request();
+  r.model.preset = "tiny-moe";
+  PlanFileFields file;
+  file.dp = 4;
+  file.ep = 2;
+  file.fp8 = "delayed";
+  file.fp8_dispatch = true;
+  r.plan_file = plan_file(file);
+  const CheckedPlan c = resolve(r);
+  EXPECT_EQ(c.plan().ep, 2);
+  EXPECT_EQ(c.plan().fp8, Fp8Recipe::kDelayed);
+  EXPECT_TRUE(c.plan().fp8_dispatch);
+  EXPECT_TRUE(flags_over_plan_file(r).empty());
+  r.plan.fp8 = "current";
+  EXPECT_EQ(resolve(r).plan().fp8, Fp8Recipe::kCurrent);
+  EXPECT_EQ(flags_over_plan_file(r), std::vector<std::string>{"--fp8"});
+  EXPECT_TRUE(plan_value_given(r, "--fp8-dispatch"));
+  r.plan.fp8.reset();
+  r.plan_file->plan.fp8 = "fast";
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"best.json: plan.fp8 (as --fp8): "}));
+  r.plan_file->plan.fp8 = "delayed";
+  r.plan_file->plan.ep = 3;
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"best.json: plan.ep (as --ep): "}));
+  r.plan_file->plan.ep.reset();
+  r.plan_file->plan.cp = 3;
+  EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"best.json: plan."}));
+}
+
 TEST(PlanRequest, TheFrameworkSetsWhatNeitherAFlagNorThePlanFileGave) {
   PlanRequest r = tiny_request();
   r.plan.framework = "pytorch-fsdp";  // eager kernels, flash attention, AdamW, ZeRO 3, overlapped reduction
