@@ -117,6 +117,8 @@ def regimes(row, plan, gpu):
     tags = [f"gpu {gpu}", f"framework {row['framework']}", "one node" if nodes == 1 else "several nodes"]
     for name in ("tp", "pp", "dp"):
         tags.append(f"{name} > 1" if plan[name] > 1 else f"{name} = 1")
+    if plan.get("ep", 1) > 1:  # written only for a model with experts split
+        tags.append("ep > 1")
     return tags
 
 

@@ -72,6 +72,10 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
                "Megatron-LM: weight gradients added into the main gradients by a kernel per microbatch, not by the "
                "weight-gradient GEMM (as Megatron-LM did before 2022-02)")
       ->group(kGroup);
+  cmd.add_flag("--moe-grouped-gemm", a->moe_grouped_gemm,
+               "Megatron-LM: a rank's local experts as one grouped GEMM (TransformerEngine's GroupedLinear), as "
+               "commscale always runs them")
+      ->group(kGroup);
   cmd.add_option("--fp8-format", a->fp8_format,
                  "Megatron-LM: FP8 linear layers, hybrid (E4M3 forward, E5M2 gradients) or e4m3 (as --fp8)")
       ->group(kGroup);

@@ -74,7 +74,8 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--experts,--num-experts", a->moe.experts, "routed experts of each MoE layer (0: a dense model)")
       ->group(moe);
   cmd.add_option("--top-k,--moe-router-topk", a->moe.top_k, "experts each token is routed to")->group(moe);
-  cmd.add_option("--expert-ffn,--moe-ffn-hidden-size", a->moe.expert_ffn, "a routed expert's MLP inner size")
+  cmd.add_option("--expert-ffn,--moe-ffn-hidden-size", a->moe.expert_ffn,
+                 "a routed expert's MLP inner size (default: --ffn's, as Megatron-LM's)")
       ->group(moe);
   cmd.add_option("--shared-ffn,--moe-shared-expert-intermediate-size", a->moe.shared_ffn,
                  "the shared experts' MLP inner size, summed (0: none)")

@@ -30,6 +30,7 @@ struct MegatronArguments {
   bool distributed_optimizer = false;
   bool overlap_grad_reduce = false;
   bool no_gradient_accumulation_fusion = false;
+  bool moe_grouped_gemm = false;  // what commscale runs anyway: read, nothing to convert
   bool group_query_attention = false;
   bool swiglu = false;
   std::string normalization;

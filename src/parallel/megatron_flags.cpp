@@ -18,12 +18,10 @@ constexpr std::array<std::string_view, 8> kUnmodelledWithValue = {"--pipeline-mo
                                                                   "--attention-backend",
                                                                   "--ddp-bucket-size",
                                                                   "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 10> kUnmodelledFlags = {
-    "--overlap-param-gather", "--tp-comm-overlap",
-    "--moe-grouped-gemm",     "--squared-relu",
-    "--apply-layernorm-1p",   "--no-position-embedding",
-    "--add-qkv-bias",         "--qk-layernorm",
-    "--use-torch-fsdp2",      "--defer-embedding-wgrad-compute"};
+constexpr std::array<std::string_view, 9> kUnmodelledFlags = {
+    "--overlap-param-gather", "--tp-comm-overlap",       "--squared-relu",
+    "--apply-layernorm-1p",   "--no-position-embedding", "--add-qkv-bias",
+    "--qk-layernorm",         "--use-torch-fsdp2",       "--defer-embedding-wgrad-compute"};
 // Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
 // hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
 constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",

@@ -2,11 +2,11 @@
 
 // How the executor lays out a GEMM's matrices in memory (runtime/cuda/cublaslt_gemm.cpp). A Gemm computes
 // C[m x n] = A^T B with A k x m and B k x n; each of the three is column-major with one of its two dimensions
-// as its leading one. cuBLASLt's tensor-core kernels want every leading dimension a multiple of 16 bytes: at
-// 273 rows (Qwen1.5-MoE's 60 experts at top 4) a leading dimension of 273 bf16 values made a layer's GEMMs 2.4x
-// (median) to 5.6x slower on an H100 (results/gpu1-2026-12-07-gemm-align). A framework never has the tokens as a
-// leading dimension: PyTorch stores activations token-major (the hidden size leading) and picks its calls'
-// transposes to match (forward TN, dgrad NN, wgrad NT). So here:
+// as its leading one. cuBLASLt's tensor-core kernels want every leading dimension a multiple of 16 bytes: a
+// leading dimension of 273 bf16 values (like the 274 rows each of Qwen1.5-MoE's 60 experts gets at top 4) made
+// a layer's GEMMs 2.4x (median) to 5.6x slower on an H100 than 272 (results/gpu1-2026-12-07-gemm-align). A framework
+// never has the tokens as a leading dimension: PyTorch stores activations token-major (the hidden size leading) and
+// picks its calls' transposes to match (forward TN, dgrad NN, wgrad NT). So here:
 //
 //  - each matrix leads with the GEMM's usual dimension (k for A and B, m for C: the TN call) when that one is a
 //    multiple of 16 bytes or the other is not; else with the other (A with m, B with n, C with n), which is how

@@ -8,7 +8,7 @@
 //    experts' in place of the MLP's, the router staying in the model's type) become FP8 with fp32 accumulate
 //    and a bf16 output: forward E4M3 x E4M3, dgrad E5M2 (the output gradient) x E4M3 (the weight), wgrad E4M3
 //    (the input) x E5M2 (the output gradient), each dimension padded to a multiple of 16 as TE pads an
-//    expert's rows (Qwen1.5-MoE's 273 to 288; cuBLASLt has no FP8 kernel otherwise). Attention's products
+//    expert's rows (Qwen1.5-MoE's 274 to 288; cuBLASLt has no FP8 kernel otherwise). Attention's products
 //    and the logits stay in the model's type, as TE's and Megatron-LM's defaults keep them;
 //  - before each FP8 GEMM whose input is not FP8 yet, a cast kernel: the forward GEMM's input and the dgrad's
 //    output gradient, read in the model's type and written as two FP8 copies (TE's fused cast-transpose: the

@@ -143,6 +143,9 @@ void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) 
   if (o.positions) m.positions = *o.positions;
   if (o.linear_bias) m.linear_bias = *o.linear_bias;
   if (o.tied_embeddings) m.tied_embeddings = *o.tied_embeddings;
+  // Megatron-LM's rule: an expert's MLP is the dense MLP's size (--ffn-hidden-size) where no size is given for
+  // it (--moe-ffn-hidden-size, --expert-ffn).
+  if (m.moe.experts > 0 && m.moe.expert_ffn == 0) m.moe.expert_ffn = m.ffn;
 }
 
 TransformerConfig model_from_document(const json& doc, std::string_view origin, std::optional<std::int64_t> seq) {

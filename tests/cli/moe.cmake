@@ -16,6 +16,13 @@ expect_equal(${experts} 8 "model.moe.experts")
 # The plan's all-to-alls per rank: 7 MoE layers x 2 microbatches x (dispatch + combine, forward and backward).
 group_traffic("${plan_json}" ep planned_count planned_bytes)
 expect_equal(${planned_count} 56 "the plan's all-to-alls per rank")
+# Megatron-LM's --moe-grouped-gemm is what commscale runs anyway: accepted, the same plan.
+commscale_run(EXPECT 0 OUTPUT grouped_json ARGS plan ${plan_args} --moe-grouped-gemm --json)
+group_traffic("${grouped_json}" ep grouped_count grouped_bytes)
+expect_equal("${grouped_count} ${grouped_bytes}" "${planned_count} ${planned_bytes}" "--moe-grouped-gemm's all-to-alls")
+string(JSON grouped_flops GET "${grouped_json}" hardware_flops_per_step)
+string(JSON planned_flops GET "${plan_json}" hardware_flops_per_step)
+expect_equal("${grouped_flops}" "${planned_flops}" "--moe-grouped-gemm's FLOPs per step")
 
 # train on 4 CPU ranks: the same all-to-alls, counted over the ranks, of the same size.
 commscale_run(EXPECT 0 RANKS 4 OUTPUT out ARGS train --backend cpu ${plan_args} --steps 1 --warmup 1 -J train.json)

@@ -17,6 +17,7 @@
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
 #include "program/checker.hpp"
+#include "traffic_test_support.hpp"
 #include "workload/memory.hpp"
 #include "workload/presets.hpp"
 
@@ -97,11 +98,7 @@ TransformerConfig long_tiny() {
   return m;
 }
 
-std::map<std::string, GroupTraffic> traffic(const ProgramSet& set, int rank) {
-  std::map<std::string, GroupTraffic> out;
-  for (const GroupTraffic& t : stage_traffic(set, rank)) out[t.group + " " + t.kind] = t;
-  return out;
-}
+using commscale::testing::traffic;
 
 TEST(ContextParallel, RingExchangesCountedByHand) {
   const TransformerConfig m = long_tiny();

@@ -1,6 +1,6 @@
 // How the executor lays out a GEMM (program/gemm_storage.hpp): the TN call where every leading dimension is a
 // multiple of 16 bytes, and the token count kept out of the leading dimensions where it is not, as
-// PyTorch's token-major tensors keep it: the three GEMMs of an expert's linear layer at Qwen1.5-MoE's 273 rows.
+// PyTorch's token-major tensors keep it: the three GEMMs of an expert's linear layer at 273 rows.
 #include <gtest/gtest.h>
 
 #include "program/gemm_storage.hpp"
@@ -38,9 +38,8 @@ TEST(GemmStorage, TheRowCountNeverLeads) {
 
 // FP8 GEMMs run TN only on Hopper and Ada: the layout is never changed (their dimensions are padded to 16).
 TEST(GemmStorage, Fp8KeepsTheTnCall) {
-  const Gemm fp8 =
-      fp8_gemm(make_gemm(273, 2816, 2048, 60, DataType::kBFloat16), DataType::kFp8E4M3, DataType::kFp8E4M3,
-               DataType::kBFloat16);
+  const Gemm fp8 = fp8_gemm(make_gemm(273, 2816, 2048, 60, DataType::kBFloat16), DataType::kFp8E4M3, DataType::kFp8E4M3,
+                            DataType::kBFloat16);
   EXPECT_EQ(gemm_storage(fp8), kTn);
 }
 

@@ -18,6 +18,7 @@
 #include "parallel/program_builder.hpp"
 #include "parallel/rank_layout.hpp"
 #include "program/checker.hpp"
+#include "traffic_test_support.hpp"
 #include "workload/flops.hpp"
 #include "workload/hf_config.hpp"
 #include "workload/layer_ops.hpp"
@@ -142,11 +143,7 @@ ProgramCheck varied_check(const TransformerConfig& m, ParallelPlan p, int index)
   return check_program(build_program(CheckedPlan(m, p)));
 }
 
-std::map<std::string, GroupTraffic> traffic(const ProgramSet& set, int rank) {
-  std::map<std::string, GroupTraffic> out;
-  for (const GroupTraffic& t : stage_traffic(set, rank)) out[t.group + " " + t.kind] = t;
-  return out;
-}
+using commscale::testing::traffic;
 
 TEST(Moe, AllToAllsAndExpertGradientsCountedByHand) {
   // tiny-moe, dp 2 x tp 2 x pp 2, ep 2, 4 microbatches, one gradient bucket per stage.

@@ -144,13 +144,14 @@ TEST(PlanRequest, AnErrorInAPlanFileValueNamesTheFileAndKey) {
 // are named by the file alike.
 TEST(PlanRequest, ExpertContextAndFp8KeysOfAPlanFile) {
   PlanRequest r = tiny_request();
-  r.model.preset = "tiny-moe";
+  r.model.preset.reset();  // the file's model
   PlanFileFields file;
   file.dp = 4;
   file.ep = 2;
   file.fp8 = "delayed";
   file.fp8_dispatch = true;
   r.plan_file = plan_file(file);
+  r.plan_file->model.preset = "tiny-moe";
   const CheckedPlan c = resolve(r);
   EXPECT_EQ(c.plan().ep, 2);
   EXPECT_EQ(c.plan().fp8, Fp8Recipe::kDelayed);
@@ -169,6 +170,18 @@ TEST(PlanRequest, ExpertContextAndFp8KeysOfAPlanFile) {
   r.plan_file->plan.ep.reset();
   r.plan_file->plan.cp = 3;
   EXPECT_TRUE(throws_input_error([&] { (void)resolve(r); }, {"best.json: plan."}));
+}
+
+// Experts given by flags alone (--experts, Megatron-LM's --num-experts) take the dense MLP's size unless theirs
+// is given, as Megatron-LM's --moe-ffn-hidden-size defaults to --ffn-hidden-size.
+TEST(PlanRequest, AnExpertsMlpIsTheDenseOnesUnlessGiven) {
+  PlanRequest r = tiny_request();
+  r.model.shape.experts = 4;
+  r.model.shape.top_k = 2;
+  const CheckedPlan c = resolve(r);
+  EXPECT_EQ(c.model().moe.expert_ffn, c.model().ffn);
+  r.model.shape.expert_ffn = 64;
+  EXPECT_EQ(resolve(r).model().moe.expert_ffn, 64);
 }
 
 TEST(PlanRequest, TheFrameworkSetsWhatNeitherAFlagNorThePlanFileGave) {
@@ -340,6 +353,7 @@ TEST(PlanRequest, MegatronFlagsRefusedByNameAreListed) {
   EXPECT_FALSE(has(rejected.unmodelled_with_value, "--expert-tensor-parallel-size"));  // --etp
   EXPECT_FALSE(has(rejected.unmodelled_with_value, "--context-parallel-size"));  // --cp
   EXPECT_TRUE(has(rejected.unmodelled_switches, "--tp-comm-overlap"));
+  EXPECT_FALSE(has(rejected.unmodelled_switches, "--moe-grouped-gemm"));  // what commscale's experts run
   EXPECT_TRUE(has(rejected.training_with_value, "--lr"));
   // Converted flags are not refused: --fp8 is commscale's own (RECIPE), --fp8-format converts.
   EXPECT_FALSE(has(rejected.unmodelled_switches, "--overlap-grad-reduce"));

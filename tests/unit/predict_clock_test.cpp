@@ -28,12 +28,12 @@ nlohmann::json with_clock() {
   })");
 }
 
-CalibrationProfile parse(const nlohmann::json& doc) {
+CalibrationProfile parse_profile(const nlohmann::json& doc) {
   return parse_calibration(doc, "cal.json", hw::testing::catalog());
 }
 
 TEST(Clock, CurveIsReadSortedAndWrittenBack) {
-  const CalibrationProfile p = parse(with_clock());
+  const CalibrationProfile p = parse_profile(with_clock());
   ASSERT_EQ(p.clock.points.size(), 3u);
   EXPECT_DOUBLE_EQ(p.clock.points.front().gemm_share, 0.2);
   EXPECT_DOUBLE_EQ(p.clock.points.back().gemm_share, 1.0);
@@ -46,32 +46,32 @@ TEST(Clock, CurveIsReadSortedAndWrittenBack) {
   // A profile without a curve is written back without one.
   nlohmann::json doc = with_clock();
   doc.erase("clock");
-  EXPECT_FALSE(calibration_to_json(parse(doc)).contains("clock"));
+  EXPECT_FALSE(calibration_to_json(parse_profile(doc)).contains("clock"));
 }
 
 TEST(Clock, ErrorsNameTheFileAndTheKey) {
   nlohmann::json doc = with_clock();
   doc["clock"]["points"][0]["gemm_share"] = 1.5;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "clock.points[0].gemm_share"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"cal.json", "clock.points[0].gemm_share"}));
   doc = with_clock();
   doc["clock"]["points"][1]["speedup"] = 0;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points[1].speedup"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"clock.points[1].speedup"}));
   doc = with_clock();
   doc["clock"]["points"][2]["gemm_share"] = 1.0;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points", "twice"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"clock.points", "twice"}));
   doc = with_clock();
   doc["clock"]["points"] = nlohmann::json::array();
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points", "empty"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"clock.points", "empty"}));
   doc = with_clock();
   doc["clock"]["watts"] = 700;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock", "watts"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"clock", "watts"}));
   doc = with_clock();
   doc["clock"].erase("source");
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock", "source"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_profile(doc); }, {"clock", "source"}));
 }
 
 TEST(Clock, SpeedupIsLinearBetweenSharesAndFlatBeyond) {
-  const ClockModel m(parse(with_clock()).clock);
+  const ClockModel m(parse_profile(with_clock()).clock);
   EXPECT_DOUBLE_EQ(m.speedup(1.0), 1.0);
   EXPECT_DOUBLE_EQ(m.speedup(0.6), 1.1);
   EXPECT_NEAR(m.speedup(0.8), 1.05, 1e-12);
@@ -82,7 +82,7 @@ TEST(Clock, SpeedupIsLinearBetweenSharesAndFlatBeyond) {
 
 TEST(Clock, AppliesToTheGpuItWasMeasuredOn) {
   const hw::Catalog& catalog = hw::testing::catalog();
-  const auto profile = std::make_shared<const CalibrationProfile>(parse(with_clock()));
+  const auto profile = std::make_shared<const CalibrationProfile>(parse_profile(with_clock()));
   const Target h200 = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
   EXPECT_FALSE(h200.clock.empty());
   const Target a100 = make_target(catalog, catalog.cluster("hgx-a100", "test"), 1, profile);
@@ -96,10 +96,10 @@ TEST(Clock, AppliesToTheGpuItWasMeasuredOn) {
 // prediction is faster than without the curve, by no more than the GEMMs' share of it.
 TEST(Clock, PredictionRunsGemmsAtTheirShareSpeedup) {
   const hw::Catalog& catalog = hw::testing::catalog();
-  const auto profile = std::make_shared<const CalibrationProfile>(parse(with_clock()));
+  const auto profile = std::make_shared<const CalibrationProfile>(parse_profile(with_clock()));
   nlohmann::json no_curve = with_clock();
   no_curve.erase("clock");
-  const auto plain = std::make_shared<const CalibrationProfile>(parse(no_curve));
+  const auto plain = std::make_shared<const CalibrationProfile>(parse_profile(no_curve));
   const Target clocked = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
   const Target rows = make_target(catalog, catalog.cluster("h200x2", "test"), 1, plain);
   TransformerConfig m = find_preset("gpt3-125m", "test");

@@ -25,7 +25,7 @@ namespace {
 using testing::plan;
 using testing::target;
 
-struct Case {
+struct StageCase {
   std::string cluster;
   std::string model;
   ParallelPlan plan;
@@ -36,8 +36,8 @@ ParallelPlan with(ParallelPlan p, auto&& change) {
   return p;
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<StageCase> cases() {
+  std::vector<StageCase> out;
   out.push_back({"hgx-a100", "gpt3-1.3b", plan(8, 1, 1, 64)});
   out.push_back({"hgx-a100", "gpt3-1.3b", plan(2, 2, 2, 32)});
   out.push_back({"hgx-a100", "gpt3-1.3b", with(plan(1, 4, 2, 16), [](ParallelPlan& p) {
@@ -117,12 +117,12 @@ TEST(StageModel, WaitsAfterPipelineTransfersAsTheFullSimulationDoes) {
 // A grid over the plan's choices on one HGX A100 node: every layout below with each schedule (1F1B;
 // with pp > 1 also GPipe and interleaved with 2 chunks), and under each, four variants that take ZeRO
 // 0-3 (0 without dp), recompute none/selective/full, fused/eager kernels and sp (with tp > 1) in turn.
-std::vector<Case> grid() {
+std::vector<StageCase> grid() {
   struct Layout {
     int dp, tp, pp;
   };
   const std::vector<Layout> layouts = {{8, 1, 1}, {4, 2, 1}, {2, 4, 1}, {4, 1, 2}, {2, 2, 2}, {1, 2, 4}, {2, 1, 4}};
-  std::vector<Case> out;
+  std::vector<StageCase> out;
   for (const Layout& l : layouts) {
     std::vector<std::pair<ScheduleKind, int>> schedules = {{ScheduleKind::k1F1B, 1}};
     if (l.pp > 1) {
@@ -146,7 +146,7 @@ std::vector<Case> grid() {
   return out;
 }
 
-std::string describe(const Case& c) {
+std::string describe(const StageCase& c) {
   const ParallelPlan& p = c.plan;
   return fmt::format("{} {} dp{} tp{} pp{} {} x{} zero{} recompute {} {} kernels{}", c.cluster, c.model, p.dp, p.tp,
                      p.pp, name(p.schedule), p.chunks, p.zero_stage, name(p.recompute), name(p.kernels),
@@ -164,7 +164,7 @@ struct Differences {
   }
 };
 
-Differences check(const Case& c) {
+Differences check(const StageCase& c) {
   const Target t = target(c.cluster);
   const TransformerConfig m = find_preset(c.model, "test");
   const Prediction full = predict_step(prepare_for(CheckedPlan(m, c.plan), t, {}), t);
@@ -187,7 +187,7 @@ Differences check(const Case& c) {
 }
 
 TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
-  for (const Case& c : cases()) {
+  for (const StageCase& c : cases()) {
     SCOPED_TRACE(describe(c));
     const Differences d = check(c);
     EXPECT_LE(d.step, 0.02);
@@ -214,7 +214,7 @@ TEST(StageModel, WithinTwoPercentOfTheFullSimulation) {
 TEST(StageModel, AgreesWithTheFullSimulationOverAGridOfPlans) {
   constexpr double kLargest = 0.0065;
   Differences largest;
-  for (const Case& c : grid()) {
+  for (const StageCase& c : grid()) {
     SCOPED_TRACE(describe(c));
     const Differences d = check(c);
     EXPECT_LE(d.step, kLargest);
@@ -238,18 +238,19 @@ TEST(StageModel, TheComputeBoundIsBelowEveryPlansStep) {
     "machine": {"gpu": "h200-sxm", "source": "test"}, "clock": {"gemm": "bf16 2048 x 8192 x 2048", "source": "test",
     "points": [{"gemm_share": 0.2, "speedup": 1.3}, {"gemm_share": 1.0, "speedup": 1.0}]}})");
   const auto clocked = std::make_shared<const CalibrationProfile>(parse_calibration(doc, "clock.json", catalog));
-  struct Case {
+  struct StageCase {
     Target target;
     std::string model;
     std::vector<int> cp = {1};
   };
   // Dense plans by the stage model; plans with experts or context parallelism predicted in full, bound by their
   // compute ops alone.
-  const std::vector<Case> cases = {{target("hgx-a100"), "gpt3-1.3b"},
-                                   {target("hgx-a100", 2), "gpt3-1.3b"},
-                                   {make_target(catalog, catalog.cluster("h200x2", "test"), 1, clocked), "gpt3-125m"},
-                                   {target("hgx-h100"), "tiny-moe"},
-                                   {target("hgx-a100"), "gpt3-125m", {2, 4}}};
+  const std::vector<StageCase> cases = {
+      {target("hgx-a100"), "gpt3-1.3b"},
+      {target("hgx-a100", 2), "gpt3-1.3b"},
+      {make_target(catalog, catalog.cluster("h200x2", "test"), 1, clocked), "gpt3-125m"},
+      {target("hgx-h100"), "tiny-moe"},
+      {target("hgx-a100"), "gpt3-125m", {2, 4}}};
   for (const auto& [t, model, cp] : cases) {
     const TransformerConfig m = find_preset(model, "test");
     SearchOptions o;

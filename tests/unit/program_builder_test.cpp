@@ -12,6 +12,7 @@
 #include "parallel/plan_summary.hpp"
 #include "parallel/program_builder.hpp"
 #include "program/checker.hpp"
+#include "traffic_test_support.hpp"
 #include "workload/flops.hpp"
 #include "workload/memory.hpp"
 #include "workload/presets.hpp"
@@ -19,7 +20,7 @@
 namespace commscale {
 namespace {
 
-ParallelPlan plan(int dp, int tp, int pp, int microbatches) {
+ParallelPlan builder_plan(int dp, int tp, int pp, int microbatches) {
   ParallelPlan p;
   p.dp = dp;
   p.tp = tp;
@@ -60,7 +61,7 @@ TEST(ProgramBuilder, ManyPlansAreDeadlockFreeAndCountTheRightFlops) {
           if (schedule == ScheduleKind::kInterleaved && pp == 1) continue;
           for (int m : {1, 2 * pp}) {
             if (schedule == ScheduleKind::kInterleaved && m % pp != 0) continue;
-            ParallelPlan p = plan(dp, tp, pp, m);
+            ParallelPlan p = builder_plan(dp, tp, pp, m);
             p.schedule = schedule;
             p.chunks = schedule == ScheduleKind::kInterleaved ? 2 : 1;
             // Cycle through the other options so that each appears with every shape.
@@ -94,7 +95,7 @@ TEST(ProgramBuilder, BareStackUntiedAndFp32AreDeadlockFree) {
     if (which == 0) model.vocab = 0;
     if (which == 1) model.tied_embeddings = false;
     if (which == 2) model.dtype = DataType::kFloat32;
-    ParallelPlan p = plan(2, 2, 4, 8);
+    ParallelPlan p = builder_plan(2, 2, 4, 8);
     p.schedule = ScheduleKind::kInterleaved;
     p.chunks = 2;
     p.zero_stage = 3;
@@ -105,16 +106,12 @@ TEST(ProgramBuilder, BareStackUntiedAndFp32AreDeadlockFree) {
   }
 }
 
-std::map<std::string, GroupTraffic> traffic(const ProgramSet& set, int rank) {
-  std::map<std::string, GroupTraffic> out;
-  for (const GroupTraffic& t : stage_traffic(set, rank)) out[t.group + " " + t.kind] = t;
-  return out;
-}
+using commscale::testing::traffic;
 
 TEST(ProgramBuilder, TrafficCountedByHand) {
   // tiny: 8 layers, h = 128, s = 64, V = 1024, bf16. dp 2 x tp 2 x pp 2, 1F1B, m = 4, ZeRO 0.
   const TransformerConfig tiny = find_preset("tiny", "");
-  ParallelPlan p = plan(2, 2, 2, 4);
+  ParallelPlan p = builder_plan(2, 2, 2, 4);
   p.bucket_bytes = Bytes(1 << 30);  // one bucket per stage
   const ProgramSet set = build_program(CheckedPlan(tiny, p));
   ASSERT_EQ(set.programs.size(), 2u);
@@ -148,7 +145,7 @@ TEST(ProgramBuilder, BucketsAndZeroStages) {
   };
   // Buckets of one byte close after every gradient-producing op: per layer fc2, fc1, ln2, proj, qkv,
   // ln1 = 6; stage 0 of pp 2 has 4 layers and the embedding: 25 buckets, once per step (ZeRO 0 and 1).
-  ParallelPlan p = plan(2, 1, 2, 4);
+  ParallelPlan p = builder_plan(2, 1, 2, 4);
   p.bucket_bytes = Bytes(1);
   EXPECT_EQ(count(build_program(CheckedPlan(tiny, p)), 0, "dp all_reduce"), 25u);
   p.zero_stage = 1;
@@ -177,7 +174,7 @@ TEST(ProgramBuilder, OffloadCopiesCountedByHand) {
   // tiny (8 layers, h 128, s 64, V 1024, bf16), dp 2, 4 microbatches of one sequence, ZeRO-3 with the
   // optimizer, the parameters and the activations offloaded.
   const TransformerConfig tiny = find_preset("tiny", "");
-  ParallelPlan p = plan(2, 1, 1, 4);
+  ParallelPlan p = builder_plan(2, 1, 1, 4);
   p.zero_stage = 3;
   p.offload_optimizer = OffloadDevice::kCpu;
   p.offload_params = OffloadDevice::kCpu;
@@ -226,7 +223,7 @@ TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {
   // times its parameters, embedding and tied output copy included.
   const TransformerConfig tiny = find_preset("tiny", "");
   for (ScheduleKind schedule : {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved}) {
-    ParallelPlan p = plan(2, 2, 2, 4);
+    ParallelPlan p = builder_plan(2, 2, 2, 4);
     p.schedule = schedule;
     p.chunks = schedule == ScheduleKind::kInterleaved ? 2 : 1;
     p.kernels = KernelSet::kEager;
@@ -247,7 +244,7 @@ TEST(ProgramBuilder, EagerKernelsAccumulateEveryMicrobatchButTheFirst) {
 
 TEST(ProgramBuilder, NamesStreamsAndDependencies) {
   const TransformerConfig tiny = find_preset("tiny", "");
-  ParallelPlan p = plan(1, 2, 2, 2);
+  ParallelPlan p = builder_plan(1, 2, 2, 2);
   const ProgramSet set = build_program(CheckedPlan(tiny, p));
   const std::vector<Op>& stage1 = ops_of(set, 2);  // rank 2 = tp 0 of stage 1
   // Stage 1 starts by receiving microbatch 0, and its first layer op waits for that receive.
@@ -272,7 +269,7 @@ TEST(ProgramBuilder, NamesStreamsAndDependencies) {
 }
 
 TEST(ProgramBuilder, Gpt3_175bOn1024RanksBuildsAndChecksFast) {
-  ParallelPlan p = plan(8, 8, 16, 64);
+  ParallelPlan p = builder_plan(8, 8, 16, 64);
   p.sequence_parallel = true;
   p.zero_stage = 1;
   const auto start = std::chrono::steady_clock::now();

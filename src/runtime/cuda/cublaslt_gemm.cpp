@@ -85,8 +85,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Gemm& g) {
   // call's (m, n, k); C stored n x m is C^T = B^T A, the call's (n, m, k) with the operands swapped.
   const GemmStorage s = gemm_storage(g);
   p.swap_operands = !s.c_leads_with_m;
-  const auto [first_type, second_type] = p.swap_operands ? std::pair{gemm_b_type(g), g.dtype}
-                                                         : std::pair{g.dtype, gemm_b_type(g)};
+  const auto [first_type, second_type] =
+      p.swap_operands ? std::pair{gemm_b_type(g), g.dtype} : std::pair{g.dtype, gemm_b_type(g)};
   const auto [rows, cols] = p.swap_operands ? std::pair{g.n, g.m} : std::pair{g.m, g.n};
   // The call's first operand must give a rows x k product input: stored k x rows it is transposed.
   const bool first_leads_with_k = p.swap_operands ? s.b_leads_with_k : s.a_leads_with_k;
