@@ -28,12 +28,12 @@ nlohmann::json with_clock() {
   })");
 }
 
-CalibrationProfile parse(const nlohmann::json& doc) {
+CalibrationProfile parse_clock(const nlohmann::json& doc) {
   return parse_calibration(doc, "cal.json", hw::testing::catalog());
 }
 
 TEST(Clock, CurveIsReadSortedAndWrittenBack) {
-  const CalibrationProfile p = parse(with_clock());
+  const CalibrationProfile p = parse_clock(with_clock());
   ASSERT_EQ(p.clock.points.size(), 3u);
   EXPECT_DOUBLE_EQ(p.clock.points.front().gemm_share, 0.2);
   EXPECT_DOUBLE_EQ(p.clock.points.back().gemm_share, 1.0);
@@ -46,28 +46,28 @@ TEST(Clock, CurveIsReadSortedAndWrittenBack) {
   // A profile without a curve is written back without one.
   nlohmann::json doc = with_clock();
   doc.erase("clock");
-  EXPECT_FALSE(calibration_to_json(parse(doc)).contains("clock"));
+  EXPECT_FALSE(calibration_to_json(parse_clock(doc)).contains("clock"));
 }
 
 TEST(Clock, ErrorsNameTheFileAndTheKey) {
   nlohmann::json doc = with_clock();
   doc["clock"]["points"][0]["gemm_share"] = 1.5;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"cal.json", "clock.points[0].gemm_share"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"cal.json", "clock.points[0].gemm_share"}));
   doc = with_clock();
   doc["clock"]["points"][1]["speedup"] = 0;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points[1].speedup"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"clock.points[1].speedup"}));
   doc = with_clock();
   doc["clock"]["points"][2]["gemm_share"] = 1.0;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points", "twice"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"clock.points", "twice"}));
   doc = with_clock();
   doc["clock"]["points"] = nlohmann::json::array();
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock.points", "empty"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"clock.points", "empty"}));
   doc = with_clock();
   doc["clock"]["watts"] = 700;
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock", "watts"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"clock", "watts"}));
   doc = with_clock();
   doc["clock"].erase("source");
-  EXPECT_TRUE(throws_input_error([&] { (void)parse(doc); }, {"clock", "source"}));
+  EXPECT_TRUE(throws_input_error([&] { (void)parse_clock(doc); }, {"clock", "source"}));
 }
 
 TEST(Clock, SpeedupIsLinearBetweenSharesAndFlatBeyond) {
