@@ -74,7 +74,8 @@ struct ParallelPlan {
   bool fp8_dispatch = false;
   // Context parallelism (Megatron-Core's --context-parallel-size and --cp-comm-type, CONTEXT_PARALLEL.md): each
   // sequence split over `cp` ranks, attention exchanging keys and values over them; weights replicated, their
-  // gradients reduced over dp x cp. world = tp x cp x dp x pp, cp laid out after tp (rank_layout.hpp).
+  // gradients reduced over dp x cp (routed experts' over edp, which folds cp in: expert_dp). world = tp x cp x dp
+  // x pp, cp laid out after tp (rank_layout.hpp).
   int cp = 1;
   CpCommType cp_comm = CpCommType::kP2p;
 };
