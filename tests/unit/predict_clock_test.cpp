@@ -71,7 +71,7 @@ TEST(Clock, ErrorsNameTheFileAndTheKey) {
 }
 
 TEST(Clock, SpeedupIsLinearBetweenSharesAndFlatBeyond) {
-  const ClockModel m(parse(with_clock()).clock);
+  const ClockModel m(parse_clock(with_clock()).clock);
   EXPECT_DOUBLE_EQ(m.speedup(1.0), 1.0);
   EXPECT_DOUBLE_EQ(m.speedup(0.6), 1.1);
   EXPECT_NEAR(m.speedup(0.8), 1.05, 1e-12);
@@ -82,7 +82,7 @@ TEST(Clock, SpeedupIsLinearBetweenSharesAndFlatBeyond) {
 
 TEST(Clock, AppliesToTheGpuItWasMeasuredOn) {
   const hw::Catalog& catalog = hw::testing::catalog();
-  const auto profile = std::make_shared<const CalibrationProfile>(parse(with_clock()));
+  const auto profile = std::make_shared<const CalibrationProfile>(parse_clock(with_clock()));
   const Target h200 = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
   EXPECT_FALSE(h200.clock.empty());
   const Target a100 = make_target(catalog, catalog.cluster("hgx-a100", "test"), 1, profile);
@@ -96,10 +96,10 @@ TEST(Clock, AppliesToTheGpuItWasMeasuredOn) {
 // prediction is faster than without the curve, by no more than the GEMMs' share of it.
 TEST(Clock, PredictionRunsGemmsAtTheirShareSpeedup) {
   const hw::Catalog& catalog = hw::testing::catalog();
-  const auto profile = std::make_shared<const CalibrationProfile>(parse(with_clock()));
+  const auto profile = std::make_shared<const CalibrationProfile>(parse_clock(with_clock()));
   nlohmann::json no_curve = with_clock();
   no_curve.erase("clock");
-  const auto plain = std::make_shared<const CalibrationProfile>(parse(no_curve));
+  const auto plain = std::make_shared<const CalibrationProfile>(parse_clock(no_curve));
   const Target clocked = make_target(catalog, catalog.cluster("h200x2", "test"), 1, profile);
   const Target rows = make_target(catalog, catalog.cluster("h200x2", "test"), 1, plain);
   TransformerConfig m = find_preset("gpt3-125m", "test");
