@@ -316,8 +316,8 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   }
   // The dense ranks of a stage, which the experts' layout regroups (ExpertLayout): tp x cp x dp.
   const std::int64_t stage_ranks = std::int64_t{p.tp} * p.cp * p.dp;
-  const std::string dense = p.cp > 1 ? fmt::format("tp {} x cp {} x dp {}", p.tp, p.cp, p.dp)
-                                     : fmt::format("tp {} x dp {}", p.tp, p.dp);
+  const std::string dense =
+      p.cp > 1 ? fmt::format("tp {} x cp {} x dp {}", p.tp, p.cp, p.dp) : fmt::format("tp {} x dp {}", p.tp, p.dp);
   const std::string_view dense_name = p.cp > 1 ? "tp x cp x dp" : "tp x dp";
   if (stage_ranks % p.ep != 0) {
     throw InputError("--ep", fmt::format("{} does not divide {}", p.ep, dense),

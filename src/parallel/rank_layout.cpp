@@ -114,7 +114,8 @@ ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view orde
       cp > 1 ? fmt::format("tp {} x cp {} x dp {}", tp, cp, dp) : fmt::format("tp {} x dp {}", tp, dp);
   const std::string_view dense_name = cp > 1 ? "tp x cp x dp" : "tp x dp";
   if (ep < 1 || stage_ranks % ep != 0) {
-    throw InputError("--ep", fmt::format("{} does not divide {}", ep, dense_text), fmt::format("a divisor of {}", dense_name));
+    throw InputError("--ep", fmt::format("{} does not divide {}", ep, dense_text),
+                     fmt::format("a divisor of {}", dense_name));
   }
   if (etp < 1 || stage_ranks % (std::int64_t{etp} * ep) != 0) {
     throw InputError("--etp", fmt::format("{} x ep {} does not divide {}", etp, ep, dense_text),
