@@ -112,7 +112,7 @@ void add_plan_options(CLI::App& cmd, ModelPlanArguments* a) {
   cmd.add_option("--dp", a->dp, "data-parallel size (default: world / (tp x pp))")->group(group);
   cmd.add_option("--ep,--expert-model-parallel-size", a->plan.ep,
                  "expert-parallel size for a model with experts: each MoE layer's experts split over ep of a stage's "
-                 "tp x dp ranks")
+                 "tp x cp x dp ranks")
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--etp,--expert-tensor-parallel-size", a->plan.etp,

@@ -314,13 +314,18 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
     throw InputError("--ep", fmt::format("{} does not divide the {} experts", p.ep, m.moe.experts),
                      "a divisor of the experts");
   }
-  if ((std::int64_t{p.tp} * p.dp) % p.ep != 0) {
-    throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", p.ep, p.tp, p.dp),
-                     "a divisor of tp x dp: expert-parallel ranks are folded onto a stage's ranks");
+  // The dense ranks of a stage, which the experts' layout regroups (ExpertLayout): tp x cp x dp.
+  const std::int64_t stage_ranks = std::int64_t{p.tp} * p.cp * p.dp;
+  const std::string dense =
+      p.cp > 1 ? fmt::format("tp {} x cp {} x dp {}", p.tp, p.cp, p.dp) : fmt::format("tp {} x dp {}", p.tp, p.dp);
+  const std::string_view dense_name = p.cp > 1 ? "tp x cp x dp" : "tp x dp";
+  if (stage_ranks % p.ep != 0) {
+    throw InputError("--ep", fmt::format("{} does not divide {}", p.ep, dense),
+                     fmt::format("a divisor of {}: expert-parallel ranks are folded onto a stage's ranks", dense_name));
   }
-  if ((std::int64_t{p.tp} * p.dp) % (std::int64_t{p.etp} * p.ep) != 0) {
-    throw InputError("--etp", fmt::format("{} x ep {} does not divide tp {} x dp {}", p.etp, p.ep, p.tp, p.dp),
-                     "an expert-tensor-parallel size whose product with --ep divides tp x dp");
+  if (stage_ranks % (std::int64_t{p.etp} * p.ep) != 0) {
+    throw InputError("--etp", fmt::format("{} x ep {} does not divide {}", p.etp, p.ep, dense),
+                     fmt::format("an expert-tensor-parallel size whose product with --ep divides {}", dense_name));
   }
   if (p.etp > 1) {
     if (m.moe.expert_ffn % p.etp != 0) {
@@ -350,7 +355,7 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
   if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
   if (p.offload_activations) refuse("--offload-activations", "activation offload");
-  (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order, p.etp);  // checks that --order keeps experts in their stage
+  (void)ExpertLayout(p.tp, p.dp, p.pp, p.ep, p.order, p.etp, p.cp);  // checks that --order keeps experts in their stage
 }
 
 }  // namespace
@@ -358,8 +363,8 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
 namespace {
 
 // Context parallelism as modelled (CONTEXT_PARALLEL.md): a sequence that splits into 2 cp equal chunks
-// (Megatron-Core's load-balanced causal split), TransformerEngine's fused attention, a dense model; what is not
-// modelled with it is refused naming its flag.
+// (Megatron-Core's load-balanced causal split), TransformerEngine's fused attention; with experts each cp rank
+// routes its own tokens (MOE.md). What is not modelled with it is refused naming its flag.
 void validate_context(const TransformerConfig& m, const ParallelPlan& p) {
   if (p.cp == 1) {
     if (p.cp_comm != CpCommType::kP2p) {
@@ -381,7 +386,6 @@ void validate_context(const TransformerConfig& m, const ParallelPlan& p) {
     throw InputError("--flash-attn", fmt::format("off with --cp {}", p.cp),
                      "--flash-attn: context parallelism runs TransformerEngine's fused attention");
   }
-  if (m.moe.enabled()) refuse("--cp", fmt::format("{}, a mixture-of-experts model,", m.name));
   if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
   if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
   if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");

@@ -60,8 +60,8 @@ struct ParallelPlan {
   // gradients reduced, their optimizer state kept). With tp 1 and ZeRO 0-2 (validate_plan).
   LoraSpec lora;
   // Expert parallelism (Megatron-Core's --expert-model-parallel-size), for a model with experts: each MoE
-  // layer's routed experts split over `ep` ranks, folded onto the tp x dp ranks of a stage (rank_layout.hpp,
-  // ExpertLayout); etp x ep divides tp x dp, ep divides the experts.
+  // layer's routed experts split over `ep` ranks, folded onto the tp x cp x dp ranks of a stage (rank_layout.hpp,
+  // ExpertLayout); etp x ep divides tp x cp x dp, ep divides the experts.
   int ep = 1;
   // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size; MOE.md): each routed expert's fc1
   // split by columns and fc2 by rows over `etp` ranks, the dispatched rows all-gathered over them before the
@@ -74,7 +74,8 @@ struct ParallelPlan {
   bool fp8_dispatch = false;
   // Context parallelism (Megatron-Core's --context-parallel-size and --cp-comm-type, CONTEXT_PARALLEL.md): each
   // sequence split over `cp` ranks, attention exchanging keys and values over them; weights replicated, their
-  // gradients reduced over dp x cp. world = tp x cp x dp x pp, cp laid out after tp (rank_layout.hpp).
+  // gradients reduced over dp x cp (routed experts' over edp, which folds cp in: expert_dp). world = tp x cp x dp
+  // x pp, cp laid out after tp (rank_layout.hpp).
   int cp = 1;
   CpCommType cp_comm = CpCommType::kP2p;
 };
@@ -91,9 +92,9 @@ inline constexpr std::int64_t kMaxLayerPasses = 1 << 18;  // microbatches per st
 // The ranks that hold the same weights and reduce their gradients (and share ZeRO's shards): dp x cp,
 // Megatron-Core's data-parallel group with context parallelism. Valid for a plan that passed validate_plan.
 [[nodiscard]] inline int grad_ranks(const ParallelPlan& p) noexcept { return p.dp * p.cp; }
-// The ranks that hold the same expert shards: tp x dp / (etp x ep) (Megatron-Core's expert data parallel
-// size). Valid for a plan that passed validate_plan.
-[[nodiscard]] inline int expert_dp(const ParallelPlan& p) noexcept { return p.tp * p.dp / (p.etp * p.ep); }
+// The ranks that hold the same expert shards: tp x cp x dp / (etp x ep) (Megatron-Core's expert data parallel
+// size, which folds context parallelism in). Valid for a plan that passed validate_plan.
+[[nodiscard]] inline int expert_dp(const ParallelPlan& p) noexcept { return p.tp * p.cp * p.dp / (p.etp * p.ep); }
 // m = global batch / (dp * micro-batch).
 [[nodiscard]] inline int microbatches_per_step(const ParallelPlan& p) noexcept {
   return p.global_batch / (p.dp * p.micro_batch);

@@ -65,7 +65,7 @@ ProgramSet build_program(const CheckedPlan& plan) {
   for (int stage = 0; stage < p.pp; ++stage) set.programs.push_back(StageBuilder(m, p, stage, &lists).build());
   set.ranks.reserve(static_cast<std::size_t>(set.world_size));
   std::optional<ExpertLayout> experts;
-  if (m.moe.enabled()) experts.emplace(p.tp, p.dp, p.pp, p.ep, p.order, p.etp);
+  if (m.moe.enabled()) experts.emplace(p.tp, p.dp, p.pp, p.ep, p.order, p.etp, p.cp);
   for (int rank = 0; rank < set.world_size; ++rank) {
     const int stage = layout.coords(rank).pp;
     std::optional<ExpertGroups> expert_groups;

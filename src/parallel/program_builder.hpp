@@ -13,8 +13,9 @@
 //                 an MoE plan every rank has the slot, holding only the rank where it has no embedding group
 //   5 ep          MoE plans only: the expert-parallel group (ExpertLayout, by ep coordinate): the dispatch and
 //                 combine all-to-alls
-//   6 edp         MoE plans only: the expert-data-parallel group (by edp coordinate): the experts' gradients,
-//                 reduced in buckets of their own as the data-parallel group reduces the rest
+//   6 edp         MoE plans only: the expert-data-parallel group (by edp coordinate; with cp > 1 it spans cp
+//                 ranks too: ExpertLayout): the experts' gradients, reduced in buckets of their own as the
+//                 data-parallel group reduces the rest
 //   7 cp          context-parallel plans (cp > 1) only: the context-parallel group (by cp coordinate): attention's
 //                 key-value exchanges (CONTEXT_PARALLEL.md); the slots 4 to 6 hold only the rank where the plan
 //                 has no such group, and the dp group (1) is the dp x cp ranks, in rank order

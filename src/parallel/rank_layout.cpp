@@ -107,18 +107,25 @@ std::vector<int> RankLayout::group(int rank, ParallelDim a, ParallelDim b) const
   return members;
 }
 
-ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order, int etp) {
-  if (ep < 1 || (std::int64_t{tp} * dp) % ep != 0) {
-    throw InputError("--ep", fmt::format("{} does not divide tp {} x dp {}", ep, tp, dp), "a divisor of tp x dp");
+ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order, int etp, int cp) {
+  // The dense ranks of a stage, regrouped: tp x cp x dp.
+  const std::int64_t stage_ranks = std::int64_t{tp} * cp * dp;
+  const std::string dense_text =
+      cp > 1 ? fmt::format("tp {} x cp {} x dp {}", tp, cp, dp) : fmt::format("tp {} x dp {}", tp, dp);
+  const std::string_view dense_name = cp > 1 ? "tp x cp x dp" : "tp x dp";
+  if (ep < 1 || stage_ranks % ep != 0) {
+    throw InputError("--ep", fmt::format("{} does not divide {}", ep, dense_text),
+                     fmt::format("a divisor of {}", dense_name));
   }
-  if (etp < 1 || (std::int64_t{tp} * dp) % (std::int64_t{etp} * ep) != 0) {
-    throw InputError("--etp", fmt::format("{} x ep {} does not divide tp {} x dp {}", etp, ep, tp, dp),
-                     "an expert-tensor-parallel size whose product with --ep divides tp x dp");
+  if (etp < 1 || stage_ranks % (std::int64_t{etp} * ep) != 0) {
+    throw InputError("--etp", fmt::format("{} x ep {} does not divide {}", etp, ep, dense_text),
+                     fmt::format("an expert-tensor-parallel size whose product with --ep divides {}", dense_name));
   }
-  sizes_ = {etp, ep, tp * dp / (etp * ep), pp};
+  sizes_ = {etp, ep, static_cast<int>(stage_ranks / (std::int64_t{etp} * ep)), pp};
   int stride = 1;
   for (ParallelDim dim : parse_order(order)) {
-    // tp becomes the expert-tensor dimension; ep goes just before dp. cp is 1 here (validate_plan).
+    // tp becomes the expert-tensor dimension; ep goes just before dp; cp is folded into edp (its size is 1 in
+    // Megatron-Core's expert generator).
     if (dim == ParallelDim::kCp) continue;
     if (dim == ParallelDim::kDp) {
       strides_[1] = stride;
@@ -128,7 +135,7 @@ ExpertLayout::ExpertLayout(int tp, int dp, int pp, int ep, std::string_view orde
     strides_[i] = stride;
     stride *= sizes_[i];
   }
-  const RankLayout dense(tp, dp, pp, order);
+  const RankLayout dense(tp, dp, pp, order, cp);
   for (int rank = 0; rank < dense.world_size(); ++rank) {
     if (rank / strides_[3] % pp != dense.coords(rank).pp) {
       throw InputError("--order",

@@ -55,17 +55,18 @@ class RankLayout {
 
 // The layout of a mixture-of-experts plan's expert ranks, as Megatron-Core's second RankGenerator lays them
 // out (megatron/core/parallel_state.py, expert_decoder_rank_generator): the dimensions expert-tensor (etp), ep,
-// expert-data (edp = tp x dp / (etp x ep)) and pp, in the plan's order with etp in tp's place and ep just
-// before dp ("tp-dp-pp" reads "etp-ep-edp-pp", Megatron-Core's "tp-cp-ep-dp-pp" with cp 1). The experts' ranks
-// of a stage are its dense ranks: an order whose expert layout would put a rank in another pipeline stage is
-// refused, as Megatron-Core refuses it.
+// expert-data (edp = tp x cp x dp / (etp x ep)) and pp, in the plan's order with etp in tp's place, ep just
+// before dp and no cp ("tp-dp-pp" reads "etp-ep-edp-pp", Megatron-Core's "tp-cp-ep-dp-pp" with cp 1). Megatron-Core
+// builds that generator with cp 1 and dp = world / (etp x ep x pp): context parallelism is folded into the expert
+// dimensions, a stage's tp x cp x dp dense ranks regrouped. The experts' ranks of a stage are its dense ranks: an
+// order whose expert layout would put a rank in another pipeline stage is refused, as Megatron-Core refuses it.
 enum class ExpertDim : std::uint8_t { kEtp = 0, kEp = 1, kEdp = 2 };
 
 class ExpertLayout {
  public:
-  // Throws InputError naming --ep unless ep divides tp x dp, --etp unless etp x ep does, or --order where the
-  // stages would differ.
-  ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order, int etp = 1);
+  // Throws InputError naming --ep unless ep divides tp x cp x dp, --etp unless etp x ep does, or --order where
+  // the stages would differ.
+  ExpertLayout(int tp, int dp, int pp, int ep, std::string_view order, int etp = 1, int cp = 1);
 
   [[nodiscard]] int size(ExpertDim dim) const noexcept { return sizes_[index(dim)]; }
   [[nodiscard]] int coord(int rank, ExpertDim dim) const noexcept {

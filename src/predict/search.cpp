@@ -305,12 +305,14 @@ void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const Searc
       p.framework = o.framework;
       p.order = o.order;
       p.bucket_bytes = ParallelPlan{}.bucket_bytes;
-      // A model with experts: every expert-parallel size that divides its experts and tp x dp, with each
-      // expert-tensor-parallel size asked for (--etp; 1 by default) whose product with it divides tp x dp.
-      for (const int ep : divisors(m.moe.enabled() ? std::gcd(m.moe.experts, tp * p.dp) : 1)) {
+      // A model with experts: every expert-parallel size that divides its experts and a stage's tp x cp x dp
+      // ranks (the experts' layout folds cp in), with each expert-tensor-parallel size asked for (--etp; 1 by
+      // default) whose product with it divides them.
+      const int stage_ranks = tp * cp * p.dp;
+      for (const int ep : divisors(m.moe.enabled() ? std::gcd(m.moe.experts, stage_ranks) : 1)) {
         p.ep = ep;
         for (const int etp : m.moe.enabled() ? o.etp : std::vector<int>{1}) {
-          if (etp < 1 || (tp * p.dp) % (etp * ep) != 0) continue;
+          if (etp < 1 || stage_ranks % (etp * ep) != 0) continue;
           p.etp = etp;
           std::vector<ParallelPlan> variants;
           add_variants(m, p, o, variants);

@@ -112,7 +112,7 @@ struct SearchResult {
 };
 
 // Every valid plan for `gpus` ranks (InputError naming --global-batch when it is not positive); for a model
-// with experts, at every expert-parallel size that divides its experts and tp x dp.
+// with experts, at every expert-parallel size that divides its experts and tp x cp x dp.
 [[nodiscard]] std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& model, int gpus,
                                                         const SearchOptions& options);
 

@@ -276,9 +276,10 @@ void lora_backward(OpListBuilder& b, const LayerDims& d, const LoraLayer& lora, 
 // is split by columns and fc2 by rows over the expert-tensor-parallel group, as Megatron-Core's
 // MoEAlltoAllTokenDispatcher runs it: the rows received in the dispatch are all-gathered over that group
 // (every member then holds etp x the rows), the experts compute F / etp of each, and their partial outputs are
-// reduce-scattered back over the group before the combine.
+// reduce-scattered back over the group before the combine. With context parallelism each cp rank routes its own
+// tokens (T is already B s / cp: LayerDims), so the all-to-alls and expert rows follow from them (MOE.md).
 struct MoeDims {
-  std::int64_t tokens = 0;       // routed by this rank: T / t with sequence parallelism, else T
+  std::int64_t tokens = 0;       // routed by this rank: T / t with sequence parallelism, else T (T = B s / cp)
   std::int64_t rows = 0;         // tokens x top-k (x the capacity factor, padded to it): what is dispatched
   std::int64_t received = 0;     // what the most loaded rank receives: rows x the load imbalance (MoeConfig)
   std::int64_t gathered = 0;     // the rows its experts compute: received x etp (all-gathered over etp)

@@ -143,14 +143,14 @@ TEST(Simulator, PipelineBubbleIsPMinusOneOverM) {
   EXPECT_NEAR(b.bubble.value() / b.compute.value(), 3.0 / 16.0, 1e-9);
 }
 
-struct Case {
+struct SymmetryCase {
   std::string cluster;
   std::string model;
   ParallelPlan plan;
 };
 
-std::vector<Case> symmetry_cases() {
-  std::vector<Case> cases;
+std::vector<SymmetryCase> symmetry_cases() {
+  std::vector<SymmetryCase> cases;
   auto add = [&](std::string cluster, std::string model, ParallelPlan p) { cases.push_back({cluster, model, p}); };
   add("hgx-a100", "tiny", testing::plan(2, 2, 2, 16));
   ParallelPlan interleaved = testing::plan(1, 2, 4, 16);
@@ -172,7 +172,7 @@ std::vector<Case> symmetry_cases() {
 
 // A case's step program and its costs on the case's cluster.
 struct Costed {
-  explicit Costed(const Case& c)
+  explicit Costed(const SymmetryCase& c)
       : target(testing::target(c.cluster)),
         set(build_program(CheckedPlan(find_preset(c.model, "test"), c.plan))),
         analyzer(target.graph, target.achievable),
@@ -184,7 +184,7 @@ struct Costed {
 };
 
 TEST(Simulator, SymmetryReductionEqualsTheFullSimulation) {
-  for (const Case& c : symmetry_cases()) {
+  for (const SymmetryCase& c : symmetry_cases()) {
     SCOPED_TRACE(c.cluster);
     const Costed k(c);
     const ProgramSet& set = k.set;
@@ -253,7 +253,7 @@ TEST(Simulator, AReplayedRunIsTheEngineRunToTheBit) {
   HostCosts host;
   for (auto& phase : host.issue) phase.fill(Seconds(7e-6));
   host.step = Seconds(2e-3);
-  for (const Case& c : symmetry_cases()) {
+  for (const SymmetryCase& c : symmetry_cases()) {
     SCOPED_TRACE(c.cluster);
     const Costed k(c);
     const ProgramSet& set = k.set;
