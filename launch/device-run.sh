@@ -8,6 +8,8 @@
 #   device_run_build /tmp/b8 commscale_gpu_tests   # ... and the GPU tests
 #   el "3. calibrate"; cmd "commscale calibrate ..."; within 150 300 "$bin" calibrate ...; save
 #   device_run_pytorch_grid POINTS a 120 60   # launch/pytorch_reference.py at every PyTorch run of POINTS
+#   device_run_train_predict qwen 60 40 --model qwen1.5-moe-a2.7b --layers 4   # train and predict one plan
+#   device_run_table qwen ...         # their measured and predicted steps side by side -> W/table.txt
 #
 # el: a line with the seconds since the start; cmd: a command line into commands.txt as run (W/ is
 # the work folder); within MAX RESERVE COMMAND...: runs it under timeout, for at most MAX seconds and
@@ -81,4 +83,45 @@ device_run_build() {
   echo "build rc=$?"; grep -ciE "warning:" "$W/build.log" | sed 's/^/compiler warnings: /'
   if [ ! -x "$bin" ]; then tail -20 "$W/build.log"; save; echo "no commscale binary: stopping"; exit 1; fi
   save
+}
+
+# NAME MAX RESERVE FLAG...: `commscale train FLAG... --steps 5 --warmup 2` on this GPU (within MAX seconds,
+# leaving RESERVE) and `commscale predict FLAG...` for this machine: the catalog's cluster of this GPU cut to one
+# GPU with the lease's 16 host cores, `--framework commscale` -> W/train/NAME.{json,txt}, W/predict/NAME.{json,txt}.
+device_run_train_predict() {
+  local name=$1 max=$2 reserve=$3 cluster
+  shift 3
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
+    *H200*) cluster=hgx-h200 ;;
+    *) cluster=hgx-h100 ;;
+  esac
+  local machine=(--cluster "$cluster" --set node.gpus=1 --set host_cpu_cores=16 --framework commscale)
+  mkdir -p "$W/train" "$W/predict"
+  el "train $name"
+  cmd "commscale train $* --steps 5 --warmup 2 -J W/train/$name.json"
+  within "$max" "$reserve" "${mpi[@]}" "$bin" train "$@" --steps 5 --warmup 2 -J "$W/train/$name.json" \
+    > "$W/train/$name.txt" 2>&1 || echo "train $name failed: $(tail -2 "$W/train/$name.txt")"
+  cmd "commscale predict ${machine[*]} $* -J W/predict/$name.json"
+  "$bin" predict "${machine[@]}" "$@" -J "$W/predict/$name.json" > "$W/predict/$name.txt" 2>&1 ||
+    echo "predict $name failed: $(tail -2 "$W/predict/$name.txt")"
+  save
+}
+
+# NAME...: the measured and predicted step of each plan device_run_train_predict ran, and the error
+# (predicted / measured - 1) -> W/table.txt, printed.
+device_run_table() {
+  python3 - "$W" "$@" > "$W/table.txt" <<'PY'
+import json, os, sys
+w, names = sys.argv[1], sys.argv[2:]
+print(f"{'plan':<20}{'measured s':>12}{'predicted s':>13}{'error':>8}")
+for name in names:
+    try:
+        measured = json.load(open(os.path.join(w, "train", name + ".json")))["summary"]["step_time_s"]
+        predicted = json.load(open(os.path.join(w, "predict", name + ".json")))["summary"]["step_time_s"]
+        print(f"{name:<20}{measured:>12.4f}{predicted:>13.4f}{100 * (predicted / measured - 1):>+7.1f}%")
+    except (OSError, KeyError, ValueError) as e:
+        print(f"{name:<20} missing: {e}")
+PY
+  save
+  cat "$W/table.txt"
 }

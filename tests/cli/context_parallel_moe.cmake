@@ -1,45 +1,9 @@
 # Context parallelism with experts (src/workload/MOE.md, "Context parallelism"): plan shows both; train runs the
 # plan's all-to-alls over the ep group and its key-value exchanges over the cp group on the CPU backend under
 # mpirun (4 ranks: cp 2 x dp 2, ep 2), as many and as large as the plan's program has; predict prices
-# DeepSeek-V2-Lite at 32K tokens with cp 2 and ep 8; search enumerates ep over tp x cp x dp; an ep that does not divide it names --ep.
+# DeepSeek-V2-Lite at 32K tokens with cp 2 and ep 8; search enumerates ep over tp x cp x dp; an ep that does not
+# divide it names --ep.
 include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
-
-# The plan's calls of one kind on one group, per rank: sets planned_count and planned_bytes (0 where none).
-function(planned_calls plan_json group kind)
-  string(JSON rows LENGTH "${plan_json}" stages 0 traffic_per_step)
-  math(EXPR last "${rows} - 1")
-  set(count 0)
-  set(bytes 0)
-  foreach(i RANGE ${last})
-    string(JSON g GET "${plan_json}" stages 0 traffic_per_step ${i} group)
-    string(JSON k GET "${plan_json}" stages 0 traffic_per_step ${i} kind)
-    if(g STREQUAL "${group}" AND k STREQUAL "${kind}")
-      string(JSON count GET "${plan_json}" stages 0 traffic_per_step ${i} count)
-      string(JSON bytes GET "${plan_json}" stages 0 traffic_per_step ${i} bytes)
-    endif()
-  endforeach()
-  set(planned_count ${count} PARENT_SCOPE)
-  set(planned_bytes ${bytes} PARENT_SCOPE)
-endfunction()
-
-# train's calls of one kind on one group over all ranks, and their size: sets trained_calls and trained_size.
-function(trained_calls train_json group kind)
-  string(JSON rates LENGTH "${train_json}" comm_rates)
-  math(EXPR last "${rates} - 1")
-  set(calls 0)
-  set(size 0)
-  foreach(i RANGE ${last})
-    string(JSON g GET "${train_json}" comm_rates ${i} group)
-    string(JSON call GET "${train_json}" comm_rates ${i} call)
-    if(g STREQUAL "${group}" AND call STREQUAL "${kind}")
-      string(JSON c GET "${train_json}" comm_rates ${i} calls_per_step)
-      math(EXPR calls "${calls} + ${c}")
-      string(JSON size GET "${train_json}" comm_rates ${i} size_bytes)
-    endif()
-  endforeach()
-  set(trained_calls ${calls} PARENT_SCOPE)
-  set(trained_size ${size} PARENT_SCOPE)
-endfunction()
 
 set(plan_args --model tiny-moe --seq 256 --cp 2 --dp 2 --ep 2 --global-batch 4 --flash-attn)
 commscale_run(EXPECT 0 OUTPUT out ARGS plan ${plan_args})
