@@ -159,11 +159,13 @@ void StageBuilder::zero3_reduce(const Unit& unit, int mb, OpId producer) {
                   {producer});
 }
 
-// Norm weights and the biases of row-parallel layers are replicated over tp; with sequence
-// parallelism each tp rank computes their gradient from its own sequence shard, so they are summed.
+// Norm weights, the biases of row-parallel layers and MLA's down projections and latent norms are replicated
+// over tp; with sequence parallelism each tp rank computes their gradient from its own sequence shard, so they
+// are summed.
 std::uint64_t StageBuilder::replicated_parameters() const {
   const auto h = static_cast<std::uint64_t>(m_.hidden);
-  const std::uint64_t per_layer = 2 * norm_parameters(m_) + (m_.linear_bias ? 2 * h : 0);
+  const std::uint64_t per_layer =
+      2 * norm_parameters(m_) + (m_.linear_bias ? 2 * h : 0) + mla_replicated_parameters(m_);
   std::uint64_t total = per_layer * static_cast<std::uint64_t>(stage_layers(m_, p_, stage_));
   if (m_.vocab > 0 && stage_ == p_.pp - 1) total += norm_parameters(m_);
   // An MoE layer's router is replicated too (Megatron-Core marks it sequence-parallel), and its MLP's row-parallel

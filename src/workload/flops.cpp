@@ -27,18 +27,43 @@ double mlp_width(const TransformerConfig& m) {
   return (dense_layers * static_cast<double>(m.ffn) + moe_layers * moe) / m.layers;
 }
 
+// The attention's projections over h^2: 1 + g/a for Q, K, V and the output (2 h^2 (1 + g/a) weights, counted
+// as 12 h^2 per token by the factor outside). With MLA, Megatron-LM's sum (its num_floating_point_operations):
+// the q latent's down and up projections and norm (or the query projection from h), the kv latent's, the keys'
+// rotary part and the output projection.
+double attention_weights(const TransformerConfig& m, const Terms& t) {
+  if (!m.mla.enabled()) return 1.0 + t.g / t.a;
+  const MlaConfig& a = m.mla;
+  const double qk = static_cast<double>(a.qk_head_dim());
+  const double q_lora = static_cast<double>(a.q_lora_rank);
+  const double kv_lora = static_cast<double>(a.kv_lora_rank);
+  const double q = a.q_lora_rank > 0 ? q_lora * (t.h + t.a * qk + 1.0) : t.h * t.a * qk;
+  const double kv = kv_lora * (t.h + t.a * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) + 1.0);
+  const double rope = t.h * static_cast<double>(a.qk_rope_head_dim);
+  const double proj = t.a * static_cast<double>(a.v_head_dim) * t.h;
+  return (q + kv + rope + proj) / (2.0 * t.h * t.h);
+}
+
+// The attention core (QK^T and AV over every key, as Megatron-LM's older count and Narayanan et al. take it)
+// over 12 h^2 per token: s/h; with MLA the products' widths, a (d_nope + d_rope) and a d_v, in place of 2h.
+double attention_core(const TransformerConfig& m, const Terms& t) {
+  if (!m.mla.enabled()) return t.s / t.h;
+  const double widths = t.a * static_cast<double>(m.mla.qk_head_dim() + m.mla.v_head_dim);
+  return t.s * widths / (2.0 * t.h * t.h);
+}
+
 // Megatron-LM's bracket split into what multiplies weight matrices (the projections, the MLP and the output
 // layer) and the attention core (QK^T and AV, the s/h term).
 double weight_terms(const TransformerConfig& m, const Terms& t) {
   const double glu = m.activation == MlpActivation::kSwiGlu ? 1.5 : 1.0;
-  return (1.0 + t.g / t.a) + mlp_width(m) / t.h * glu + t.v / (2.0 * t.l * t.h);
+  return attention_weights(m, t) + mlp_width(m) / t.h * glu + t.v / (2.0 * t.l * t.h);
 }
 
 }  // namespace
 
 Flops megatron_model_flops(const TransformerConfig& m, std::int64_t batch) {
   const Terms t = terms(m, batch);
-  return Flops(12.0 * t.b * t.s * t.l * t.h * t.h * (weight_terms(m, t) + t.s / t.h));
+  return Flops(12.0 * t.b * t.s * t.l * t.h * t.h * (weight_terms(m, t) + attention_core(m, t)));
 }
 
 Flops model_flops(const TransformerConfig& m, const LoraSpec& lora, std::int64_t batch) {
@@ -46,7 +71,8 @@ Flops model_flops(const TransformerConfig& m, const LoraSpec& lora, std::int64_t
   const Terms t = terms(m, batch);
   const double bslh2 = t.b * t.s * t.l * t.h * t.h;
   const auto adapters = static_cast<double>(lora_layer_parameters(m, lora));
-  return Flops(12.0 * bslh2 * (t.s / t.h) + 8.0 * bslh2 * weight_terms(m, t) + 6.0 * t.b * t.s * t.l * adapters);
+  return Flops(12.0 * bslh2 * attention_core(m, t) + 8.0 * bslh2 * weight_terms(m, t) +
+               6.0 * t.b * t.s * t.l * adapters);
 }
 
 Flops narayanan_flops(const TransformerConfig& m, std::int64_t batch) {

@@ -333,10 +333,9 @@ void check_unmodelled(ConfigReader& r, const TransformerConfig& m) {
 }
 
 // Routing details that change which experts a token goes to, not the work of a balanced step (commscale
-// prices routing as even: top-k of the experts, each taking its share), DeepSeek's multi-head latent
-// attention, which commscale runs as multi-head attention of hidden / heads per head (src/workload/MOE.md),
-// and DeepSeek-V3's checkpoint quantization (the training type is --dtype's).
-constexpr std::array<std::string_view, 19> kRoutingKeys = {"router_aux_loss_coef",
+// prices routing as even: top-k of the experts, each taking its share), and DeepSeek-V3's checkpoint
+// quantization (the training type is --dtype's).
+constexpr std::array<std::string_view, 14> kRoutingKeys = {"router_aux_loss_coef",
                                                            "output_router_logits",
                                                            "router_jitter_noise",
                                                            "norm_topk_prob",
@@ -348,13 +347,21 @@ constexpr std::array<std::string_view, 19> kRoutingKeys = {"router_aux_loss_coef
                                                            "aux_loss_alpha",
                                                            "seq_aux",
                                                            "ep_size",
-                                                           "q_lora_rank",
-                                                           "kv_lora_rank",
-                                                           "qk_nope_head_dim",
-                                                           "qk_rope_head_dim",
-                                                           "v_head_dim",
                                                            "quantization_config",
                                                            "num_nextn_predict_layers"};
+
+// DeepSeek's multi-head latent attention (src/workload/MLA.md): q_lora_rank null in DeepSeek-V2-Lite (queries
+// projected from the hidden state), the other four required.
+MlaConfig read_mla(ConfigReader& r) {
+  MlaConfig a;
+  if (r.architecture().experts != Experts::kDeepSeek) return a;
+  a.q_lora_rank = r.optional_whole<std::int64_t>("q_lora_rank").value_or(0);
+  a.kv_lora_rank = r.whole<std::int64_t>("kv_lora_rank");
+  a.qk_nope_head_dim = r.whole<std::int64_t>("qk_nope_head_dim");
+  a.qk_rope_head_dim = r.whole<std::int64_t>("qk_rope_head_dim");
+  a.v_head_dim = r.whole<std::int64_t>("v_head_dim");
+  return a;
+}
 
 // The experts of an MoE config; the dense MLP size (m.ffn) is already read.
 MoeConfig read_experts(ConfigReader& r, const TransformerConfig& m) {
@@ -418,6 +425,11 @@ void name_expert_keys(Experts kind, ModelKeys& k) {
       k.expert_ffn = "moe_intermediate_size";
       k.shared_ffn = "n_shared_experts";
       k.first_dense_layers = "first_k_dense_replace";
+      k.q_lora_rank = "q_lora_rank";
+      k.kv_lora_rank = "kv_lora_rank";
+      k.qk_nope_head_dim = "qk_nope_head_dim";
+      k.qk_rope_head_dim = "qk_rope_head_dim";
+      k.v_head_dim = "v_head_dim";
       break;
     case Experts::kNone:
       break;
@@ -479,6 +491,7 @@ TransformerConfig model_from_hf_config(const json& doc, std::string_view origin,
   m.linear_bias = read_linear_bias(r);
   m.tied_embeddings = r.flag("tie_word_embeddings", arch.tied);
   m.moe = read_experts(r, m);
+  m.mla = read_mla(r);
   m.seq = training_seq(r, m, keys.model.seq, seq);
   check_unmodelled(r, m);
   r.finish();

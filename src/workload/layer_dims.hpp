@@ -16,13 +16,23 @@ struct LayerDims {
   std::int64_t tokens_sp = 0;  // T / t with sequence parallelism (norms, dropouts, residuals), else T
   std::int64_t seq = 0;        // the sequence this rank holds: s / cp
   std::int64_t hidden = 0;
-  std::int64_t head_dim = 0;
+  std::int64_t head_dim = 0;     // hidden / heads
+  std::int64_t qk_dim = 0;       // the attention scores' head dimension: head_dim, or MLA's d_nope + d_rope
+  std::int64_t v_dim = 0;        // the context's head dimension: head_dim, or MLA's v_head_dim
+  std::int64_t proj_in = 0;      // attn.proj's input, a v_dim / t: h / t without MLA
   std::int64_t heads_batch = 0;  // B a / t: the batch of the attention GEMMs
   std::int64_t qkv_out = 0;      // (a + 2g) d / t
   std::int64_t ffn = 0;          // F / t
   std::int64_t fc1_out = 0;      // F / t, or 2 F / t for SwiGLU (gate and up in one GEMM)
   std::int64_t vocab = 0;        // ceil(V / t)
   std::int64_t kv_out = 0;       // 2 g d / t: the keys and values of a token on this rank
+  // Multi-head latent attention (0 without; layer_ops.cpp, MLA.md): the latents, the rotary part of a key, and
+  // this rank's query and key-value up-projection widths, a (d_nope + d_rope) / t and a (d_nope + d_v) / t.
+  std::int64_t q_lora = 0;
+  std::int64_t kv_lora = 0;
+  std::int64_t rope = 0;
+  std::int64_t q_out = 0;
+  std::int64_t kv_up_out = 0;
   int tp = 1;
   int cp = 1;  // context-parallel ranks: tokens and seq are this rank's seq / cp (CONTEXT_PARALLEL.md)
   CpCommType cp_comm = CpCommType::kP2p;
@@ -45,6 +55,16 @@ struct LayerDims {
   d.seq = m.seq / s.cp;
   d.hidden = m.hidden;
   d.head_dim = head_dim(m);
+  d.qk_dim = qk_head_dim(m);
+  d.v_dim = v_head_dim(m);
+  d.proj_in = m.mla.enabled() ? m.heads * d.v_dim / s.tp : m.hidden / s.tp;
+  if (m.mla.enabled()) {
+    d.q_lora = m.mla.q_lora_rank;
+    d.kv_lora = m.mla.kv_lora_rank;
+    d.rope = m.mla.qk_rope_head_dim;
+    d.q_out = m.heads * d.qk_dim / s.tp;
+    d.kv_up_out = m.heads * (m.mla.qk_nope_head_dim + d.v_dim) / s.tp;
+  }
   d.heads_batch = static_cast<std::int64_t>(s.micro_batch) * m.heads / s.tp;
   d.qkv_out = (m.heads + 2 * static_cast<std::int64_t>(m.kv_heads)) * d.head_dim / s.tp;
   d.kv_out = 2 * static_cast<std::int64_t>(m.kv_heads) * d.head_dim / s.tp;

@@ -28,9 +28,12 @@ MemoryKernel kernel(KernelSet kernels, K kind, std::uint64_t elements, double re
 // `keys_in_n`: the keys are the product's n (QK^T, dP = dO V^T), else its k (PV, dV, dQ, dK).
 // `continued`: not the first product of its kernel (the forward kernel's PV; the backward kernel's four
 // gradient products, after its recomputed QK^T). `kernels`: eager PyTorch's (SDPA) or a fused kernel's.
-// `keys`: the keys each query row works through (a context-parallel block's, CONTEXT_PARALLEL.md).
-Gemm flash_block(const LayerDims& d, std::int64_t keys, bool keys_in_n, bool continued, KernelSet kernels) {
-  Gemm g = keys_in_n ? gemm(d, d.seq, keys, d.head_dim, d.heads_batch) : gemm(d, d.seq, d.head_dim, keys, d.heads_batch);
+// `keys`: the keys each query row works through (a context-parallel block's, CONTEXT_PARALLEL.md). `dim`: the
+// head dimension the product runs over, the queries' and keys' (QK^T, dQ, dK) or the values' (PV, dP, dV): the
+// same without MLA.
+Gemm flash_block(const LayerDims& d, std::int64_t keys, bool keys_in_n, bool continued, KernelSet kernels,
+                 std::int64_t dim) {
+  Gemm g = keys_in_n ? gemm(d, d.seq, keys, dim, d.heads_batch) : gemm(d, d.seq, dim, keys, d.heads_batch);
   g.flash = true;
   g.flash_continued = continued;
   g.flash_dropout = d.dropout;
@@ -38,8 +41,8 @@ Gemm flash_block(const LayerDims& d, std::int64_t keys, bool keys_in_n, bool con
   return g;
 }
 
-Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued, KernelSet kernels) {
-  return flash_block(d, flash_causal_keys(d.seq), keys_in_n, continued, kernels);
+Gemm flash_gemm(const LayerDims& d, bool keys_in_n, bool continued, KernelSet kernels, std::int64_t dim) {
+  return flash_block(d, flash_causal_keys(d.seq), keys_in_n, continued, kernels, dim);
 }
 
 // ---- Context parallelism (CONTEXT_PARALLEL.md) ---------------------------------------------------------
@@ -84,8 +87,8 @@ void context_parallel_attention_forward(OpListBuilder& b, const LayerDims& d, Ke
     const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather));
     const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather));
     const std::int64_t keys = flash_causal_keys(d.seq * d.cp);
-    b.compute("attn.scores", flash_block(d, keys, true, false, kernels), {k, v});
-    b.compute("attn.context", flash_block(d, keys, false, true, kernels));
+    b.compute("attn.scores", flash_block(d, keys, true, false, kernels, d.qk_dim), {k, v});
+    b.compute("attn.context", flash_block(d, keys, false, true, kernels, d.v_dim));
     return;
   }
   int arrived = -1;  // the exchange that brought this step's block
@@ -94,8 +97,8 @@ void context_parallel_attention_forward(OpListBuilder& b, const LayerDims& d, Ke
                                                     context_collective(d, Collective::kSendRecv, kv_block_bytes(d)))
                                      : -1;
     const std::int64_t keys = p2p_step_keys(d, step);
-    b.compute(p2p_step_name(step, "scores"), flash_block(d, keys, true, false, kernels), {arrived});
-    b.compute(p2p_step_name(step, "context"), flash_block(d, keys, false, true, kernels));
+    b.compute(p2p_step_name(step, "scores"), flash_block(d, keys, true, false, kernels, d.qk_dim), {arrived});
+    b.compute(p2p_step_name(step, "context"), flash_block(d, keys, false, true, kernels, d.v_dim));
     arrived = next;
   }
 }
@@ -104,18 +107,18 @@ void context_parallel_attention_forward(OpListBuilder& b, const LayerDims& d, Ke
 // `prefix` + what; the first waits for `arrived`.
 void flash_backward_products(OpListBuilder& b, const LayerDims& d, std::int64_t keys, KernelSet kernels,
                              const std::string& prefix, std::vector<int> arrived) {
-  const auto backward = [&](bool keys_in_n, bool continued) {
-    Gemm g = flash_block(d, keys, keys_in_n, continued, kernels);
+  const auto backward = [&](bool keys_in_n, bool continued, std::int64_t dim) {
+    Gemm g = flash_block(d, keys, keys_in_n, continued, kernels, dim);
     g.flash_backward = true;
     return g;
   };
   b.set_phase(Phase::kRecompute);
-  b.compute(prefix + "scores", backward(true, false), std::move(arrived));
+  b.compute(prefix + "scores", backward(true, false, d.qk_dim), std::move(arrived));
   b.set_phase(Phase::kBackward);
-  b.compute(prefix + "context.dp", backward(true, true));   // dP = dO V^T
-  b.compute(prefix + "context.dv", backward(false, true));  // dV = P^T dO
-  b.compute(prefix + "scores.dq", backward(false, true));   // dQ = dS K
-  b.compute(prefix + "scores.dk", backward(false, true));   // dK = dS^T Q
+  b.compute(prefix + "context.dp", backward(true, true, d.v_dim));   // dP = dO V^T
+  b.compute(prefix + "context.dv", backward(false, true, d.v_dim));  // dV = P^T dO
+  b.compute(prefix + "scores.dq", backward(false, true, d.qk_dim));  // dQ = dS K
+  b.compute(prefix + "scores.dk", backward(false, true, d.qk_dim));  // dK = dS^T Q
 }
 
 // Returns what the QKV gradient waits for: the last exchange (p2p: the rank's dKV coming home) or the
@@ -162,20 +165,20 @@ void attention_core_forward(OpListBuilder& b, const LayerDims& d, bool flash, Ke
     return;
   }
   if (flash) {
-    b.compute("attn.scores", flash_gemm(d, true, false, kernels));
-    b.compute("attn.context", flash_gemm(d, false, true, kernels));
+    b.compute("attn.scores", flash_gemm(d, true, false, kernels, d.qk_dim));
+    b.compute("attn.context", flash_gemm(d, false, true, kernels, d.v_dim));
     return;
   }
-  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));
+  b.compute("attn.scores", gemm(d, d.seq, d.seq, d.qk_dim, d.heads_batch));
   if (eager) {
     b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
     b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
   }
   b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, d.w, d.w));
   if (d.dropout) b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w, d.w + 1));  // + the one-byte mask
-  b.compute("attn.context", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));
+  b.compute("attn.context", gemm(d, d.seq, d.v_dim, d.seq, d.heads_batch));
   if (eager) {
-    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.head_dim), d.w, d.w));
+    b.compute("attn.context.permute", eager_kernel(K::kPermute, elements(d.heads_batch * d.seq, d.v_dim), d.w, d.w));
   }
 }
 
@@ -418,17 +421,107 @@ void moe_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims&
   }
 }
 
+// ---- Multi-head latent attention (MLA.md) ------------------------------------------------------
+// Megatron-Core's MLASelfAttention with TransformerEngine: the down projections (H -> q_lora_rank, H ->
+// kv_lora_rank + d_rope) are TELinear "duplicated": every tp rank holds them whole and projects the rows of
+// ln1's output it has, the T / t shard with sequence parallelism (no all-gather before them, unlike a
+// column-parallel layer), all T tokens without. The latents are normalized on those rows and all-gathered
+// over tp (with sp) as the column-parallel up projections' input, and so is the keys' rotary part, shared by
+// every head (k_pos_emb, gather_from_sequence_parallel_region). Without a q latent (DeepSeek-V2-Lite) the
+// queries come from a column-parallel projection of ln1's output, gathered as qkv's is. Each up projection's
+// input gradient is all-reduced (reduce-scattered with sp) over tp as any column-parallel layer's; the rotary
+// part's gradient is reduce-scattered with sp. The replicated weights' gradients are summed over tp at the end
+// of the step with sp (the program builder's step.norm_grads). The rotary embedding's kernels are left out.
+
+// A collective over all T tokens of `width` elements each.
+LayerCollective token_collective(const LayerDims& d, Collective kind, std::int64_t width) {
+  return {kind, Bytes(elements(d.tokens, width) * size_of(d.dtype)), d.dtype};
+}
+
+// The parameters of one latent's norm.
+std::uint64_t latent_norm_parameters(const TransformerConfig& m, std::int64_t width) {
+  return (m.norm == NormKind::kLayerNorm ? 2 : 1) * static_cast<std::uint64_t>(width);
+}
+
+void mla_projections_forward(OpListBuilder& b, const LayerDims& d) {
+  if (d.q_lora > 0) {
+    b.compute("attn.q_down", gemm(d, d.tokens_sp, d.q_lora, d.hidden));
+    b.compute("attn.q_norm", memory_kernel(K::kNorm, elements(d.tokens_sp, d.q_lora), d.w, d.w));
+    const int gather =
+        b.collective(d.sp, "attn.q_norm.all_gather", token_collective(d, Collective::kAllGather, d.q_lora));
+    b.compute("attn.q_up", gemm(d, d.tokens, d.q_out, d.q_lora), {gather});
+  } else {
+    const int gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+    b.compute("attn.q_proj", gemm(d, d.tokens, d.q_out, d.hidden), {gather});
+  }
+  b.compute("attn.kv_down", gemm(d, d.tokens_sp, d.kv_lora + d.rope, d.hidden));
+  b.compute("attn.kv_norm", memory_kernel(K::kNorm, elements(d.tokens_sp, d.kv_lora), d.w, d.w));
+  const int rope = b.collective(d.sp, "attn.k_rope.all_gather", token_collective(d, Collective::kAllGather, d.rope));
+  const int gather =
+      b.collective(d.sp, "attn.kv_norm.all_gather", token_collective(d, Collective::kAllGather, d.kv_lora));
+  b.compute("attn.kv_up", gemm(d, d.tokens, d.kv_up_out, d.kv_lora), {gather, rope});
+}
+
+// The backward of latent norm -> [AG] -> column-parallel up projection: its input gradient reduced over tp
+// while its weight gradient runs on the re-gathered latent, then the norm's backward. Returns the reduction.
+int latent_up_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const std::string& norm,
+                       const std::string& up, std::int64_t latent, std::int64_t out, std::vector<int> inputs) {
+  const int regather = b.prefetch(d.sp, norm + ".all_gather", token_collective(d, Collective::kAllGather, latent));
+  b.compute(up + ".dgrad", gemm(d, d.tokens, latent, out), std::move(inputs));
+  const int reduce = b.collective(d.tp_comm, reduce_name(d, up), token_collective(d, reduce_kind(d), latent));
+  const int wgrad = b.compute(up + ".wgrad", gemm(d, latent, out, d.tokens), {regather});
+  b.set_grad_parameters(wgrad, elements(latent, out));
+  const int norm_bwd = b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, latent), 3 * d.w, d.w), {reduce});
+  b.set_grad_parameters(norm_bwd, latent_norm_parameters(m, latent));
+  return reduce;
+}
+
+// A duplicated down projection's backward, on this rank's rows.
+void down_backward(OpListBuilder& b, const LayerDims& d, const std::string& name, std::int64_t out,
+                   std::vector<int> inputs) {
+  b.compute(name + ".dgrad", gemm(d, d.tokens_sp, d.hidden, out), std::move(inputs));
+  const int wgrad = b.compute(name + ".wgrad", gemm(d, d.hidden, out, d.tokens_sp));
+  b.set_grad_parameters(wgrad, elements(d.hidden, out));
+}
+
+// The mirror image of mla_projections_forward, ending with ln1's backward. `inputs`: what the first gradient
+// waits for besides the op before.
+void mla_projections_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
+                              std::uint64_t ln1_params, std::vector<int> inputs) {
+  const int kv = latent_up_backward(b, m, d, "attn.kv_norm", "attn.kv_up", d.kv_lora, d.kv_up_out, std::move(inputs));
+  const int rope =
+      b.collective(d.sp, "attn.k_rope.reduce_scatter", token_collective(d, Collective::kReduceScatter, d.rope));
+  down_backward(b, d, "attn.kv_down", d.kv_lora + d.rope, {kv, rope});
+  int q = -1;
+  if (d.q_lora > 0) {
+    q = latent_up_backward(b, m, d, "attn.q_norm", "attn.q_up", d.q_lora, d.q_out, {});
+    down_backward(b, d, "attn.q_down", d.q_lora, {q});
+  } else {
+    const int regather = b.prefetch(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+    b.compute("attn.q_proj.dgrad", gemm(d, d.tokens, d.hidden, d.q_out));
+    q = b.collective(d.tp_comm, reduce_name(d, "attn.q_proj"), hidden_collective(d, reduce_kind(d)));
+    const int wgrad = b.compute("attn.q_proj.wgrad", gemm(d, d.hidden, d.q_out, d.tokens), {regather});
+    b.set_grad_parameters(wgrad, elements(d.hidden, d.q_out));
+  }
+  const int norm = b.compute("ln1", memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {q});
+  b.set_grad_parameters(norm, ln1_params);
+}
+
 void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels,
              const LoraLayer& lora, MoeSplit moe = {}) {
   const std::uint64_t hidden_sp = elements(d.tokens_sp, d.hidden);
   b.compute("ln1", kernel(kernels, K::kNorm, hidden_sp, d.w, d.w));
-  const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
-  dequantize(b, d, lora, "qkv", d.hidden, d.qkv_out);
-  b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
-  lora_forward(b, d, lora, "qkv");
+  if (d.kv_lora > 0) {
+    mla_projections_forward(b, d);
+  } else {
+    const int ln1_gather = b.collective(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
+    dequantize(b, d, lora, "qkv", d.hidden, d.qkv_out);
+    b.compute("qkv", gemm(d, d.tokens, d.qkv_out, d.hidden), {ln1_gather});
+    lora_forward(b, d, lora, "qkv");
+  }
   attention_core_forward(b, d, flash, kernels);
-  dequantize(b, d, lora, "attn.proj", d.hidden / d.tp, d.hidden);
-  b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.hidden / d.tp));
+  dequantize(b, d, lora, "attn.proj", d.proj_in, d.hidden);
+  b.compute("attn.proj", gemm(d, d.tokens, d.hidden, d.proj_in));
   lora_forward(b, d, lora, "attn.proj");
   const int attn_reduce = b.collective(d.tp_comm, reduce_name(d, "attn"), hidden_collective(d, reduce_kind(d)));
   dropout_residual_forward(b, d, kernels, "attn", "attn.proj", attn_reduce);
@@ -468,16 +561,16 @@ std::vector<int> attention_core_backward(OpListBuilder& b, const LayerDims& d, b
   if (flash) {
     flash_backward_products(b, d, flash_causal_keys(d.seq), kernels, "attn.", {});
   } else {
-    b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.head_dim, d.heads_batch));  // dP = dO V^T
-    b.compute("attn.context.dv", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dV = P^T dO
+    b.compute("attn.context.dp", gemm(d, d.seq, d.seq, d.v_dim, d.heads_batch));  // dP = dO V^T
+    b.compute("attn.context.dv", gemm(d, d.seq, d.v_dim, d.seq, d.heads_batch));  // dV = P^T dO
     if (d.dropout) b.compute("attn.dropout", kernel(kernels, K::kDropout, scores, d.w + 1, d.w));
     b.compute("attn.softmax", kernel(kernels, K::kSoftmax, scores, 2 * d.w, d.w));
     if (eager) {
       b.compute("attn.mask.copy", eager_kernel(K::kCopy, scores, d.w, d.w));
       b.compute("attn.mask", eager_kernel(K::kMask, scores, d.w, d.w));
     }
-    b.compute("attn.scores.dq", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dQ = dS K
-    b.compute("attn.scores.dk", gemm(d, d.seq, d.head_dim, d.seq, d.heads_batch));  // dK = dS^T Q
+    b.compute("attn.scores.dq", gemm(d, d.seq, d.qk_dim, d.seq, d.heads_batch));  // dQ = dS K
+    b.compute("attn.scores.dk", gemm(d, d.seq, d.qk_dim, d.seq, d.heads_batch));  // dK = dS^T Q
   }
   if (eager) {
     b.compute("attn.qkv.cat", eager_kernel(K::kPermute, elements(d.tokens, d.qkv_out), d.w, d.w));
@@ -651,7 +744,7 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
     b.compute("mlp.act", eager_kernel(K::kActivation, elements(d.tokens, d.ffn), swiglu ? 3 * d.w : 2 * d.w,
                                       swiglu ? 2 * d.w : d.w));
     eager_column_block_backward(b, m, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1);
-    eager_row_block_backward(b, m, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj);
+    eager_row_block_backward(b, m, d, "attn", {"attn.proj", d.proj_in, d.hidden}, p.proj);
     attention_core_backward(b, d, s.flash_attention, KernelSet::kEager);
     eager_column_block_backward(b, m, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv);
     return with_fp8(b.take(), m, s);
@@ -666,9 +759,13 @@ OpList layer_backward_ops(const TransformerConfig& m, const LayerSharding& s, bo
                                        swiglu ? 2 * d.w : d.w));
     column_block_backward(b, d, "ln2", {"mlp.fc1", d.hidden, d.fc1_out}, p.ln2, p.fc1, lora);
   }
-  row_block_backward(b, d, "attn", {"attn.proj", d.hidden / d.tp, d.hidden}, p.proj, lora);
+  row_block_backward(b, d, "attn", {"attn.proj", d.proj_in, d.hidden}, p.proj, lora);
   const std::vector<int> attention = attention_core_backward(b, d, s.flash_attention, KernelSet::kFused);
-  column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora, attention);
+  if (d.kv_lora > 0) {
+    mla_projections_backward(b, m, d, p.ln1, attention);
+  } else {
+    column_block_backward(b, d, "ln1", {"qkv", d.hidden, d.qkv_out}, p.ln1, p.qkv, lora, attention);
+  }
   return with_fp8(b.take(), m, s);
 }
 

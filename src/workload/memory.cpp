@@ -13,6 +13,25 @@ std::uint64_t shard(std::uint64_t total, int ways) {
   return (total + n - 1) / n;
 }
 
+// What the attention keeps for the backward besides ln1's output, in elements over all tp ranks (split t ways):
+// Q, K, V and attn.proj's input; with MLA (MLA.md) the queries and keys a (d_nope + d_rope) wide, the values and
+// the projection's input a d_v.
+std::uint64_t attention_split_elements(const TransformerConfig& m, const LayerDims& d) {
+  const std::uint64_t tokens_hidden = elements(d.tokens, d.hidden);
+  if (!m.mla.enabled()) {
+    const std::uint64_t kv =
+        tokens_hidden / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kv_heads);
+    return 2 * tokens_hidden + 2 * kv;
+  }
+  return elements(d.tokens, m.heads) * static_cast<std::uint64_t>(2 * d.qk_dim + 2 * d.v_dim);
+}
+
+// MLA's latents, kept on each rank: the inputs of the latents' norms and of the up projections (the T / t shard
+// with sequence parallelism, as Megatron keeps a column-parallel layer's input) and the keys' rotary part.
+std::uint64_t latent_elements(const LayerDims& d) {
+  return elements(d.tokens_sp, 2 * d.q_lora + 2 * d.kv_lora + d.rope);
+}
+
 }  // namespace
 
 ModelStateBytes model_state_bytes(const TransformerConfig& m, std::uint64_t parameters, int zero_stage, int dp,
@@ -62,11 +81,10 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
   // Replicated without sequence parallelism: two norm inputs, the QKV and fc1 inputs (4 tensors of
   // w bytes), two residual dropout masks (one byte each; none without dropout).
   const std::uint64_t replicated = 4 * w * local + (m.dropout ? 2 * local : 0);
-  // Split t ways: Q, K, V, the projection input, the activation input and the fc2 input.
-  const std::uint64_t kv = tokens_hidden / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kv_heads);
+  // Split t ways: the attention's (attention_projection_elements), the activation input and the fc2 input.
   const std::uint64_t act_in = elements(d.tokens, d.fc1_out) * t;  // full width, divided below
   const std::uint64_t fc2_in = elements(d.tokens, d.ffn) * t;
-  const std::uint64_t split = w * (2 * tokens_hidden + 2 * kv + act_in + fc2_in) / t;
+  const std::uint64_t split = w * (attention_split_elements(m, d) + act_in + fc2_in) / t + w * latent_elements(d);
   std::uint64_t total = replicated + split;
   // LoRA: each adapter's x A (T x r) for B's weight gradient (tp 1: validate_plan).
   if (s.lora.enabled()) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -21,11 +22,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 16> kModelKeys = {
-    "name",       "layers", "hidden",    "heads",           "kv_heads", "ffn",         "vocab",   "seq",
-    "activation", "norm",   "positions", "tied_embeddings", "dtype",    "linear_bias", "dropout", "moe"};
+constexpr std::array<std::string_view, 17> kModelKeys = {
+    "name", "layers",    "hidden",          "heads", "kv_heads",    "ffn",     "vocab", "seq", "activation",
+    "norm", "positions", "tied_embeddings", "dtype", "linear_bias", "dropout", "moe",   "mla"};
 constexpr std::array<std::string_view, 7> kMoeKeys = {
     "experts", "top_k", "expert_ffn", "shared_ffn", "first_dense_layers", "capacity_factor", "load_imbalance"};
+constexpr std::array<std::string_view, 5> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                                      "qk_rope_head_dim", "v_head_dim"};
 
 // The MLP size when none is given: 4 x hidden. An out-of-range hidden size is clamped here so that
 // validate_model reports the hidden size, not an overflowed MLP size.
@@ -39,7 +42,7 @@ void check_keys(const json& doc, std::string_view origin) {
     if (!known) {
       throw InputError(field_where(origin, excerpt(item.key())), "unknown key",
                        "name, layers, hidden, heads, kv_heads, ffn, vocab, seq, activation, norm, positions, "
-                       "linear_bias, dropout, tied_embeddings, dtype, moe");
+                       "linear_bias, dropout, tied_embeddings, dtype, moe, mla");
     }
   }
   for (std::string_view key : {"layers", "hidden", "heads", "seq", "vocab"}) {
@@ -76,6 +79,33 @@ MoeConfig read_moe(const json& doc, std::string_view origin) {
   return e;
 }
 
+// The "mla" object: every key but q_lora_rank required (0 or absent: queries projected from the hidden state).
+MlaConfig read_mla(const json& doc, std::string_view origin) {
+  const std::string where = fmt::format("{}: mla", origin);
+  const json& mla = doc.at("mla");
+  if (!mla.is_object()) {
+    throw InputError(
+        where, "is not a JSON object",
+        "{\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128}");
+  }
+  for (const auto& item : mla.items()) {
+    if (std::find(kMlaKeys.begin(), kMlaKeys.end(), item.key()) == kMlaKeys.end()) {
+      throw InputError(field_where(where, excerpt(item.key())), "unknown key",
+                       "q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim");
+    }
+  }
+  for (std::string_view key : std::span(kMlaKeys).subspan(1)) {
+    if (!mla.contains(std::string(key))) throw InputError(field_where(where, key), "missing", "a whole number");
+  }
+  MlaConfig a;
+  if (mla.contains("q_lora_rank")) a.q_lora_rank = read_whole_number<std::int64_t>(mla, where, "q_lora_rank");
+  a.kv_lora_rank = read_whole_number<std::int64_t>(mla, where, "kv_lora_rank");
+  a.qk_nope_head_dim = read_whole_number<std::int64_t>(mla, where, "qk_nope_head_dim");
+  a.qk_rope_head_dim = read_whole_number<std::int64_t>(mla, where, "qk_rope_head_dim");
+  a.v_head_dim = read_whole_number<std::int64_t>(mla, where, "v_head_dim");
+  return a;
+}
+
 void apply_optional_fields(const json& doc, std::string_view origin, TransformerConfig& m) {
   if (doc.contains("name")) m.name = read_string_field(doc, origin, "name");
   if (doc.contains("activation")) {
@@ -92,6 +122,7 @@ void apply_optional_fields(const json& doc, std::string_view origin, Transformer
     m.dtype = parse_data_type(read_string_field(doc, origin, "dtype"), field_where(origin, "dtype"));
   }
   if (doc.contains("moe")) m.moe = read_moe(doc, origin);
+  if (doc.contains("mla")) m.mla = read_mla(doc, origin);
   m.kv_heads = doc.contains("kv_heads") ? read_whole_number<int>(doc, origin, "kv_heads") : m.heads;
   if (doc.contains("ffn")) {
     m.ffn = read_whole_number<std::int64_t>(doc, origin, "ffn");
@@ -143,6 +174,13 @@ void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) 
   if (o.positions) m.positions = *o.positions;
   if (o.linear_bias) m.linear_bias = *o.linear_bias;
   if (o.tied_embeddings) m.tied_embeddings = *o.tied_embeddings;
+  // Megatron-LM's --multi-latent-attention defaults (no q latent, a kv latent of 32, heads of 128 + 64 and 128).
+  if (o.latent_attention && !m.mla.enabled()) m.mla = {0, 32, 128, 64, 128};
+  if (o.q_lora_rank) m.mla.q_lora_rank = *o.q_lora_rank;
+  if (o.kv_lora_rank) m.mla.kv_lora_rank = *o.kv_lora_rank;
+  if (o.qk_nope_head_dim) m.mla.qk_nope_head_dim = *o.qk_nope_head_dim;
+  if (o.qk_rope_head_dim) m.mla.qk_rope_head_dim = *o.qk_rope_head_dim;
+  if (o.v_head_dim) m.mla.v_head_dim = *o.v_head_dim;
   // Megatron-LM's rule: an expert's MLP is the dense MLP's size (--ffn-hidden-size) where no size is given for
   // it (--moe-ffn-hidden-size, --expert-ffn).
   if (m.moe.experts > 0 && m.moe.expert_ffn == 0) m.moe.expert_ffn = m.ffn;
@@ -206,6 +244,13 @@ json model_to_json(const TransformerConfig& m) {
                   {"first_dense_layers", m.moe.first_dense_layers},
                   {"capacity_factor", m.moe.capacity_factor}};
     if (m.moe.load_imbalance != 1.0) out["moe"]["load_imbalance"] = m.moe.load_imbalance;
+  }
+  if (m.mla.enabled()) {  // written only with MLA: older readers keep reading every other model
+    out["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                  {"kv_lora_rank", m.mla.kv_lora_rank},
+                  {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                  {"v_head_dim", m.mla.v_head_dim}};
   }
   return out;
 }

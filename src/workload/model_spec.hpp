@@ -47,6 +47,15 @@ struct ModelOverrides {
   std::optional<int> first_dense_layers;
   std::optional<double> capacity_factor;
   std::optional<double> load_imbalance;
+  // Multi-head latent attention (--q-lora-rank, --kv-lora-rank, --qk-nope-head-dim, --qk-rope-head-dim,
+  // --v-head-dim; src/workload/MLA.md): MlaConfig's fields. `latent_attention` (Megatron-LM's
+  // --multi-latent-attention) turns MLA on with Megatron-LM's defaults where the model has none.
+  std::optional<std::int64_t> q_lora_rank;
+  std::optional<std::int64_t> kv_lora_rank;
+  std::optional<std::int64_t> qk_nope_head_dim;
+  std::optional<std::int64_t> qk_rope_head_dim;
+  std::optional<std::int64_t> v_head_dim;
+  bool latent_attention = false;
 };
 
 // Where the model comes from: at most one of a preset (--model), a model file (--model-file: commscale's

@@ -1,6 +1,8 @@
 #include "workload/transformer.hpp"
 
+#include <array>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -73,6 +75,46 @@ void validate_moe(const TransformerConfig& m, std::string_view origin, const Mod
   }
 }
 
+// MLA's fields: all 0 (ordinary attention), or a kv latent, head dimensions and a q latent or none.
+void validate_mla(const TransformerConfig& m, std::string_view origin, const ModelKeys& keys) {
+  const MlaConfig& a = m.mla;
+  const auto fail = [&](std::string_view key, std::string what, std::string expected) {
+    throw InputError(moe_where(origin, key), std::move(what), std::move(expected));
+  };
+  if (!a.enabled()) {
+    if (a.kv_lora_rank != 0) {
+      fail(keys.kv_lora_rank, fmt::format("{}", a.kv_lora_rank), "0 (ordinary attention) or the kv latent's size");
+    }
+    if (a.q_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 || a.v_head_dim != 0) {
+      fail(keys.kv_lora_rank, "0 (ordinary attention) while other multi-head latent attention fields are given",
+           "the kv latent's size (DeepSeek's kv_lora_rank)");
+    }
+    return;
+  }
+  const std::array<std::pair<std::int64_t, std::string_view>, 4> sizes = {{{a.kv_lora_rank, keys.kv_lora_rank},
+                                                                           {a.qk_nope_head_dim, keys.qk_nope_head_dim},
+                                                                           {a.qk_rope_head_dim, keys.qk_rope_head_dim},
+                                                                           {a.v_head_dim, keys.v_head_dim}}};
+  for (const auto& [value, key] : sizes) {
+    if (value < 1 || value > kMaxHidden) {
+      fail(key, fmt::format("{}", value), fmt::format("1 to {} with multi-head latent attention", kMaxHidden));
+    }
+  }
+  if (a.q_lora_rank < 0 || a.q_lora_rank > kMaxHidden) {
+    fail(keys.q_lora_rank, fmt::format("{}", a.q_lora_rank),
+         fmt::format("0 (queries projected from the hidden state) to {}", kMaxHidden));
+  }
+  if (m.kv_heads != m.heads) {
+    fail(keys.kv_heads, fmt::format("{} KV heads of {} heads", m.kv_heads, m.heads),
+         fmt::format("{}: multi-head latent attention gives every head its own keys and values", m.heads));
+  }
+  if (m.linear_bias) {  // from flags, the Megatron-LM switch that turns biases off
+    throw InputError(origin.empty() ? "--disable-bias-linear" : field_where(origin, "linear_bias"),
+                     "linear biases with multi-head latent attention",
+                     "none: Megatron-Core's MLA projections have no biases (DeepSeek's)");
+  }
+}
+
 }  // namespace
 
 std::string_view name(MlpActivation a) noexcept { return a == MlpActivation::kGelu ? "gelu" : "swiglu"; }
@@ -132,10 +174,32 @@ void validate_model(const TransformerConfig& m, std::string_view origin, const M
                      "bf16, fp16 or fp32");
   }
   validate_moe(m, origin, keys);
+  validate_mla(m, origin, keys);
+}
+
+// Megatron-Core's duplicated TELinear down projections, H -> q_lora_rank and H -> kv_lora_rank + qk_rope_head_dim,
+// and the norms of the two latents.
+std::uint64_t mla_replicated_parameters(const TransformerConfig& m) noexcept {
+  if (!m.mla.enabled()) return 0;
+  const MlaConfig& a = m.mla;
+  const std::uint64_t norm = m.norm == NormKind::kLayerNorm ? 2 : 1;  // parameters per normalized element
+  const std::uint64_t latents = u(a.q_lora_rank) + u(a.kv_lora_rank);
+  return u(m.hidden) * (latents + u(a.qk_rope_head_dim)) + norm * latents;
 }
 
 std::uint64_t norm_parameters(const TransformerConfig& m) noexcept {
   return m.norm == NormKind::kLayerNorm ? 2 * u(m.hidden) : u(m.hidden);
+}
+
+// MLA's projections and latent norms (LayerParameters::qkv): the replicated ones (mla_replicated_parameters),
+// and the up projections (or the query projection from H) split t ways.
+static std::uint64_t mla_qkv_parameters(const TransformerConfig& m, std::uint64_t t) {
+  const MlaConfig& a = m.mla;
+  const std::uint64_t n = u(m.heads);
+  const std::uint64_t q_out = n * u(a.qk_head_dim());
+  const std::uint64_t q_up = a.q_lora_rank > 0 ? u(a.q_lora_rank) * q_out : u(m.hidden) * q_out;
+  const std::uint64_t kv_up = u(a.kv_lora_rank) * n * u(a.qk_nope_head_dim + a.v_head_dim);
+  return mla_replicated_parameters(m) + (q_up + kv_up) / t;
 }
 
 LayerParameters layer_parameters(const TransformerConfig& m, int tp) {
@@ -149,6 +213,10 @@ LayerParameters layer_parameters(const TransformerConfig& m, int tp) {
   p.ln2 = norm_parameters(m);
   p.qkv = (h * qkv_out + bias * qkv_out) / t;
   p.proj = h * h / t + bias * h;
+  if (m.mla.enabled()) {  // no biases (validate_model)
+    p.qkv = mla_qkv_parameters(m, t);
+    p.proj = u(m.heads) * u(m.mla.v_head_dim) * h / t;
+  }
   p.fc1 = (h * fc1_out + bias * fc1_out) / t;
   p.fc2 = u(m.ffn) * h / t + bias * h;
   return p;

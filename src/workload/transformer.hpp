@@ -42,6 +42,22 @@ struct MoeConfig {
   bool operator==(const MoeConfig&) const = default;
 };
 
+// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434; Megatron-Core's MLASelfAttention): queries from
+// H through a q_lora_rank latent (0: projected from H directly, as DeepSeek-V2-Lite), keys and values from one
+// kv_lora_rank latent, each head's query and key qk_nope_head_dim wide plus qk_rope_head_dim of rotary part (the
+// key's shared by all heads), its value v_head_dim wide. All 0: ordinary attention of hidden / heads per head.
+// src/workload/MLA.md says how Megatron-Core splits it over tensor-parallel ranks.
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  [[nodiscard]] bool enabled() const noexcept { return kv_lora_rank > 0; }
+  [[nodiscard]] std::int64_t qk_head_dim() const noexcept { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const MlaConfig&) const = default;
+};
+
 struct TransformerConfig {
   std::string name = "custom";
   int layers = 0;
@@ -61,6 +77,7 @@ struct TransformerConfig {
   bool tied_embeddings = true;
   DataType dtype = DataType::kBFloat16;  // weights, activations, gradients
   MoeConfig moe;                         // dense unless moe.experts > 0
+  MlaConfig mla;                         // ordinary attention unless mla.kv_lora_rank > 0
   bool operator==(const TransformerConfig&) const = default;
 };
 
@@ -80,6 +97,14 @@ struct TransformerConfig {
 [[nodiscard]] PositionEmbedding parse_positions(std::string_view text, std::string_view where);
 
 [[nodiscard]] inline std::int64_t head_dim(const TransformerConfig& m) noexcept { return m.hidden / m.heads; }
+// The head dimension of the attention scores (QK^T) and of the context (PV): hidden / heads both, or MLA's
+// qk_nope_head_dim + qk_rope_head_dim and v_head_dim.
+[[nodiscard]] inline std::int64_t qk_head_dim(const TransformerConfig& m) noexcept {
+  return m.mla.enabled() ? m.mla.qk_head_dim() : head_dim(m);
+}
+[[nodiscard]] inline std::int64_t v_head_dim(const TransformerConfig& m) noexcept {
+  return m.mla.enabled() ? m.mla.v_head_dim : head_dim(m);
+}
 
 // Where a model field came from, for error messages: command-line flags ("--kv-heads") or a JSON
 // file ("model.json: kv_heads").
@@ -112,6 +137,11 @@ struct ModelKeys {
   std::string_view first_dense_layers = "moe.first_dense_layers";
   std::string_view capacity_factor = "moe.capacity_factor";
   std::string_view load_imbalance = "moe.load_imbalance";
+  std::string_view q_lora_rank = "mla.q_lora_rank";
+  std::string_view kv_lora_rank = "mla.kv_lora_rank";
+  std::string_view qk_nope_head_dim = "mla.qk_nope_head_dim";
+  std::string_view qk_rope_head_dim = "mla.qk_rope_head_dim";
+  std::string_view v_head_dim = "mla.v_head_dim";
 };
 
 // Throws InputError naming the offending field (see field_where) and what was expected.
@@ -120,6 +150,8 @@ void validate_model(const TransformerConfig& m, std::string_view origin, const M
 // Parameters of one layer held by one tensor-parallel rank, grouped by the op whose backward
 // produces their gradient. Column-parallel weights and biases are split t ways; the biases of
 // row-parallel layers and the norms are replicated (as in Megatron-LM).
+// With MLA, qkv is every query, key and value projection and norm (the down projections and the latents' norms
+// replicated over tp, the up projections split t ways) and proj the n v_head_dim -> h output projection.
 // For an MoE layer fc1 and fc2 are the shared experts' (0 without), `router` the router's weight
 // (replicated over tp), and `experts` the routed experts' held by the rank: experts / ep of them, whole
 // (expert tensor parallelism 1), as Megatron-Core keeps them on the expert-parallel ranks.
@@ -141,6 +173,9 @@ struct LayerParameters {
 // expert's fc1 and fc2 `etp` ways.
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp);
 [[nodiscard]] LayerParameters layer_parameters(const TransformerConfig& m, int tp, int layer, int ep, int etp = 1);
+// MLA's parameters every tensor-parallel rank holds whole (its down projections and latents' norms; 0 without
+// MLA): with sequence parallelism each rank computes their gradients from its own tokens, so they are summed.
+[[nodiscard]] std::uint64_t mla_replicated_parameters(const TransformerConfig& m) noexcept;
 // One routed expert's parameters (its fc1 and fc2).
 [[nodiscard]] std::uint64_t expert_parameters(const TransformerConfig& m);
 
