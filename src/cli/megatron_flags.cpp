@@ -36,6 +36,10 @@ void add_megatron_model_flags(CLI::App& cmd, MegatronArguments* a) {
   cmd.add_flag("--group-query-attention", a->group_query_attention,
                "Megatron-LM: grouped-query attention, with --num-query-groups")
       ->group(kGroup);
+  cmd.add_flag("--multi-latent-attention", a->multi_latent_attention,
+               "Megatron-LM: multi-head latent attention, its sizes from --kv-lora-rank, --q-lora-rank, --qk-head-dim, "
+               "--qk-pos-emb-head-dim and --v-head-dim or Megatron-LM's defaults (32, none, 128, 64, 128)")
+      ->group(kGroup);
   cmd.add_option("--normalization", a->normalization, "Megatron-LM: LayerNorm or RMSNorm")->group(kGroup);
   cmd.add_option("--position-embedding-type", a->position_embedding, "Megatron-LM: learned_absolute or rope")
       ->group(kGroup);
@@ -107,6 +111,7 @@ MegatronFlags megatron_flags(const MegatronArguments& a, const CLI::App* command
   f.overlap_grad_reduce = a.overlap_grad_reduce;
   f.no_gradient_accumulation_fusion = a.no_gradient_accumulation_fusion;
   f.group_query_attention = a.group_query_attention;
+  f.multi_latent_attention = a.multi_latent_attention;
   f.swiglu = a.swiglu;
   f.normalization = text(a.normalization);
   f.position_embedding = text(a.position_embedding);

@@ -92,10 +92,24 @@ void model_flags(CLI::App& cmd, ModelPlanArguments* a) {
                   "balanced); its dispatch, experts and combine set the pace",
                   {1.0, 4096.0, "1 (balanced) or more", "", false})
       ->group(moe);
+  const std::string mla = "Model: multi-head latent attention (src/workload/MLA.md)";
+  cmd.add_option("--q-lora-rank", a->mla.q_lora_rank,
+                 "the queries' latent (0: queries projected from the hidden state)")
+      ->group(mla);
+  cmd.add_option("--kv-lora-rank", a->mla.kv_lora_rank, "the keys' and values' latent (0: ordinary attention)")
+      ->group(mla);
+  cmd.add_option("--qk-nope-head-dim,--qk-head-dim", a->mla.qk_nope_head_dim,
+                 "a query's and key's head dimension without the rotary part")
+      ->group(mla);
+  cmd.add_option("--qk-rope-head-dim,--qk-pos-emb-head-dim", a->mla.qk_rope_head_dim,
+                 "the rotary part of a query's and key's head")
+      ->group(mla);
+  cmd.add_option("--v-head-dim", a->mla.v_head_dim, "a value's head dimension")->group(mla);
   keep(cmd, a,
        {"--layers", "--hidden", "--heads", "--kv-heads", "--ffn", "--vocab", "--seq", "--activation", "--dtype",
         "--experts", "--top-k", "--expert-ffn", "--shared-ffn", "--first-dense-layers", "--capacity-factor",
         "--load-imbalance"});
+  keep(cmd, a, {"--q-lora-rank", "--kv-lora-rank", "--qk-nope-head-dim", "--qk-rope-head-dim", "--v-head-dim"});
   add_megatron_model_flags(cmd, &a->megatron);
   add_plan_file_option(cmd, a);
 }
@@ -334,6 +348,11 @@ PlanRequest plan_request(const ModelPlanArguments& a) {
   m.shape.first_dense_layers = if_given(a, "--first-dense-layers", a.moe.first_dense_layers);
   m.shape.capacity_factor = if_given(a, "--capacity-factor", a.moe.capacity_factor);
   m.shape.load_imbalance = if_given(a, "--load-imbalance", a.moe.load_imbalance);
+  m.shape.q_lora_rank = if_given(a, "--q-lora-rank", a.mla.q_lora_rank);
+  m.shape.kv_lora_rank = if_given(a, "--kv-lora-rank", a.mla.kv_lora_rank);
+  m.shape.qk_nope_head_dim = if_given(a, "--qk-nope-head-dim", a.mla.qk_nope_head_dim);
+  m.shape.qk_rope_head_dim = if_given(a, "--qk-rope-head-dim", a.mla.qk_rope_head_dim);
+  m.shape.v_head_dim = if_given(a, "--v-head-dim", a.mla.v_head_dim);
   const PlanFlagValues& v = a.plan;
   PlanFlags& p = r.plan;
   p.world = if_given(a, "--world", a.world);

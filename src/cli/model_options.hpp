@@ -32,6 +32,7 @@ struct MegatronArguments {
   bool no_gradient_accumulation_fusion = false;
   bool moe_grouped_gemm = false;  // what commscale runs anyway: read, nothing to convert
   bool group_query_attention = false;
+  bool multi_latent_attention = false;
   bool swiglu = false;
   std::string normalization;
   std::string position_embedding;
@@ -62,6 +63,7 @@ struct ModelPlanArguments {
   std::string activation;
   std::string dtype;
   MoeConfig moe;  // --experts, --top-k, ... (read only where given)
+  MlaConfig mla;  // --q-lora-rank, --kv-lora-rank, ... (read only where given)
 
   // Read only where given (plan_request.hpp says what leaving them out means).
   int world = 0;

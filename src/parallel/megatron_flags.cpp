@@ -83,6 +83,7 @@ void apply_megatron_model_flags(const MegatronFlags& a, const MegatronPeers& pee
     o.positions = *a.position_embedding == "rope" ? PositionEmbedding::kRotary : PositionEmbedding::kLearned;
   }
   if (a.disable_bias_linear) o.linear_bias = false;
+  if (a.multi_latent_attention) o.latent_attention = true;
   if (a.untie_embeddings) o.tied_embeddings = false;
   if (a.bf16 && a.fp16) throw InputError("--bf16", "given with --fp16", "one training type");
   if ((a.bf16 || a.fp16) && o.dtype)
@@ -208,6 +209,7 @@ std::string megatron_model_flags_text(const MegatronFlags& a) {
   std::string out;
   if (a.swiglu) out += " --swiglu";
   if (a.group_query_attention) out += " --group-query-attention";
+  if (a.multi_latent_attention) out += " --multi-latent-attention";
   if (a.normalization) out += fmt::format(" --normalization {}", *a.normalization);
   if (a.position_embedding) out += fmt::format(" --position-embedding-type {}", *a.position_embedding);
   if (a.disable_bias_linear) out += " --disable-bias-linear";

@@ -28,6 +28,7 @@ struct MegatronFlags {
   bool overlap_grad_reduce = false;
   bool no_gradient_accumulation_fusion = false;
   bool group_query_attention = false;
+  bool multi_latent_attention = false;
   bool swiglu = false;
   std::optional<std::string> normalization;
   std::optional<std::string> position_embedding;  // --position-embedding-type
