@@ -69,18 +69,29 @@ TransformerConfig qwen_moe() {
   return moe(llama("qwen1.5-moe-a2.7b", 24, 2048, 16, 16, 5632, 151936, 4096), 60, 4, 1408, 5632, 0);
 }
 
-// DeepSeek-V2-Lite-like (deepseek-ai/DeepSeek-V2-Lite; DeepSeek-AI 2024, arXiv 2405.04434): 64 routed experts of
-// 1408, top 6, 2 shared, the first layer dense (10944); 15.7 B parameters, 2.4 B active. "-like": its multi-head
-// latent attention is run as multi-head attention of 16 heads of 128 (src/workload/MOE.md).
-TransformerConfig deepseek_v2_lite() {
-  return moe(llama("deepseek-v2-lite", 27, 2048, 16, 16, 10944, 102400, 4096), 64, 6, 1408, 2 * 1408, 1);
+// Multi-head latent attention as DeepSeek's configs give it (src/workload/MLA.md).
+TransformerConfig mla(TransformerConfig m, std::int64_t q_lora_rank, std::int64_t kv_lora_rank) {
+  m.mla = {.q_lora_rank = q_lora_rank,
+           .kv_lora_rank = kv_lora_rank,
+           .qk_nope_head_dim = 128,
+           .qk_rope_head_dim = 64,
+           .v_head_dim = 128};
+  return m;
 }
 
-// DeepSeek-V3-like (deepseek-ai/DeepSeek-V3; DeepSeek-AI 2024, arXiv 2412.19437): 256 routed experts of 2048,
-// top 8, one shared, the first 3 layers dense (18432); 671 B parameters, 37 B active in DeepSeek's count. "-like":
-// multi-head latent attention as multi-head attention of 128 heads of 56, no multi-token prediction module.
+// DeepSeek-V2-Lite (deepseek-ai/DeepSeek-V2-Lite; DeepSeek-AI 2024, arXiv 2405.04434): multi-head latent
+// attention of 16 heads (queries projected from the hidden state, a kv latent of 512), 64 routed experts of
+// 1408, top 6, 2 shared, the first layer dense (10944); 15.7 B parameters, 2.4 B active.
+TransformerConfig deepseek_v2_lite() {
+  return mla(moe(llama("deepseek-v2-lite", 27, 2048, 16, 16, 10944, 102400, 4096), 64, 6, 1408, 2 * 1408, 1), 0, 512);
+}
+
+// DeepSeek-V3-like (deepseek-ai/DeepSeek-V3; DeepSeek-AI 2024, arXiv 2412.19437): multi-head latent attention
+// of 128 heads (a q latent of 1536, a kv latent of 512), 256 routed experts of 2048, top 8, one shared, the
+// first 3 layers dense (18432); 671 B parameters, 37 B active in DeepSeek's count, which includes the
+// multi-token prediction module. "-like": that module (14 B) is not modelled.
 TransformerConfig deepseek_v3() {
-  return moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 2048, 3);
+  return mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 2048, 3), 1536, 512);
 }
 
 // Small enough for tests to build programs for many plans in milliseconds; 8 heads and 4 KV heads
