@@ -401,7 +401,6 @@ void validate_latent_attention(const TransformerConfig& m, const ParallelPlan& p
     throw InputError(flag, fmt::format("{} with multi-head latent attention ({})", what, m.name),
                      "not modelled with MLA yet (src/workload/MLA.md)");
   };
-  if (p.cp > 1) refuse("--cp", fmt::format("{}", p.cp));
   if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
   if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
   if (p.fp8 != Fp8Recipe::kNone) refuse("--fp8", std::string(name(p.fp8)));

@@ -25,7 +25,7 @@ struct LayerDims {
   std::int64_t ffn = 0;          // F / t
   std::int64_t fc1_out = 0;      // F / t, or 2 F / t for SwiGLU (gate and up in one GEMM)
   std::int64_t vocab = 0;        // ceil(V / t)
-  std::int64_t kv_out = 0;       // 2 g d / t: the keys and values of a token on this rank
+  std::int64_t kv_out = 0;       // 2 g d / t: the keys and values of a token on this rank (MLA: q_out + proj_in)
   // Multi-head latent attention (0 without; layer_ops.cpp, MLA.md): the latents, the rotary part of a key, and
   // this rank's query and key-value up-projection widths, a (d_nope + d_rope) / t and a (d_nope + d_v) / t.
   std::int64_t q_lora = 0;
@@ -68,6 +68,7 @@ struct LayerDims {
   d.heads_batch = static_cast<std::int64_t>(s.micro_batch) * m.heads / s.tp;
   d.qkv_out = (m.heads + 2 * static_cast<std::int64_t>(m.kv_heads)) * d.head_dim / s.tp;
   d.kv_out = 2 * static_cast<std::int64_t>(m.kv_heads) * d.head_dim / s.tp;
+  if (m.mla.enabled()) d.kv_out = d.q_out + d.proj_in;  // a key as wide as a query, a value n d_v / t
   d.ffn = m.ffn / s.tp;
   d.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * d.ffn : d.ffn;
   d.vocab = vocab_shard(m, s.tp);

@@ -72,8 +72,11 @@ LayerCollective context_collective(const LayerDims& d, Collective kind, Bytes by
 }
 
 // All-gather of one of K and V (the gathered size), or the reduce-scatter of its gradient (the unreduced size).
-LayerCollective context_gather(const LayerDims& d, Collective kind) {
-  return context_collective(d, kind, kv_block_bytes(d, 1) * static_cast<std::uint64_t>(d.cp));
+// With MLA (MLA.md) a key is n (d_nope + d_rope) / t wide, a value n d_v / t: `keys` says which.
+LayerCollective context_gather(const LayerDims& d, Collective kind, bool keys) {
+  const Bytes one =
+      d.kv_lora > 0 ? Bytes(elements(d.tokens, keys ? d.q_out : d.proj_in) * size_of(d.dtype)) : kv_block_bytes(d, 1);
+  return context_collective(d, kind, one * static_cast<std::uint64_t>(d.cp));
 }
 
 // The keys a query row works through in a p2p step: the causal half of its own block, half of another's.
@@ -84,8 +87,8 @@ std::string p2p_step_name(int step, const std::string& what) { return p2p_step_p
 
 void context_parallel_attention_forward(OpListBuilder& b, const LayerDims& d, KernelSet kernels) {
   if (d.cp_comm == CpCommType::kAllGather) {
-    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather));
-    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather));
+    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather, true));
+    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather, false));
     const std::int64_t keys = flash_causal_keys(d.seq * d.cp);
     b.compute("attn.scores", flash_block(d, keys, true, false, kernels, d.qk_dim), {k, v});
     b.compute("attn.context", flash_block(d, keys, false, true, kernels, d.v_dim));
@@ -125,11 +128,12 @@ void flash_backward_products(OpListBuilder& b, const LayerDims& d, std::int64_t 
 // reduce-scatters of dK and dV (all_gather).
 std::vector<int> context_parallel_attention_backward(OpListBuilder& b, const LayerDims& d, KernelSet kernels) {
   if (d.cp_comm == CpCommType::kAllGather) {
-    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather));
-    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather));
+    const int k = b.collective(true, "attn.cp.k.all_gather", context_gather(d, Collective::kAllGather, true));
+    const int v = b.prefetch(true, "attn.cp.v.all_gather", context_gather(d, Collective::kAllGather, false));
     flash_backward_products(b, d, flash_causal_keys(d.seq * d.cp), kernels, "attn.", {k, v});
-    const int dk = b.collective(true, "attn.cp.dk.reduce_scatter", context_gather(d, Collective::kReduceScatter));
-    const int dv = b.collective(true, "attn.cp.dv.reduce_scatter", context_gather(d, Collective::kReduceScatter));
+    const int dk = b.collective(true, "attn.cp.dk.reduce_scatter", context_gather(d, Collective::kReduceScatter, true));
+    const int dv =
+        b.collective(true, "attn.cp.dv.reduce_scatter", context_gather(d, Collective::kReduceScatter, false));
     return {dk, dv};
   }
   // Step i's exchange leaves as the step starts: KV for step i + 1 and the dKV summed so far (step 0 has no dKV

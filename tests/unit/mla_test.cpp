@@ -232,6 +232,12 @@ TEST(Mla, ProgramsPassTheChecker) {
     recompute.recompute = Recompute::kFull;
     recompute.zero_stage = 1;
     plans.push_back(recompute);
+    for (const CpCommType comm : {CpCommType::kP2p, CpCommType::kAllGather}) {
+      ParallelPlan cp = latent_plan(2, 1, 1, true);
+      cp.cp = 2;
+      cp.cp_comm = comm;
+      plans.push_back(cp);
+    }
     ParallelPlan unfused = latent_plan(1, 2, 1, false);
     unfused.flash_attention = false;
     unfused.recompute = Recompute::kSelective;
@@ -245,11 +251,31 @@ TEST(Mla, ProgramsPassTheChecker) {
   }
 }
 
+TEST(Mla, ContextParallelExchangesCountedByHand) {
+  const TransformerConfig m = tiny_latent_model();
+  LayerSharding s = latent_sharding(1, false, true);
+  s.cp = 2;
+  // 32 tokens a rank; a key n (d_nope + d_rope) = 96 wide, a value n d_v = 64, 2 bytes each.
+  s.cp_comm = CpCommType::kAllGather;
+  const OpList gather = layer_forward_ops(m, s);
+  EXPECT_EQ(latent_collective_bytes(gather, "attn.cp.k.all_gather"), 2u * 32 * 96 * 2);
+  EXPECT_EQ(latent_collective_bytes(gather, "attn.cp.v.all_gather"), 2u * 32 * 64 * 2);
+  const OpList gather_back = layer_backward_ops(m, s);
+  EXPECT_EQ(latent_collective_bytes(gather_back, "attn.cp.dk.reduce_scatter"), 2u * 32 * 96 * 2);
+  EXPECT_EQ(latent_collective_bytes(gather_back, "attn.cp.dv.reduce_scatter"), 2u * 32 * 64 * 2);
+  s.cp_comm = CpCommType::kP2p;
+  const OpList ring = layer_forward_ops(m, s);
+  EXPECT_EQ(latent_collective_bytes(ring, "attn.cp1.kv.sendrecv"), 32u * (96 + 64) * 2);
+  // Step 1: the rank's 32 queries over half of another rank's block (s / 2cp = 16 keys), unmasked.
+  expect_gemm(ring, "attn.cp1.scores", 32, 16, 24, 4);
+  expect_gemm(ring, "attn.cp1.context", 32, 16, 16, 4);
+}
+
 TEST(Mla, RefusedWhereNotModelled) {
   const TransformerConfig m = tiny_latent_model();
-  ParallelPlan cp = latent_plan(1, 1, 1, false);
-  cp.cp = 2;
-  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, cp); }, {"--cp", "multi-head latent attention"}));
+  ParallelPlan fp8 = latent_plan(1, 1, 1, false);
+  fp8.fp8 = Fp8Recipe::kDelayed;
+  EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, fp8); }, {"--fp8", "multi-head latent attention"}));
   ParallelPlan eager = latent_plan(1, 1, 1, false);
   eager.kernels = KernelSet::kEager;
   EXPECT_TRUE(throws_input_error([&] { (void)CheckedPlan(m, eager); }, {"--kernels", "MLA"}));
