@@ -403,7 +403,6 @@ void validate_latent_attention(const TransformerConfig& m, const ParallelPlan& p
   };
   if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
   if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
-  if (p.fp8 != Fp8Recipe::kNone) refuse("--fp8", std::string(name(p.fp8)));
 }
 
 }  // namespace

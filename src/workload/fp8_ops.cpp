@@ -15,8 +15,11 @@ using K = MemoryKernelKind;
 // The linear layers TE runs in FP8: a dense layer's four, and an MoE layer's experts (TE's GroupedLinear) and
 // shared experts (a LayerNormMLP) in place of the MLP's. The router stays in the model's type, as Megatron-Core
 // keeps it.
-constexpr std::array<std::string_view, 8> kLinears = {"qkv",         "attn.proj",   "mlp.fc1",    "mlp.fc2",
-                                                      "experts.fc1", "experts.fc2", "shared.fc1", "shared.fc2"};
+// Multi-head latent attention's projections (MLA.md) are TE Linears too: its down projections, duplicated on every
+// tp rank, and its column-parallel up projections (or the q projection without a q latent).
+constexpr std::array<std::string_view, 13> kLinears = {
+    "qkv",        "attn.proj",   "mlp.fc1",   "mlp.fc2",     "experts.fc1",  "experts.fc2", "shared.fc1",
+    "shared.fc2", "attn.q_down", "attn.q_up", "attn.q_proj", "attn.kv_down", "attn.kv_up"};
 // Float8BlockScaling's 1 x 128 tiles: an fp32 scale per 128 values, written with the cast.
 constexpr double kBlockScaleBytes = 4.0 / 128.0;
 
@@ -51,7 +54,10 @@ Fp8Gemm classify(const std::string& name) {
 // The routed experts' inputs are the rows dispatched to them, whole on the rank: none is.
 bool sequence_parallel_input(const Fp8Gemm& g) {
   if (g.linear.starts_with("experts.")) return false;
-  const bool column = g.linear == "qkv" || g.linear == "mlp.fc1" || g.linear == "shared.fc1";
+  // MLA's down projections read (and return the gradient of) the rank's own rows of the sequence: no gather.
+  if (g.linear == "attn.q_down" || g.linear == "attn.kv_down") return false;
+  const bool column = g.linear == "qkv" || g.linear == "mlp.fc1" || g.linear == "shared.fc1" ||
+                      g.linear == "attn.q_up" || g.linear == "attn.kv_up" || g.linear == "attn.q_proj";
   return g.role == Fp8Role::kForward ? column : !column;
 }
 

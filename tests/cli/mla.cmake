@@ -31,8 +31,8 @@ math(EXPR expected_calls "2 * ${gathers}")
 expect_equal(${trained_calls} ${expected_calls} "train's tp all-gathers (2 ranks)")
 
 # Not modelled with MLA: named by its flag, exit 2.
-commscale_run(EXPECT 2 ERROR err ARGS plan --model-file ${WORK_DIR}/tiny-mla.json --fp8 delayed)
-expect_contains("${err}" "--fp8: delayed with multi-head latent attention")
+commscale_run(EXPECT 2 ERROR err ARGS plan --model-file ${WORK_DIR}/tiny-mla.json --kernels eager)
+expect_contains("${err}" "--kernels: eager with multi-head latent attention")
 file(WRITE "${WORK_DIR}/gqa-mla.json" [=[
 {"layers": 2, "hidden": 128, "heads": 4, "kv_heads": 2, "ffn": 256, "vocab": 1024, "seq": 64, "linear_bias": false,
  "mla": {"kv_lora_rank": 16, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16}}
