@@ -466,49 +466,12 @@ void mla_projections_forward(OpListBuilder& b, const LayerDims& d) {
   b.compute("attn.kv_up", gemm(d, d.tokens, d.kv_up_out, d.kv_lora), {gather, rope});
 }
 
-// The backward of latent norm -> [AG] -> column-parallel up projection: its input gradient reduced over tp
-// while its weight gradient runs on the re-gathered latent, then the norm's backward. Returns the reduction.
-int latent_up_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, const std::string& norm,
-                       const std::string& up, std::int64_t latent, std::int64_t out, std::vector<int> inputs) {
-  const int regather = b.prefetch(d.sp, norm + ".all_gather", token_collective(d, Collective::kAllGather, latent));
-  b.compute(up + ".dgrad", gemm(d, d.tokens, latent, out), std::move(inputs));
-  const int reduce = b.collective(d.tp_comm, reduce_name(d, up), token_collective(d, reduce_kind(d), latent));
-  const int wgrad = b.compute(up + ".wgrad", gemm(d, latent, out, d.tokens), {regather});
-  b.set_grad_parameters(wgrad, elements(latent, out));
-  const int norm_bwd = b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, latent), 3 * d.w, d.w), {reduce});
-  b.set_grad_parameters(norm_bwd, latent_norm_parameters(m, latent));
-  return reduce;
-}
-
 // A duplicated down projection's backward, on this rank's rows.
 void down_backward(OpListBuilder& b, const LayerDims& d, const std::string& name, std::int64_t out,
                    std::vector<int> inputs) {
   b.compute(name + ".dgrad", gemm(d, d.tokens_sp, d.hidden, out), std::move(inputs));
   const int wgrad = b.compute(name + ".wgrad", gemm(d, d.hidden, out, d.tokens_sp));
   b.set_grad_parameters(wgrad, elements(d.hidden, out));
-}
-
-// The mirror image of mla_projections_forward, ending with ln1's backward. `inputs`: what the first gradient
-// waits for besides the op before.
-void mla_projections_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
-                              std::uint64_t ln1_params, std::vector<int> inputs) {
-  const int kv = latent_up_backward(b, m, d, "attn.kv_norm", "attn.kv_up", d.kv_lora, d.kv_up_out, std::move(inputs));
-  const int rope =
-      b.collective(d.sp, "attn.k_rope.reduce_scatter", token_collective(d, Collective::kReduceScatter, d.rope));
-  down_backward(b, d, "attn.kv_down", d.kv_lora + d.rope, {kv, rope});
-  int q = -1;
-  if (d.q_lora > 0) {
-    q = latent_up_backward(b, m, d, "attn.q_norm", "attn.q_up", d.q_lora, d.q_out, {});
-    down_backward(b, d, "attn.q_down", d.q_lora, {q});
-  } else {
-    const int regather = b.prefetch(d.sp, "ln1.all_gather", hidden_collective(d, Collective::kAllGather));
-    b.compute("attn.q_proj.dgrad", gemm(d, d.tokens, d.hidden, d.q_out));
-    q = b.collective(d.tp_comm, reduce_name(d, "attn.q_proj"), hidden_collective(d, reduce_kind(d)));
-    const int wgrad = b.compute("attn.q_proj.wgrad", gemm(d, d.hidden, d.q_out, d.tokens), {regather});
-    b.set_grad_parameters(wgrad, elements(d.hidden, d.q_out));
-  }
-  const int norm = b.compute("ln1", memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {q});
-  b.set_grad_parameters(norm, ln1_params);
 }
 
 void forward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d, bool flash, KernelSet kernels,
@@ -587,21 +550,53 @@ std::vector<int> attention_core_backward(OpListBuilder& b, const LayerDims& d, b
 // With LoRA (`lora.frozen()`) the base weight takes no gradient: its adapters' backward runs instead, and
 // the norm's parameters are frozen too.
 // `inputs`: what the output gradient waits for besides the op before (context parallelism's exchanges).
-void column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
-                           std::uint64_t norm_params, std::uint64_t linear_params, const LoraLayer& lora,
-                           std::vector<int> inputs = {}) {
-  const int regather = b.prefetch(d.sp, norm + ".all_gather", hidden_collective(d, Collective::kAllGather));
+// The norm's output is the linear layer's input, linear.in wide: the hidden size, or an MLA latent's (MLA.md).
+// Returns the input gradient's reduction over tp.
+int column_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
+                          std::uint64_t norm_params, std::uint64_t linear_params, const LoraLayer& lora,
+                          std::vector<int> inputs = {}) {
+  const int regather = b.prefetch(d.sp, norm + ".all_gather", token_collective(d, Collective::kAllGather, linear.in));
   lora_backward(b, d, lora, linear.name);
   dequantize(b, d, lora, linear.name, linear.in, linear.out);
   b.compute(linear.name + ".dgrad", gemm(d, d.tokens, linear.in, linear.out), std::move(inputs));
-  const int reduce = b.collective(d.tp_comm, reduce_name(d, linear.name), hidden_collective(d, reduce_kind(d)));
+  const int reduce =
+      b.collective(d.tp_comm, reduce_name(d, linear.name), token_collective(d, reduce_kind(d), linear.in));
   if (!lora.frozen()) {
     const int wgrad = b.compute(linear.name + ".wgrad", gemm(d, linear.in, linear.out, d.tokens), {regather});
     b.set_grad_parameters(wgrad, linear_params);
   }
   const int norm_bwd =
-      b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {reduce});
+      b.compute(norm, memory_kernel(K::kNorm, elements(d.tokens_sp, linear.in), 3 * d.w, d.w), {reduce});
   if (!lora.frozen()) b.set_grad_parameters(norm_bwd, norm_params);
+  return reduce;
+}
+
+// The column-parallel block's backward with no adapters (MLA is refused with LoRA).
+int latent_block_backward(OpListBuilder& b, const LayerDims& d, const std::string& norm, const Linear& linear,
+                          std::uint64_t norm_params, std::vector<int> inputs = {}) {
+  return column_block_backward(b, d, norm, linear, norm_params, elements(linear.in, linear.out), LoraLayer{},
+                               std::move(inputs));
+}
+
+// The mirror image of mla_projections_forward, ending with ln1's backward. `inputs`: what the first gradient
+// waits for besides the op before. Each latent's norm and up projection is a column-parallel block on the
+// latent (the all-gather of its input, the reduction of its input gradient).
+void mla_projections_backward(OpListBuilder& b, const TransformerConfig& m, const LayerDims& d,
+                              std::uint64_t ln1_params, std::vector<int> inputs) {
+  const int kv = latent_block_backward(b, d, "attn.kv_norm", {"attn.kv_up", d.kv_lora, d.kv_up_out},
+                                       latent_norm_parameters(m, d.kv_lora), std::move(inputs));
+  const int rope =
+      b.collective(d.sp, "attn.k_rope.reduce_scatter", token_collective(d, Collective::kReduceScatter, d.rope));
+  down_backward(b, d, "attn.kv_down", d.kv_lora + d.rope, {kv, rope});
+  if (d.q_lora == 0) {  // the queries' column-parallel projection of ln1's output, as qkv's
+    latent_block_backward(b, d, "ln1", {"attn.q_proj", d.hidden, d.q_out}, ln1_params);
+    return;
+  }
+  const int q =
+      latent_block_backward(b, d, "attn.q_norm", {"attn.q_up", d.q_lora, d.q_out}, latent_norm_parameters(m, d.q_lora));
+  down_backward(b, d, "attn.q_down", d.q_lora, {q});
+  const int norm = b.compute("ln1", memory_kernel(K::kNorm, elements(d.tokens_sp, d.hidden), 3 * d.w, d.w), {q});
+  b.set_grad_parameters(norm, ln1_params);
 }
 
 // The backward of a row-parallel GEMM followed by bias-dropout-residual.
