@@ -67,6 +67,7 @@ void print_header(const PlanSummary& s, int world, std::ostream& out) {
                      p.zero_stage, name(p.recompute), p.sequence_parallel ? "on" : "off",
                      p.flash_attention ? "on" : "off", name(p.kernels), format_size(p.bucket_bytes));
   if (const std::string saving = memory_saving_text(p); !saving.empty()) out << "         " << saving << "\n";
+  out << fmt::format("framework {} (--framework)\n", framework_text(p.framework, m.dtype));
   if (const std::string experts = experts_plan_text(m, p); !experts.empty()) out << "experts  " << experts << "\n";
   if (const std::string context = context_parallel_text(m, p); !context.empty()) out << "context  " << context << "\n";
   out << fmt::format(

@@ -49,6 +49,15 @@ const FrameworkDefaults& defaults_of(Framework f) noexcept { return kFrameworks[
 
 std::string_view name(Framework f) noexcept { return defaults_of(f).name; }
 
+DataType gradient_reduction_type(Framework f, DataType dtype) noexcept {
+  return f == Framework::kMegatronLm && dtype == DataType::kBFloat16 ? DataType::kFloat32 : dtype;
+}
+
+std::string framework_text(Framework f, DataType dtype) {
+  return std::string(name(f)) + ": " + std::string(defaults_of(f).why) + "; data-parallel reduction in " +
+         std::string(name(gradient_reduction_type(f, dtype)));
+}
+
 Framework parse_framework(std::string_view text, std::string_view where) {
   std::string names;
   for (const FrameworkDefaults& d : kFrameworks) {

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "core/dtype.hpp"
 #include "core/plan_terms.hpp"
 
 namespace commscale {
@@ -41,5 +43,11 @@ inline constexpr Framework kDefaultFramework = Framework::kMegatronLm;
 // Throws InputError naming `where` and the frameworks it takes.
 [[nodiscard]] Framework parse_framework(std::string_view text, std::string_view where);
 [[nodiscard]] std::string_view name(Framework f) noexcept;
+// The type a model of `dtype`'s data-parallel gradients are reduced in: fp32 under Megatron-LM in bf16 (its fp32
+// main_grad buffer, grad_sync.cpp), else the model's. commscale's executor (`train`) reduces bf16 gradients in
+// bf16, so a plan as Megatron-LM runs it moves twice the bytes per reduction of the same plan trained here.
+[[nodiscard]] DataType gradient_reduction_type(Framework f, DataType dtype) noexcept;
+// The reports' one line on the framework: "megatron-lm: fused kernels, ..., Adam; data-parallel reduction in fp32".
+[[nodiscard]] std::string framework_text(Framework f, DataType dtype);
 
 }  // namespace commscale

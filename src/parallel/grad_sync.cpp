@@ -31,10 +31,11 @@ struct Reduction {
 };
 
 Reduction reduction_of(Framework f, DataType dtype, int zero_stage) {
-  if (dtype != DataType::kBFloat16) return {dtype, dtype, false};
-  if (f == Framework::kMegatronLm) return {DataType::kFloat32, DataType::kFloat32, false};
-  if (f == Framework::kMegatronDeepSpeed) return {dtype, DataType::kFloat32, zero_stage == 1};
-  return {dtype, dtype, false};
+  const DataType grads = gradient_reduction_type(f, dtype);
+  if (f == Framework::kMegatronDeepSpeed && dtype == DataType::kBFloat16) {
+    return {grads, DataType::kFloat32, zero_stage == 1};
+  }
+  return {grads, grads, false};
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ void print_prediction(std::ostream& out, const Prediction& p) {
   if (const std::string context = context_parallel_text(m, pl); !context.empty()) out << "context  " << context << "\n";
   out << fmt::format("cluster  {}: {} node{} x {} {}; calibration: {}\n", p.cluster, p.nodes, p.nodes == 1 ? "" : "s",
                      p.gpus_per_node, p.gpu, p.calibration.empty() ? "none (default efficiencies)" : p.calibration);
-  out << fmt::format("framework {}: {} (--framework)\n", name(pl.framework), defaults_of(pl.framework).why);
+  out << fmt::format("framework {} (--framework)\n", framework_text(pl.framework, m.dtype));
   out << fmt::format("checked  {}\n", p.validation);
   if (p.host_framework != "none") {
     out << fmt::format("host     {}: issues one rank's step in {:.3f} ms; the GPU waited {:.3f} ms of the step for it{} "

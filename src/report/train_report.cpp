@@ -39,6 +39,15 @@ void print_header(std::ostream& out, const TrainReport& r) {
                      "its bytes, not as PyTorch's kernel)"
                    : "");
   if (const std::string saving = memory_saving_text(p); !saving.empty()) fmt::print(out, "#      {}\n", saving);
+  // plan and predict default to Megatron-LM, which may reduce in another type: say so beside the bytes.
+  const DataType reduced = gradient_reduction_type(p.framework, m.dtype);
+  const DataType reduced_by_default = gradient_reduction_type(kDefaultFramework, m.dtype);
+  fmt::print(out, "#      gradients reduced in {}{}\n", name(reduced),
+             reduced == reduced_by_default
+                 ? ""
+                 : fmt::format(" (plan and predict default to {}, which reduces them in {}; --framework {} there "
+                               "for this run's bytes)",
+                               name(kDefaultFramework), name(reduced_by_default), name(p.framework)));
   fmt::print(out, "# {} warm-up and {} timed steps, timing {}; {}\n", r.warmup_steps, r.steps, r.timing, r.method);
   if (r.host) {
     fmt::print(out, "# host: ops issued at {}'s host costs (the larger of its cost and commscale's own per op), "

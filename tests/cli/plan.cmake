@@ -24,3 +24,13 @@ expect_equal(${stages} 2 "memory_per_rank entries (one per pipeline stage)")
 file(READ "${WORK_DIR}/program.json" program)
 string(JSON ranks LENGTH "${program}" ranks)
 expect_equal(${ranks} 4 "ranks in the dumped program")
+
+# The framework line names the type of the data-parallel reduction: Megatron-LM reduces bf16 gradients in fp32
+# (twice the bytes that train, commscale's executor, moves in bf16).
+commscale_run(EXPECT 0 OUTPUT out ARGS plan --model tiny --dp 2)
+expect_contains("${out}" "framework megatron-lm: ")
+expect_contains("${out}" "data-parallel reduction in fp32")
+expect_contains("${out}" "all_reduce             1       6.08 MiB")
+commscale_run(EXPECT 0 OUTPUT out ARGS plan --model tiny --dp 2 --framework commscale)
+expect_contains("${out}" "data-parallel reduction in bf16")
+expect_contains("${out}" "all_reduce             1       3.04 MiB")

@@ -9,6 +9,8 @@ expect_contains("${out}" "train: 4 ranks on 1 host, backend cpu")
 expect_contains("${out}" "step time")
 expect_contains("${out}" "per-op timing      costs")
 expect_contains("${out}" "communication inside the step")
+# train reduces bf16 gradients in bf16 and says how plan's and predict's default (Megatron-LM, fp32) differs.
+expect_contains("${out}" "gradients reduced in bf16 (plan and predict default to megatron-lm, which reduces them in fp32")
 
 file(READ "${WORK_DIR}/train.json" json)
 string(JSON version GET "${json}" schema_version)
