@@ -4,7 +4,7 @@
 # FP8, the dense and MoE references beside it, then bf16 GEMMs at 272 and 273 through calibrate. Every step
 # within LAYOUT_LIMIT_S seconds (default 300), the most telling first.
 #
-#   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash launch/gemm-layout-device.sh
+#   COMMSCALE_TREE=$(git rev-parse --short=12 HEAD) bash results/gpu1-2026-12-08-gemm-layout/gemm-layout-gpu.sh
 #   (from the repository root, on the device, OUT set)
 set -uo pipefail
 # shellcheck source=launch/device-run.sh
