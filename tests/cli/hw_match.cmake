@@ -1,5 +1,5 @@
 # `commscale hw match`: the catalog cluster of the machine a `commscale topo -J` file describes, as
-# launch/main.sh asks for it after topo. From the topo.json of the 1 x H200 main job (a real GPU's
+# launch/main.sh asks for it after topo. From the topo.json of the 1 x H200 and 1 x H100 main jobs (real GPUs'
 # discovery), and from copies of it with 2 and 3 GPUs, an unknown GPU and a wrong kind.
 include(${CMAKE_CURRENT_LIST_DIR}/../support/cli.cmake)
 get_filename_component(source_dir "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
@@ -8,6 +8,11 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 commscale_run(EXPECT 0 OUTPUT out ERROR err ARGS hw match ${h200})
 expect_equal("${out}" "h200x1\n" "the cluster of 1 x H200")
+
+# The 1 x H100 lease's main job (results/gpu1-2026-12-08-main-job): h100x1, so that main.sh predicts its step.
+set(h100 "${source_dir}/tests/data/results/gpu1-2026-12-08-main-job/main-job/main/topo.json")
+commscale_run(EXPECT 0 OUTPUT out ERROR err ARGS hw match ${h100})
+expect_equal("${out}" "h100x1\n" "the cluster of 1 x H100")
 
 # Two of the same GPU: h200x2; its NCCL_P2P_DISABLE / NCCL_SHM_DISABLE variants emulate other machines.
 file(READ "${h200}" topo)
