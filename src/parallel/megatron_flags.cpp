@@ -171,6 +171,12 @@ void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peer
   if (a.moe_dispatch_fwd_dtype) {  // transformer_config.py: the dispatch's wire type, bf16 or mxfp8
     const std::string& t = *a.moe_dispatch_fwd_dtype;
     if (t != "bf16" && t != "mxfp8") throw InputError("--moe-dispatch-fwd-dtype", "\"" + t + "\"", "bf16 or mxfp8");
+    // Asked both ways (bf16 with --fp8-dispatch) is refused as --fp8 against --fp8-format is: bf16 was ignored.
+    if (peers.fp8_dispatch && p.fp8_dispatch != (t == "mxfp8")) {
+      throw InputError("--moe-dispatch-fwd-dtype",
+                       fmt::format("{} given with --fp8-dispatch {}", t, p.fp8_dispatch ? "on" : "off"),
+                       "one of them");
+    }
     if (t == "mxfp8") p.fp8_dispatch = true;
   }
   if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;

@@ -63,6 +63,7 @@ struct MegatronPeers {
   bool chunks = false;
   bool schedule = false;
   bool fp8 = false;
+  bool fp8_dispatch = false;  // --fp8-dispatch, or a plan file's fp8_dispatch
 };
 
 // Model overrides from the Megatron-LM flags given. Throws InputError naming the flag.
