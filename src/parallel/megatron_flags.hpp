@@ -40,6 +40,8 @@ struct MegatronFlags {
   std::optional<std::string> fp8_format;  // --fp8-format: hybrid or e4m3 (FP8 on)
   std::optional<std::string> fp8_recipe;  // --fp8-recipe: delayed, tensorwise, blockwise or mxfp8
   std::optional<std::string> moe_dispatch_fwd_dtype;  // --moe-dispatch-fwd-dtype: bf16 or mxfp8 (--fp8-dispatch)
+  std::optional<std::string> moe_token_dispatcher_type;  // alltoall, the dispatcher modelled (MOE.md)
+  std::optional<std::string> moe_layer_freq;             // 1: every layer MoE (a pattern is not modelled)
 };
 
 // Megatron-LM flags refused by name: those that change the step in ways commscale does not model (with a

@@ -20,6 +20,12 @@ expect_equal(${planned_count} 56 "the plan's all-to-alls per rank")
 commscale_run(EXPECT 0 OUTPUT grouped_json ARGS plan ${plan_args} --moe-grouped-gemm --json)
 group_traffic("${grouped_json}" ep grouped_count grouped_bytes)
 expect_equal("${grouped_count} ${grouped_bytes}" "${planned_count} ${planned_bytes}" "--moe-grouped-gemm's all-to-alls")
+# So are its default dispatcher and MoE layer pattern (other values are refused by name: tests/bad_inputs).
+commscale_run(EXPECT 0 OUTPUT megatron_moe_json ARGS plan ${plan_args} --moe-token-dispatcher-type alltoall
+                                                     --moe-layer-freq 1 --json)
+group_traffic("${megatron_moe_json}" ep megatron_moe_count megatron_moe_bytes)
+expect_equal("${megatron_moe_count} ${megatron_moe_bytes}" "${planned_count} ${planned_bytes}"
+             "--moe-token-dispatcher-type alltoall's all-to-alls")
 string(JSON grouped_flops GET "${grouped_json}" hardware_flops_per_step)
 string(JSON planned_flops GET "${plan_json}" hardware_flops_per_step)
 expect_equal("${grouped_flops}" "${planned_flops}" "--moe-grouped-gemm's FLOPs per step")
