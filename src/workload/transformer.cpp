@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -103,6 +104,21 @@ void validate_mla(const TransformerConfig& m, std::string_view origin, const Mod
   if (a.q_lora_rank < 0 || a.q_lora_rank > kMaxHidden) {
     fail(keys.q_lora_rank, fmt::format("{}", a.q_lora_rank),
          fmt::format("0 (queries projected from the hidden state) to {}", kMaxHidden));
+  }
+  // The up projections' widths over all heads, bounded as a dense MLP's inner size is: each field in range still
+  // multiplied past what a step's sizes are counted in (2048 heads of 262144 + 262144: parameters of 7e18 with
+  // 10000 layers, and activations that wrapped around 2^64, smaller for more heads).
+  // The larger of the two fields is named.
+  const std::int64_t heads = m.heads;
+  const std::array<std::tuple<std::int64_t, std::string_view, std::int64_t, std::string_view>, 2> widths = {
+      {{a.qk_nope_head_dim, keys.qk_nope_head_dim, a.qk_rope_head_dim, keys.qk_rope_head_dim},
+       {a.qk_nope_head_dim, keys.qk_nope_head_dim, a.v_head_dim, keys.v_head_dim}}};
+  for (const auto& [nope, nope_key, other, other_key] : widths) {
+    if (heads * (nope + other) > kMaxFfn) {
+      fail(nope >= other ? nope_key : other_key,
+           fmt::format("{} heads x ({} + {}) = {} wide", heads, nope, other, heads * (nope + other)),
+           fmt::format("an up projection of at most {} over all heads, as an MLP's inner size", kMaxFfn));
+    }
   }
   if (m.kv_heads != m.heads) {
     fail(keys.kv_heads, fmt::format("{} KV heads of {} heads", m.kv_heads, m.heads),
