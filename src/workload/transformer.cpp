@@ -56,6 +56,14 @@ void validate_moe(const TransformerConfig& m, std::string_view origin, const Mod
   if (e.expert_ffn < 1 || e.expert_ffn > kMaxFfn) {
     fail(keys.expert_ffn, fmt::format("{}", e.expert_ffn), fmt::format("an expert's MLP size, 1 to {}", kMaxFfn));
   }
+  // The routed experts' inner sizes summed, bounded at 32 x DeepSeek-V3's (256 x 2048): each in range, 4096 experts of
+  // 1048576 at hidden 262144 counted parameters past 64 bits (fewer for 10000 layers than for 1000).
+  constexpr std::int64_t kMaxExpertsFfn = std::int64_t{1} << 24;
+  if (std::int64_t{e.experts} * e.expert_ffn > kMaxExpertsFfn) {
+    fail(keys.expert_ffn,
+         fmt::format("{} experts x {} = {} summed", e.experts, e.expert_ffn, std::int64_t{e.experts} * e.expert_ffn),
+         fmt::format("the routed experts' inner sizes summed at most {}", kMaxExpertsFfn));
+  }
   if (e.shared_ffn < 0 || e.shared_ffn > kMaxFfn) {
     fail(keys.shared_ffn, fmt::format("{}", e.shared_ffn), fmt::format("0 (no shared expert) to {}", kMaxFfn));
   }
