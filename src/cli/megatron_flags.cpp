@@ -90,6 +90,12 @@ void add_megatron_plan_flags(CLI::App& cmd, MegatronArguments* a) {
   cmd.add_option("--moe-dispatch-fwd-dtype", a->moe_dispatch_fwd_dtype,
                  "Megatron-LM: the MoE dispatch all-to-all's type, bf16 or mxfp8 (as --fp8-dispatch)")
       ->group(kGroup);
+  cmd.add_option("--moe-token-dispatcher-type", a->moe_token_dispatcher_type,
+                 "Megatron-LM: alltoall, the MoE dispatcher commscale models (allgather and flex are refused)")
+      ->group(kGroup);
+  cmd.add_option("--moe-layer-freq", a->moe_layer_freq,
+                 "Megatron-LM: 1, every layer MoE (--first-dense-layers for leading dense ones; a pattern is refused)")
+      ->group(kGroup);
   const RejectedMegatronFlags rejected = rejected_megatron_flags();
   for (std::string_view f : rejected.unmodelled_with_value) add_rejected(cmd, f, true, kMegatronChangesStep);
   for (std::string_view f : rejected.unmodelled_switches) add_rejected(cmd, f, false, kMegatronChangesStep);
@@ -123,6 +129,8 @@ MegatronFlags megatron_flags(const MegatronArguments& a, const CLI::App* command
   if (option_given(command, "--fp8-format")) f.fp8_format = a.fp8_format;
   if (option_given(command, "--fp8-recipe")) f.fp8_recipe = a.fp8_recipe;
   f.moe_dispatch_fwd_dtype = text(a.moe_dispatch_fwd_dtype);
+  f.moe_token_dispatcher_type = text(a.moe_token_dispatcher_type);
+  f.moe_layer_freq = text(a.moe_layer_freq);
   return f;
 }
 

@@ -44,6 +44,8 @@ struct MegatronArguments {
   std::string fp8_format;
   std::string fp8_recipe;
   std::string moe_dispatch_fwd_dtype;
+  std::string moe_token_dispatcher_type;
+  std::string moe_layer_freq;
 };
 
 // The command line's model and plan flags, bound to CLI11 (a flag's value is its default until given), and

@@ -1,9 +1,12 @@
 #include "cli/predict_options.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "cli/command.hpp"
 #include "cli/megatron_flags.hpp"
 #include "cli/option_rules.hpp"
 #include "core/atomic_file.hpp"
@@ -19,6 +22,25 @@ namespace {
 std::string default_host_framework(Framework framework, KernelSet kernels) {
   if (framework == Framework::kCommscale && kernels == KernelSet::kEager) return std::string(predict::kNoHost);
   return std::string(defaults_of(framework).host_row);
+}
+
+// Sizes to enumerate, a comma list (--cp 1,2,4, --etp 1,2): whole numbers of 1 to kMaxRanks, each once, no item
+// empty. CLI11's delimiter dropped an empty item with no word, and kept a repeated size, whose plans were then
+// predicted and ranked twice (--etp 2,2 listed every plan two times).
+std::vector<int> parallel_sizes(const std::string& text, const std::string& flag, const std::string& what) {
+  std::vector<int> sizes;
+  for (const std::string& item : split_list(text, flag)) {
+    int size = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), size);
+    if (ec != std::errc() || end != item.data() + item.size() || size < 1 || size > kMaxRanks) {
+      throw InputError(flag, item, fmt::format("{} sizes of 1 to {}", what, kMaxRanks));
+    }
+    if (std::find(sizes.begin(), sizes.end(), size) != sizes.end()) {
+      throw InputError(flag, fmt::format("{} is given twice", size), "each size once");
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
 }
 
 }  // namespace
@@ -81,23 +103,21 @@ void add_threads_option(CLI::App& command, int* threads) {
 }
 
 void add_context_parallel_options(CLI::App& command, predict::SearchOptions* o) {
-  command
-      .add_option("--cp,--context-parallel-size", o->cp,
-                  "context-parallel sizes to enumerate, comma-separated (default 1: none; CONTEXT_PARALLEL.md)")
-      ->delimiter(',')
-      ->capture_default_str();
+  command.add_option_function<std::string>(
+      "--cp,--context-parallel-size",
+      [o](const std::string& text) { o->cp = parallel_sizes(text, "--cp", "context-parallel"); },
+      "context-parallel sizes to enumerate, comma-separated (default 1: none; CONTEXT_PARALLEL.md)");
   command.add_option_function<std::string>(
       "--cp-comm-type", [o](const std::string& text) { o->cp_comm = parse_cp_comm_type(text, "--cp-comm-type"); },
       "how the plans with --cp exchange keys and values: p2p (default) or all_gather");
 }
 
 void add_expert_tensor_parallel_option(CLI::App& command, predict::SearchOptions* o) {
-  command
-      .add_option("--etp,--expert-tensor-parallel-size", o->etp,
-                  "expert-tensor-parallel sizes to enumerate for a model with experts, comma-separated (default 1: "
-                  "none; MOE.md)")
-      ->delimiter(',')
-      ->capture_default_str();
+  command.add_option_function<std::string>(
+      "--etp,--expert-tensor-parallel-size",
+      [o](const std::string& text) { o->etp = parallel_sizes(text, "--etp", "expert-tensor-parallel"); },
+      "expert-tensor-parallel sizes to enumerate for a model with experts, comma-separated (default 1: none; "
+      "MOE.md)");
 }
 
 void check_search_ranges(const predict::SearchOptions& o) {

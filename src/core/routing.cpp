@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -32,12 +33,17 @@ void check_spec(const RoutingSpec& s, std::string_view where) {
   const auto fail = [&](const std::string& problem, const std::string& expected) {
     throw InputError(where, problem, expected);
   };
+  if (s.experts < 0 || s.top_k < 0) fail(fmt::format("experts={},top-k={}", s.experts, s.top_k), "each at least 1");
   if (s.experts < 1 || s.top_k < 1) fail("experts and top-k are required", kKeys);
   if (s.top_k > s.experts) fail(fmt::format("top-k={} of {} experts", s.top_k, s.experts), "top-k <= experts");
   if (s.imbalance && s.gini) fail("both imbalance and gini", "one skew: imbalance=F or gini=G");
   if (s.imbalance && !(*s.imbalance >= 1.0)) fail(fmt::format("imbalance={}", *s.imbalance), "imbalance >= 1");
   if (s.gini && !(*s.gini >= 0.0 && *s.gini < 1.0)) fail(fmt::format("gini={}", *s.gini), "0 <= gini < 1");
   if (s.tokens < 1 || s.tokens > (std::int64_t{1} << 20)) fail(fmt::format("tokens={}", s.tokens), "1 to 1048576");
+  // Negative groups were read as none, with no word.
+  if (s.groups < 0 || s.group_top_k < 0) {
+    fail(fmt::format("groups={},group-top-k={}", s.groups, s.group_top_k), "each at least 1, or both left out");
+  }
   if ((s.groups > 0) != (s.group_top_k > 0)) fail("groups without group-top-k, or the reverse", "both, or neither");
   if (s.groups > 0) {
     if (s.experts % s.groups != 0)
@@ -149,16 +155,23 @@ class Router {
 
 RoutingSpec parse_routing(std::string_view text, std::string_view where) {
   RoutingSpec s;
+  std::set<std::string_view> seen;  // a key given twice was read as its last value, silently
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view item = text.substr(start, comma - start);
     start = comma + 1;
-    if (item.empty()) continue;
+    // An empty item was skipped, as if a value had been lost on the way (as --devices refuses one).
+    if (item.empty()) {
+      throw InputError(where, fmt::format("\"{}\" has an empty item", text), "a comma-separated list of key=value");
+    }
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) throw InputError(where, fmt::format("\"{}\" is not key=value", item), kKeys);
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = item.substr(eq + 1);
+    if (!seen.insert(key == "topk" ? "top-k" : key).second) {
+      throw InputError(where, fmt::format("{} is given twice", key), "each key once");
+    }
     if (key == "experts") {
       s.experts = parse_value<int>(key, value, where);
     } else if (key == "top-k" || key == "topk") {

@@ -122,6 +122,12 @@ TrafficMatrix read_traffic_matrix(const std::filesystem::path& file, const std::
     }
   }
   if (m.total() <= 0) throw InputError(where, "every value is 0: nothing is sent", "some positive values");
+  // Finite values can still sum past the largest double: the scale to bytes was then 0, and every size was
+  // dropped from the results (exit 0, an empty table).
+  if (!std::isfinite(m.total())) {
+    throw InputError(where, fmt::format("the values sum to {}", m.total()),
+                     "values with a finite sum (only their ratios count: scale them down)");
+  }
   return m;
 }
 

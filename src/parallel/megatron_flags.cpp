@@ -18,13 +18,14 @@ constexpr std::array<std::string_view, 8> kUnmodelledWithValue = {"--pipeline-mo
                                                                   "--attention-backend",
                                                                   "--ddp-bucket-size",
                                                                   "--tp-comm-overlap-cfg"};
-constexpr std::array<std::string_view, 9> kUnmodelledFlags = {
+constexpr std::array<std::string_view, 10> kUnmodelledFlags = {
     "--overlap-param-gather", "--tp-comm-overlap",       "--squared-relu",
     "--apply-layernorm-1p",   "--no-position-embedding", "--add-qkv-bias",
-    "--qk-layernorm",         "--use-torch-fsdp2",       "--defer-embedding-wgrad-compute"};
+    "--qk-layernorm",         "--use-torch-fsdp2",       "--defer-embedding-wgrad-compute",
+    "--moe-shared-expert-overlap"};
 // Megatron-LM flags of a launch line that do not change a step's time or memory: the optimizer's
 // hyperparameters, data, checkpoints, logging. Rejected too, so that nothing pasted is silently dropped.
-constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
+constexpr std::array<std::string_view, 32> kTrainingWithValue = {"--lr",
                                                                  "--min-lr",
                                                                  "--lr-decay-style",
                                                                  "--lr-warmup-iters",
@@ -49,7 +50,15 @@ constexpr std::array<std::string_view, 26> kTrainingWithValue = {"--lr",
                                                                  "--init-method-std",
                                                                  "--seed",
                                                                  "--attention-dropout",
-                                                                 "--hidden-dropout"};
+                                                                 "--hidden-dropout",
+                                                                 // MoE: the router's losses and scaling, and its
+                                                                 // group limit, which sends the same rows (MOE.md)
+                                                                 "--moe-aux-loss-coeff",
+                                                                 "--moe-z-loss-coeff",
+                                                                 "--moe-router-topk-scaling-factor",
+                                                                 "--moe-router-num-groups",
+                                                                 "--moe-router-group-topk",
+                                                                 "--moe-router-load-balancing-type"};
 
 }  // namespace
 
@@ -171,7 +180,29 @@ void apply_megatron_plan_flags(const MegatronFlags& a, const MegatronPeers& peer
   if (a.moe_dispatch_fwd_dtype) {  // transformer_config.py: the dispatch's wire type, bf16 or mxfp8
     const std::string& t = *a.moe_dispatch_fwd_dtype;
     if (t != "bf16" && t != "mxfp8") throw InputError("--moe-dispatch-fwd-dtype", "\"" + t + "\"", "bf16 or mxfp8");
+    // Asked both ways (bf16 with --fp8-dispatch) is refused as --fp8 against --fp8-format is: bf16 was ignored.
+    if (peers.fp8_dispatch && p.fp8_dispatch != (t == "mxfp8")) {
+      throw InputError("--moe-dispatch-fwd-dtype",
+                       fmt::format("{} given with --fp8-dispatch {}", t, p.fp8_dispatch ? "on" : "off"),
+                       "one of them");
+    }
     if (t == "mxfp8") p.fp8_dispatch = true;
+  }
+  // A pasted MoE line's dispatcher and MoE layer pattern: what commscale models is read, the rest refused by name
+  // (they were unknown flags to the command line, Megatron-LM's defaults alltoall and 1 among them).
+  if (a.moe_token_dispatcher_type && *a.moe_token_dispatcher_type != "alltoall") {
+    throw InputError("--moe-token-dispatcher-type",
+                     fmt::format("\"{}\" is not modelled", *a.moe_token_dispatcher_type),
+                     "alltoall, the dispatcher commscale models (src/workload/MOE.md)");
+  }
+  if (a.moe_layer_freq && *a.moe_layer_freq != "1") {
+    throw InputError("--moe-layer-freq",
+                     fmt::format("\"{}\": dense layers among MoE ones are not modelled", *a.moe_layer_freq),
+                     "1 (every layer MoE; --first-dense-layers N for leading dense layers)");
+  }
+  if ((a.moe_token_dispatcher_type || a.moe_layer_freq) && !m.moe.enabled()) {
+    throw InputError(a.moe_token_dispatcher_type ? "--moe-token-dispatcher-type" : "--moe-layer-freq",
+                     fmt::format("given for {}, which has no experts", m.name), "a model with experts (--num-experts)");
   }
   if (a.no_gradient_accumulation_fusion) p.gradient_accumulation_fusion = false;
   // Asked as given, not as non-zero: a 0 given is refused (it was read as the flag left out).

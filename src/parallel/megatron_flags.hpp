@@ -40,6 +40,8 @@ struct MegatronFlags {
   std::optional<std::string> fp8_format;  // --fp8-format: hybrid or e4m3 (FP8 on)
   std::optional<std::string> fp8_recipe;  // --fp8-recipe: delayed, tensorwise, blockwise or mxfp8
   std::optional<std::string> moe_dispatch_fwd_dtype;  // --moe-dispatch-fwd-dtype: bf16 or mxfp8 (--fp8-dispatch)
+  std::optional<std::string> moe_token_dispatcher_type;  // alltoall, the dispatcher modelled (MOE.md)
+  std::optional<std::string> moe_layer_freq;             // 1: every layer MoE (a pattern is not modelled)
 };
 
 // Megatron-LM flags refused by name: those that change the step in ways commscale does not model (with a
@@ -63,6 +65,7 @@ struct MegatronPeers {
   bool chunks = false;
   bool schedule = false;
   bool fp8 = false;
+  bool fp8_dispatch = false;  // --fp8-dispatch, or a plan file's fp8_dispatch
 };
 
 // Model overrides from the Megatron-LM flags given. Throws InputError naming the flag.

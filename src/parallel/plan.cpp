@@ -291,6 +291,43 @@ void validate_fp8_dispatch(const TransformerConfig& m, Fp8Recipe fp8, bool fp8_d
   }
 }
 
+void validate_expert_tensor_parallel(const TransformerConfig& m, int etp, Fp8Recipe fp8) {
+  if (etp <= 1) return;
+  if (!m.moe.enabled()) {
+    throw InputError("--etp", fmt::format("{} for {}, which has no experts", etp, m.name),
+                     "1, or a model with experts (--model mixtral-8x7b, --experts)");
+  }
+  if (m.moe.expert_ffn % etp != 0) {
+    throw InputError("--etp", fmt::format("{} does not divide the experts' F {}", etp, m.moe.expert_ffn),
+                     "a divisor of the experts' inner size (--expert-ffn)");
+  }
+  if (m.linear_bias) {
+    throw InputError("--etp", fmt::format("{} for {}, whose linear layers have biases", etp, m.name),
+                     "1: Megatron-Core supports biases in MoE layers only with expert tensor parallelism 1");
+  }
+  if (fp8 != Fp8Recipe::kNone) {
+    throw InputError("--etp", fmt::format("{} with --fp8 {}", etp, name(fp8)),
+                     "1 with FP8: FP8 experts with expert tensor parallelism are not modelled (MOE.md)");
+  }
+}
+
+void validate_context_options(const ParallelPlan& p) {
+  if (p.cp <= 1) return;
+  const auto refuse = [&](std::string_view flag, std::string what) {
+    throw InputError(flag, fmt::format("{} with --cp {}", what, p.cp),
+                     "not modelled with context parallelism (src/workload/CONTEXT_PARALLEL.md)");
+  };
+  if (!p.flash_attention) {
+    throw InputError("--flash-attn", fmt::format("off with --cp {}", p.cp),
+                     "--flash-attn: context parallelism runs TransformerEngine's fused attention");
+  }
+  if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
+  if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
+  if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
+  if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
+  if (p.offload_activations) refuse("--offload-activations", "activation offload");
+}
+
 namespace {
 
 // Expert parallelism and what an MoE model is run with (MOE.md): Megatron-Core's alltoall dispatcher, fused
@@ -327,19 +364,14 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
     throw InputError("--etp", fmt::format("{} x ep {} does not divide {}", p.etp, p.ep, dense),
                      fmt::format("an expert-tensor-parallel size whose product with --ep divides {}", dense_name));
   }
-  if (p.etp > 1) {
-    if (m.moe.expert_ffn % p.etp != 0) {
-      throw InputError("--etp", fmt::format("{} does not divide the experts' F {}", p.etp, m.moe.expert_ffn),
-                       "a divisor of the experts' inner size (--expert-ffn)");
-    }
-    if (m.linear_bias) {
-      throw InputError("--etp", fmt::format("{} for {}, whose linear layers have biases", p.etp, m.name),
-                       "1: Megatron-Core supports biases in MoE layers only with expert tensor parallelism 1");
-    }
-    if (p.fp8 != Fp8Recipe::kNone) {
-      throw InputError("--etp", fmt::format("{} with --fp8 {}", p.etp, name(p.fp8)),
-                       "1 with FP8: FP8 experts with expert tensor parallelism are not modelled (MOE.md)");
-    }
+  validate_expert_tensor_parallel(m, p.etp, p.fp8);
+  // The busiest of ep ranks receives at most all their rows, ep x the mean: a larger imbalance priced rows no router
+  // sends (with ep 1 any above 1, as the one rank's experts take every row however they are routed).
+  if (m.moe.load_imbalance > p.ep) {
+    throw InputError("--load-imbalance", fmt::format("{:g} with ep {}", m.moe.load_imbalance, p.ep),
+                     fmt::format("at most ep: the busiest of {} expert-parallel ranks receives at most all their rows "
+                                 "({} x the mean)",
+                                 p.ep, p.ep));
   }
   if (p.tp > 1 && !p.sequence_parallel) {
     throw InputError("--sp", fmt::format("off with tp {} for {}", p.tp, m.name),
@@ -378,19 +410,7 @@ void validate_context(const TransformerConfig& m, const ParallelPlan& p) {
                      fmt::format("{}: the sequence of {} tokens does not split into 2 x {} chunks", p.cp, m.seq, p.cp),
                      "a cp for which 2 x cp divides the sequence length (--seq)");
   }
-  const auto refuse = [&](std::string_view flag, std::string what) {
-    throw InputError(flag, fmt::format("{} with --cp {}", what, p.cp),
-                     "not modelled with context parallelism (src/workload/CONTEXT_PARALLEL.md)");
-  };
-  if (!p.flash_attention) {
-    throw InputError("--flash-attn", fmt::format("off with --cp {}", p.cp),
-                     "--flash-attn: context parallelism runs TransformerEngine's fused attention");
-  }
-  if (p.kernels == KernelSet::kEager) refuse("--kernels", "eager");
-  if (p.lora.enabled()) refuse("--lora-rank", "LoRA");
-  if (p.offload_optimizer != OffloadDevice::kNone) refuse("--offload-optimizer", "optimizer offload");
-  if (p.offload_params != OffloadDevice::kNone) refuse("--offload-params", "parameter offload");
-  if (p.offload_activations) refuse("--offload-activations", "activation offload");
+  validate_context_options(p);
 }
 
 // Multi-head latent attention (src/workload/MLA.md) is modelled as Megatron-Core runs it with fused kernels;

@@ -129,6 +129,14 @@ struct LayerRange {
 [[nodiscard]] std::string experts_plan_text(const TransformerConfig& m, const ParallelPlan& p);
 [[nodiscard]] LayerSharding layer_sharding(const ParallelPlan& p) noexcept;
 
+// Expert tensor parallelism's limits whatever the layout (MOE.md): a model with experts whose F it divides, no
+// linear biases, no FP8. A search checks the --etp sizes it is asked for against them before it enumerates.
+void validate_expert_tensor_parallel(const TransformerConfig& m, int etp, Fp8Recipe fp8);
+
+// What context parallelism is not modelled with, whatever the sequence (CONTEXT_PARALLEL.md): no fused attention,
+// eager kernels, LoRA, offload. A search checks the --cp sizes it is asked for against them before it enumerates.
+void validate_context_options(const ParallelPlan& p);
+
 // Checks the plan against the model and the world size. Throws InputError naming the flag of the
 // offending value (--tp, --pp, --dp, --cp, --global-batch, ...) and what would be accepted.
 void validate_plan(const TransformerConfig& m, const ParallelPlan& p, int world);

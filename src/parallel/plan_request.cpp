@@ -59,10 +59,18 @@ T pick(const std::optional<T>& flag, const std::optional<U>& file, const T& fall
 }
 
 bool plan_file_fp8(const PlanRequest& r) { return r.plan_file && r.plan_file->plan.fp8.has_value(); }
+bool plan_file_fp8_dispatch(const PlanRequest& r) {
+  return r.plan_file && r.plan_file->plan.fp8_dispatch.has_value();
+}
 
 MegatronPeers peers_of(const PlanRequest& r) {
-  return {r.model.shape.kv_heads.has_value(), r.plan.recompute.has_value(), r.plan.zero.has_value(),
-          r.plan.chunks.has_value(),          r.plan.schedule.has_value(),  r.plan.fp8.has_value() || plan_file_fp8(r)};
+  return {r.model.shape.kv_heads.has_value(),
+          r.plan.recompute.has_value(),
+          r.plan.zero.has_value(),
+          r.plan.chunks.has_value(),
+          r.plan.schedule.has_value(),
+          r.plan.fp8.has_value() || plan_file_fp8(r),
+          r.plan.fp8_dispatch.has_value() || plan_file_fp8_dispatch(r)};
 }
 
 ModelSource source_of(const PlanRequest& r) {

@@ -142,6 +142,14 @@ CollectiveSweepPrediction predict_collective_sweep(const Target& target, const C
       out.rows.push_back(row);
     }
   }
+  // Sizes below one element per rank (alltoallv: 16 bytes per peer) are empty calls, left out above; with every
+  // size so, the table had no row at all and the command exited 0.
+  if (out.rows.empty() && !request.sizes.empty()) {
+    throw InputError("-e/--maxbytes",
+                     fmt::format("sizes of {} to {} B are each an empty call over {} ranks",
+                                 request.sizes.front().count(), request.sizes.back().count(), ranks),
+                     "a larger size: at least an element per rank, and 16 bytes per pair of ranks for alltoallv");
+  }
   return out;
 }
 

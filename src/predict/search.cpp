@@ -327,9 +327,29 @@ void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const Searc
 
 }  // namespace
 
+namespace {
+
+// Sizes asked for that no plan can take are refused as plan refuses them, naming the flag: --etp 2 for a model
+// with biases or with --fp8, --cp 2 without fused attention or with eager kernels or LoRA. The search enumerated
+// none of their plans and blamed the layouts ("no dp x tp x pp of these GPUs divides the model"); a dense model's
+// --etp 2 was dropped with no word. The smallest size of each list stands for the list: 1 among them is a valid ask.
+void check_asked_sizes(const TransformerConfig& m, const SearchOptions& o) {
+  if (!o.etp.empty()) validate_expert_tensor_parallel(m, *std::min_element(o.etp.begin(), o.etp.end()), o.fp8);
+  if (o.cp.empty()) return;
+  ParallelPlan probe;
+  probe.cp = *std::min_element(o.cp.begin(), o.cp.end());
+  probe.flash_attention = o.flash_attention;
+  probe.kernels = o.kernels;
+  probe.lora = o.lora;
+  validate_context_options(probe);
+}
+
+}  // namespace
+
 std::vector<ParallelPlan> enumerate_plans(const TransformerConfig& m, int gpus, const SearchOptions& o) {
   if (o.global_batch < 1)
     throw InputError("--global-batch", fmt::format("{}", o.global_batch), "a positive number of sequences");
+  check_asked_sizes(m, o);
   std::vector<ParallelPlan> out;
   for (const int cp : o.cp) {
     if (cp < 1 || gpus % cp != 0) continue;

@@ -1,5 +1,6 @@
 // The search result as JSON and as text (search.hpp).
 
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -155,6 +156,19 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
           {"batch_hint", r.batch_hint.empty() ? nlohmann::json() : nlohmann::json(r.batch_hint)}};
 }
 
+namespace {
+
+// The context-parallel sizes of the layouts tried, where any is above 1: " x cp (cp 3)" (a search with --cp 3
+// and none that divides the GPUs or splits the sequence into 2 x cp chunks said only dp x tp x pp).
+std::string layouts_asked(const SearchOptions& o) {
+  std::string sizes;
+  for (const int cp : o.cp) sizes += fmt::format("{}{}", sizes.empty() ? "" : ",", cp);
+  const bool context = std::any_of(o.cp.begin(), o.cp.end(), [](int cp) { return cp > 1; });
+  return context ? fmt::format(" x cp (--cp {})", sizes) : "";
+}
+
+}  // namespace
+
 void print_search(std::ostream& out, const SearchResult& r, const SearchOptions& o, std::string_view predict_flags) {
   std::string gpus;
   for (const int g : r.gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
@@ -165,7 +179,8 @@ void print_search(std::ostream& out, const SearchResult& r, const SearchOptions&
   for (const std::string& note : r.notes) out << "note     " << note << "\n";
   if (r.ranked.empty()) {
     if (r.candidates == 0) {
-      out << "no valid plan: no dp x tp x pp of these GPUs divides the model and the global batch";
+      out << "no valid plan: no dp x tp x pp" << layouts_asked(o)
+          << " of these GPUs divides the model and the global batch";
       out << (r.batch_hint.empty() ? "\n" : fmt::format("; {}\n", r.batch_hint));
       return;
     }

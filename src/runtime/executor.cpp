@@ -73,10 +73,11 @@ std::vector<GemmCheck> check_gemms(const std::vector<Op>& ops, const std::vector
 
 void check_plan_matches_world(const ParallelPlan& plan, const MpiComm& world) {
   if (world_size(plan) != world.size()) {
-    fail_on_all_ranks(world, InputError("--tp/--pp/--dp", fmt::format("the plan has dp {} x tp {} x pp {} = {} ranks "
-                                                                      "but the job has {}",
-                                                                      plan.dp, plan.tp, plan.pp, world_size(plan),
-                                                                      world.size()),
+    // cp is named where it is in the product (the message read dp 1 x tp 1 x pp 1 = 2 ranks with --cp 2).
+    const std::string cp = plan.cp > 1 ? fmt::format(" x cp {}", plan.cp) : "";
+    fail_on_all_ranks(world, InputError(plan.cp > 1 ? "--tp/--pp/--dp/--cp" : "--tp/--pp/--dp",
+                                        fmt::format("the plan has dp {} x tp {} x pp {}{} = {} ranks but the job has {}",
+                                                    plan.dp, plan.tp, plan.pp, cp, world_size(plan), world.size()),
                                         "a plan whose ranks equal mpirun's -np"));
   }
 }

@@ -83,13 +83,15 @@ void cast_ops(OpList& out, const WorkloadOp& gemm, const Fp8Gemm& g, std::uint64
 // The forward dispatch all-to-all (and its recomputation) in FP8: a quantize kernel casts the rows it sends
 // (read in the model's type, written at kDispatchBytes), and the all-to-all moves kDispatchBytes an element.
 // The gradients' all-to-alls of the backward and the combine stay in the model's type.
-void fp8_dispatch(OpList& out, WorkloadOp& op, const LayerDims& d) {
+// The FP8 bytes are padded to ep equal chunks as the model type's are (whole_chunks).
+void fp8_dispatch(OpList& out, WorkloadOp& op, const LayerDims& d, int ep) {
   auto* c = std::get_if<LayerCollective>(&op.payload);
   if (c == nullptr || op.phase == Phase::kBackward || op.name != "dispatch.all_to_all") return;
   const std::uint64_t elements = c->bytes.count() / size_of(c->dtype);
   out.push_back({"dispatch.fp8_quantize", op.phase, memory_kernel(K::kCopy, elements, d.w, kDispatchBytes), {}, 0});
   op.deps = {static_cast<int>(out.size()) - 1};
-  c->bytes = Bytes(static_cast<std::uint64_t>(std::ceil(static_cast<double>(elements) * kDispatchBytes)));
+  const auto bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(elements) * kDispatchBytes));
+  c->bytes = Bytes(whole_chunks(bytes, ep));
   c->dtype = DataType::kFp8E4M3;
 }
 
@@ -137,7 +139,7 @@ OpList with_fp8(OpList list, const TransformerConfig& m, const LayerSharding& s)
         *gemm = fp8_gemm(*gemm, e4m3, e5m2, out_type);
       }
     }
-    if (s.fp8_dispatch) fp8_dispatch(out, op, d);
+    if (s.fp8_dispatch) fp8_dispatch(out, op, d, s.ep);
     moved[i] = static_cast<int>(out.size());
     out.push_back(std::move(op));
   }

@@ -363,6 +363,25 @@ MlaConfig read_mla(ConfigReader& r) {
   return a;
 }
 
+// DeepSeek's shared experts, n_shared_experts of moe_intermediate_size each, as one summed width. The count is
+// checked here, where its own value can be named: the product of a huge count overflowed (2^62 shared experts
+// read as none), and a bad count was reported as the product (-2 as -2816).
+std::int64_t shared_experts_ffn(ConfigReader& r, std::int64_t expert_ffn) {
+  const std::int64_t count = r.optional_whole<std::int64_t>("n_shared_experts").value_or(0);
+  if (count < 0 || count > kMaxExperts) {
+    throw InputError(r.where("n_shared_experts"), fmt::format("{} shared experts", count),
+                     fmt::format("0 (none) to {}", kMaxExperts));
+  }
+  // An expert size out of range is reported by validate_moe as moe_intermediate_size, before the shared width.
+  if (expert_ffn < 1 || expert_ffn > kMaxFfn) return 0;
+  if (count * expert_ffn > kMaxFfn) {
+    throw InputError(r.where("n_shared_experts"),
+                     fmt::format("{} shared experts of {} = {} wide", count, expert_ffn, count * expert_ffn),
+                     fmt::format("shared experts of at most {} summed", kMaxFfn));
+  }
+  return count * expert_ffn;
+}
+
 // The experts of an MoE config; the dense MLP size (m.ffn) is already read.
 MoeConfig read_experts(ConfigReader& r, const TransformerConfig& m) {
   MoeConfig e;
@@ -391,7 +410,7 @@ MoeConfig read_experts(ConfigReader& r, const TransformerConfig& m) {
     case Experts::kDeepSeek: {
       e.experts = r.whole<int>("n_routed_experts");
       e.expert_ffn = r.whole<std::int64_t>("moe_intermediate_size");
-      e.shared_ffn = r.optional_whole<std::int64_t>("n_shared_experts").value_or(0) * e.expert_ffn;
+      e.shared_ffn = shared_experts_ffn(r, e.expert_ffn);
       e.first_dense_layers = r.optional_whole<int>("first_k_dense_replace").value_or(0);
       if (const auto freq = r.optional_whole<int>("moe_layer_freq"); freq && *freq != 1) {
         throw InputError(r.where("moe_layer_freq"),

@@ -87,6 +87,15 @@ struct LayerDims {
   return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b);
 }
 
+// A count rounded up to a multiple of `ranks`: an all-to-all is sized as nccl-tests sizes one, `ranks` equal
+// chunks of the send buffer, so rows that do not split evenly (60 experts' rows over ep 60, or a load imbalance's
+// rounded rows) are priced as padded to the next whole chunk, at most ranks - 1 elements more. A count that splits
+// already is returned as it is.
+[[nodiscard]] inline std::uint64_t whole_chunks(std::uint64_t count, int ranks) {
+  const auto n = static_cast<std::uint64_t>(ranks < 1 ? 1 : ranks);
+  return (count + n - 1) / n * n;
+}
+
 // The rows an MoE layer routes on one rank (layer_ops.cpp, MOE.md): its tokens x top-k, padded to the
 // capacity factor where there is one, and what the most loaded rank receives (x the load imbalance).
 struct RoutedRows {

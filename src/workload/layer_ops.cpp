@@ -295,6 +295,7 @@ struct MoeDims {
   std::int64_t ffn = 0;          // this rank's share of an expert's F: F / etp
   std::int64_t fc1_out = 0;      // that share, or twice it for SwiGLU
   int experts = 0;
+  int ep = 1;
   bool exchange = false;  // ep > 1: the all-to-alls run
   bool gather = false;    // etp > 1: the all-gather and reduce-scatter over the expert-tensor-parallel group run
   bool sort = false;      // several local experts and rows from other ranks: rows re-sorted by local expert
@@ -312,6 +313,7 @@ MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep, int etp
   e.ffn = m.moe.expert_ffn / etp;
   e.fc1_out = m.activation == MlpActivation::kSwiGlu ? 2 * e.ffn : e.ffn;
   e.experts = m.moe.experts;
+  e.ep = ep;
   e.exchange = ep > 1;
   e.gather = etp > 1;
   e.sort = (e.exchange || e.gather) && e.local > 1;
@@ -321,8 +323,10 @@ MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep, int etp
 // The dispatch or combine all-to-all: every dispatched row of the hidden size, as nccl-tests sizes an
 // all-to-all (the whole send buffer; a rank keeps 1/ep of it). With a load imbalance, the most loaded rank's
 // rows: it receives them in the dispatch and sends them back in the combine, and the others wait for it.
+// Elements that do not split into ep equal chunks are padded to them (whole_chunks).
 LayerCollective moe_exchange(const LayerDims& d, const MoeDims& e) {
-  return {Collective::kAllToAll, Bytes(elements(e.received, d.hidden) * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
+  const std::uint64_t sent = whole_chunks(elements(e.received, d.hidden), e.ep);
+  return {Collective::kAllToAll, Bytes(sent * size_of(d.dtype)), d.dtype, GroupRole::kExpert};
 }
 
 // The all-gather of the received rows over the expert-tensor-parallel group before the experts (Megatron-Core's

@@ -182,8 +182,8 @@ void apply_descriptive_overrides(const ModelOverrides& o, TransformerConfig& m) 
   if (o.qk_rope_head_dim) m.mla.qk_rope_head_dim = *o.qk_rope_head_dim;
   if (o.v_head_dim) m.mla.v_head_dim = *o.v_head_dim;
   // Megatron-LM's rule: an expert's MLP is the dense MLP's size (--ffn-hidden-size) where no size is given for
-  // it (--moe-ffn-hidden-size, --expert-ffn).
-  if (m.moe.experts > 0 && m.moe.expert_ffn == 0) m.moe.expert_ffn = m.ffn;
+  // it (--moe-ffn-hidden-size, --expert-ffn). A 0 given is refused by validate_moe, not read as that default.
+  if (m.moe.experts > 0 && m.moe.expert_ffn == 0 && !o.expert_ffn) m.moe.expert_ffn = m.ffn;
 }
 
 TransformerConfig model_from_document(const json& doc, std::string_view origin, std::optional<std::int64_t> seq) {

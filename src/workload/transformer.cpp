@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -55,6 +56,14 @@ void validate_moe(const TransformerConfig& m, std::string_view origin, const Mod
   if (e.expert_ffn < 1 || e.expert_ffn > kMaxFfn) {
     fail(keys.expert_ffn, fmt::format("{}", e.expert_ffn), fmt::format("an expert's MLP size, 1 to {}", kMaxFfn));
   }
+  // The routed experts' inner sizes summed, bounded at 32 x DeepSeek-V3's (256 x 2048): each in range, 4096 experts of
+  // 1048576 at hidden 262144 counted parameters past 64 bits (fewer for 10000 layers than for 1000).
+  constexpr std::int64_t kMaxExpertsFfn = std::int64_t{1} << 24;
+  if (std::int64_t{e.experts} * e.expert_ffn > kMaxExpertsFfn) {
+    fail(keys.expert_ffn,
+         fmt::format("{} experts x {} = {} summed", e.experts, e.expert_ffn, std::int64_t{e.experts} * e.expert_ffn),
+         fmt::format("the routed experts' inner sizes summed at most {}", kMaxExpertsFfn));
+  }
   if (e.shared_ffn < 0 || e.shared_ffn > kMaxFfn) {
     fail(keys.shared_ffn, fmt::format("{}", e.shared_ffn), fmt::format("0 (no shared expert) to {}", kMaxFfn));
   }
@@ -103,6 +112,21 @@ void validate_mla(const TransformerConfig& m, std::string_view origin, const Mod
   if (a.q_lora_rank < 0 || a.q_lora_rank > kMaxHidden) {
     fail(keys.q_lora_rank, fmt::format("{}", a.q_lora_rank),
          fmt::format("0 (queries projected from the hidden state) to {}", kMaxHidden));
+  }
+  // The up projections' widths over all heads, bounded as a dense MLP's inner size is: each field in range still
+  // multiplied past what a step's sizes are counted in (2048 heads of 262144 + 262144: parameters of 7e18 with
+  // 10000 layers, and activations that wrapped around 2^64, smaller for more heads).
+  // The larger of the two fields is named.
+  const std::int64_t heads = m.heads;
+  const std::array<std::tuple<std::int64_t, std::string_view, std::int64_t, std::string_view>, 2> widths = {
+      {{a.qk_nope_head_dim, keys.qk_nope_head_dim, a.qk_rope_head_dim, keys.qk_rope_head_dim},
+       {a.qk_nope_head_dim, keys.qk_nope_head_dim, a.v_head_dim, keys.v_head_dim}}};
+  for (const auto& [nope, nope_key, other, other_key] : widths) {
+    if (heads * (nope + other) > kMaxFfn) {
+      fail(nope >= other ? nope_key : other_key,
+           fmt::format("{} heads x ({} + {}) = {} wide", heads, nope, other, heads * (nope + other)),
+           fmt::format("an up projection of at most {} over all heads, as an MLP's inner size", kMaxFfn));
+    }
   }
   if (m.kv_heads != m.heads) {
     fail(keys.kv_heads, fmt::format("{} KV heads of {} heads", m.kv_heads, m.heads),

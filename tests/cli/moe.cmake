@@ -20,6 +20,12 @@ expect_equal(${planned_count} 56 "the plan's all-to-alls per rank")
 commscale_run(EXPECT 0 OUTPUT grouped_json ARGS plan ${plan_args} --moe-grouped-gemm --json)
 group_traffic("${grouped_json}" ep grouped_count grouped_bytes)
 expect_equal("${grouped_count} ${grouped_bytes}" "${planned_count} ${planned_bytes}" "--moe-grouped-gemm's all-to-alls")
+# So are its default dispatcher and MoE layer pattern (other values are refused by name: tests/bad_inputs).
+commscale_run(EXPECT 0 OUTPUT megatron_moe_json ARGS plan ${plan_args} --moe-token-dispatcher-type alltoall
+                                                     --moe-layer-freq 1 --json)
+group_traffic("${megatron_moe_json}" ep megatron_moe_count megatron_moe_bytes)
+expect_equal("${megatron_moe_count} ${megatron_moe_bytes}" "${planned_count} ${planned_bytes}"
+             "--moe-token-dispatcher-type alltoall's all-to-alls")
 string(JSON grouped_flops GET "${grouped_json}" hardware_flops_per_step)
 string(JSON planned_flops GET "${plan_json}" hardware_flops_per_step)
 expect_equal("${grouped_flops}" "${planned_flops}" "--moe-grouped-gemm's FLOPs per step")
@@ -171,3 +177,16 @@ if(NOT etp_candidates GREATER plain_candidates)
 endif()
 string(FIND "${plain_search}" "\"etp\"" plain_etp)
 expect_equal(${plain_etp} -1 "a search without --etp has no plan with etp")
+
+# An all-to-all whose elements do not split into ep equal chunks is padded to them (layer_dims.hpp, whole_chunks):
+# Qwen1.5-MoE's 60 experts over ep 60, 4096 x 4 rows x 2048 = 33554432 elements a dispatch, go as 60 x 559241 =
+# 33554460 (67108920 bytes), 96 all-to-alls a step (24 layers x dispatch and combine, forward and backward). The step
+# program's check refused them (exit 3, a report per rank), and so it did an FP8 dispatch's and a load imbalance's
+# rounded bytes over ep 3; train runs the padded exchange.
+commscale_run(EXPECT 0 OUTPUT qwen_json ARGS plan --model qwen1.5-moe-a2.7b --world 60 --ep 60 --json)
+group_traffic("${qwen_json}" ep qwen_count qwen_bytes)
+expect_equal("${qwen_count} ${qwen_bytes}" "96 6442456320" "Qwen1.5-MoE's all-to-alls over ep 60")
+commscale_run(EXPECT 0 RANKS 3 OUTPUT out ARGS train --backend cpu --model tiny-moe --experts 6 --ep 3 --dp 3
+                                               --global-batch 3 --fp8 delayed --fp8-dispatch --load-imbalance 1.3
+                                               --steps 1 --warmup 0)
+expect_contains("${out}" "ep         alltoall")

@@ -198,6 +198,16 @@ TEST(Moe, ALoadImbalanceSizesTheBusiestRank) {
   m.moe.load_imbalance = 2;
   m.moe.capacity_factor = 1.25;
   EXPECT_TRUE(throws_input_error([&] { validate_model(m, "m.json"); }, {"m.json: moe.load_imbalance", "capacity"}));
+  // Refused by the plan above ep: the busiest of ep 4 ranks receives at most all their rows, 4 x the mean (4.5 was
+  // priced as rows no router sends), and with ep 1 anything above 1.
+  m.moe.capacity_factor = 0;
+  m.moe.load_imbalance = 4.5;
+  EXPECT_TRUE(throws_input_error([&] { validate_plan(m, p, world_size(p)); }, {"--load-imbalance", "4.5 with ep 4"}));
+  m.moe.load_imbalance = 4;
+  EXPECT_NO_THROW(validate_plan(m, p, world_size(p)));
+  m.moe.load_imbalance = 1.5;
+  const ParallelPlan one = moe_plan(4, 1, 1, 1, 2);
+  EXPECT_TRUE(throws_input_error([&] { validate_plan(m, one, world_size(one)); }, {"--load-imbalance", "1.5 with ep 1"}));
 }
 
 TEST(Moe, ExpertTensorParallelismCountedByHand) {
