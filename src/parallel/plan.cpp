@@ -365,14 +365,6 @@ void validate_experts(const TransformerConfig& m, const ParallelPlan& p) {
                      fmt::format("an expert-tensor-parallel size whose product with --ep divides {}", dense_name));
   }
   validate_expert_tensor_parallel(m, p.etp, p.fp8);
-  // The busiest of ep ranks receives at most all their rows, ep x the mean: a larger imbalance priced rows no router
-  // sends (with ep 1 any above 1, as the one rank's experts take every row however they are routed).
-  if (m.moe.load_imbalance > p.ep) {
-    throw InputError("--load-imbalance", fmt::format("{:g} with ep {}", m.moe.load_imbalance, p.ep),
-                     fmt::format("at most ep: the busiest of {} expert-parallel ranks receives at most all their rows "
-                                 "({} x the mean)",
-                                 p.ep, p.ep));
-  }
   if (p.tp > 1 && !p.sequence_parallel) {
     throw InputError("--sp", fmt::format("off with tp {} for {}", p.tp, m.name),
                      "--sp: Megatron-Core runs MoE layers with tensor parallelism only with sequence parallelism");

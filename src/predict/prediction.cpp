@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "predict/op_costs.hpp"
 #include "predict/timed_simulation.hpp"
+#include "workload/layer_dims.hpp"
 
 namespace commscale::predict {
 namespace {
@@ -142,12 +143,18 @@ Prediction predict_step(const PreparedStep& step, const Target& target, const Pr
     p.notes.push_back(target.compute.host().source + "; copies from pinned host memory");
   }
   if (p.model.moe.enabled()) {
-    const double skew = p.model.moe.load_imbalance;
+    const double skew = busiest_rank_share(p.model, p.plan.ep);
+    const std::string capped =
+        skew < p.model.moe.load_imbalance
+            ? fmt::format(" (--load-imbalance {:g} capped at ep {}: the busiest rank receives at most all the rows)",
+                          p.model.moe.load_imbalance, p.plan.ep)
+            : "";
     p.notes.push_back(fmt::format(
-        "experts: routing priced {} (each local expert's GEMMs on an even share of the rows, each all-to-all as "
+        "experts: routing priced {}{} (each local expert's GEMMs on an even share of the rows, each all-to-all as "
         "NCCL's alltoall of the whole send buffer); one published MoE run checks these figures, Mixtral 8x7B on 64 "
         "H100s at -11.5% as balanced (src/workload/MOE.md)",
-        skew > 1.0 ? fmt::format("from the busiest rank, at {:g}x the mean rows", skew) : std::string("as balanced")));
+        skew > 1.0 ? fmt::format("from the busiest rank, at {:g}x the mean rows", skew) : std::string("as balanced"),
+        capped));
   }
 
   LinkAnalyzer analyzer(target.graph, target.achievable);

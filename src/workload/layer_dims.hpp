@@ -2,6 +2,7 @@
 
 // Sizes of one layer on one tensor-parallel rank for one microbatch (shared by the op lists).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -96,17 +97,24 @@ struct LayerDims {
   return (count + n - 1) / n * n;
 }
 
+// The load imbalance a plan of `ep` expert-parallel ranks prices: the model's, at most ep. The busiest of ep ranks
+// receives at most all their rows, ep x the mean, so with ep 1 (every expert local) routing has no busiest rank and
+// a skew changes nothing; a search over ep with one --load-imbalance prices each plan at what its ep allows.
+[[nodiscard]] inline double busiest_rank_share(const TransformerConfig& m, int ep) {
+  return std::min(m.moe.load_imbalance, static_cast<double>(ep < 1 ? 1 : ep));
+}
+
 // The rows an MoE layer routes on one rank (layer_ops.cpp, MOE.md): its tokens x top-k, padded to the
-// capacity factor where there is one, and what the most loaded rank receives (x the load imbalance).
+// capacity factor where there is one, and what the most loaded of ep ranks receives (x busiest_rank_share).
 struct RoutedRows {
   std::int64_t sent = 0;
   std::int64_t received = 0;
 };
-[[nodiscard]] inline RoutedRows routed_rows(const TransformerConfig& m, const LayerDims& d) {
+[[nodiscard]] inline RoutedRows routed_rows(const TransformerConfig& m, const LayerDims& d, int ep) {
   const double routed = static_cast<double>(d.tokens_sp) * m.moe.top_k;
   RoutedRows r;
   r.sent = static_cast<std::int64_t>(m.moe.capacity_factor > 0 ? std::ceil(routed * m.moe.capacity_factor) : routed);
-  r.received = static_cast<std::int64_t>(std::ceil(static_cast<double>(r.sent) * m.moe.load_imbalance));
+  r.received = static_cast<std::int64_t>(std::ceil(static_cast<double>(r.sent) * busiest_rank_share(m, ep)));
   return r;
 }
 

@@ -304,7 +304,7 @@ struct MoeDims {
 MoeDims moe_dims(const TransformerConfig& m, const LayerDims& d, int ep, int etp) {
   MoeDims e;
   e.tokens = d.tokens_sp;
-  const RoutedRows rows = routed_rows(m, d);
+  const RoutedRows rows = routed_rows(m, d, ep);
   e.rows = rows.sent;
   e.received = rows.received;
   e.gathered = e.received * etp;

@@ -55,7 +55,7 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const LayerSharding& s,
     // The most loaded rank's (MoeConfig::load_imbalance): what it receives and its experts keep. With expert
     // tensor parallelism the experts' input is the received rows all-gathered over etp, their inner
     // activations etp x the rows at F / etp.
-    const RoutedRows routed = routed_rows(m, d);
+    const RoutedRows routed = routed_rows(m, d, s.ep);
     const auto rows = static_cast<std::uint64_t>(routed.sent);
     const auto received = static_cast<std::uint64_t>(routed.received);
     const std::uint64_t gathered = received * static_cast<std::uint64_t>(s.etp);

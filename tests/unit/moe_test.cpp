@@ -198,16 +198,23 @@ TEST(Moe, ALoadImbalanceSizesTheBusiestRank) {
   m.moe.load_imbalance = 2;
   m.moe.capacity_factor = 1.25;
   EXPECT_TRUE(throws_input_error([&] { validate_model(m, "m.json"); }, {"m.json: moe.load_imbalance", "capacity"}));
-  // Refused by the plan above ep: the busiest of ep 4 ranks receives at most all their rows, 4 x the mean (4.5 was
-  // priced as rows no router sends), and with ep 1 anything above 1.
+  // Priced at most ep: the busiest of ep 4 ranks receives at most all their rows, 4 x the mean, so 4.5 prices as 4;
+  // with ep 1 every expert is local and a skew prices as balanced (a search over ep with one --load-imbalance).
   m.moe.capacity_factor = 0;
   m.moe.load_imbalance = 4.5;
-  EXPECT_TRUE(throws_input_error([&] { validate_plan(m, p, world_size(p)); }, {"--load-imbalance", "4.5 with ep 4"}));
-  m.moe.load_imbalance = 4;
-  EXPECT_NO_THROW(validate_plan(m, p, world_size(p)));
-  m.moe.load_imbalance = 1.5;
+  EXPECT_EQ(alltoall_bytes(m), balanced * 4);
   const ParallelPlan one = moe_plan(4, 1, 1, 1, 2);
-  EXPECT_TRUE(throws_input_error([&] { validate_plan(m, one, world_size(one)); }, {"--load-imbalance", "1.5 with ep 1"}));
+  const auto fc1_rows = [&](const TransformerConfig& model) {
+    const OpList ops = layer_forward_ops(model, layer_sharding(one), true);
+    const auto it = std::find_if(ops.begin(), ops.end(), [](const WorkloadOp& op) { return op.name == "experts.fc1"; });
+    return it == ops.end() ? -1 : std::get<Gemm>(it->payload).m;
+  };
+  TransformerConfig even = m;
+  even.moe.load_imbalance = 1.0;
+  m.moe.load_imbalance = 1.5;
+  EXPECT_GT(fc1_rows(even), 0);
+  EXPECT_EQ(fc1_rows(m), fc1_rows(even));
+  EXPECT_EQ(layer_activation_bytes(m, layer_sharding(one), true), layer_activation_bytes(even, layer_sharding(one), true));
 }
 
 TEST(Moe, ExpertTensorParallelismCountedByHand) {
