@@ -60,6 +60,10 @@ expect_equal(${engine} executor "timeline engine")
 
 commscale_run(EXPECT 2 RANKS 2 ERROR err ARGS train --backend cpu --model tiny --tp 2 --pp 2)
 expect_contains("${err}" "the plan has dp 1 x tp 2 x pp 2 = 4 ranks but the job has 2")
+# With cp the product names it (it read dp 1 x tp 1 x pp 1 = 2 ranks). Here and not in the bad-input corpus: the
+# check runs after MPI starts, whose plugins LeakSanitizer reports in the sanitizer stage's corpus run.
+commscale_run(EXPECT 2 RANKS 1 ERROR err ARGS train --backend cpu --model tiny --cp 2 --flash-attn)
+expect_contains("${err}" "--tp/--pp/--dp/--cp: the plan has dp 1 x tp 1 x pp 1 x cp 2 = 2 ranks but the job has 1")
 
 commscale_run(EXPECT 2 ERROR err ARGS train --model tiny --timing sometimes)
 expect_contains("${err}" [[--timing: "sometimes" (expected op, step or both)]])
