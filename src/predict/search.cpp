@@ -325,10 +325,6 @@ void enumerate_layouts(const TransformerConfig& m, int gpus, int cp, const Searc
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Sizes asked for that no plan can take are refused as plan refuses them, naming the flag: --etp 2 for a model
 // with biases or with --fp8, --cp 2 without fused attention or with eager kernels or LoRA. The search enumerated
 // none of their plans and blamed the layouts ("no dp x tp x pp of these GPUs divides the model"); a dense model's
